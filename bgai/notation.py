@@ -1,0 +1,112 @@
+"""Plays in standard notation (``24/18 13/11*``, ``bar/22``, ``6/off``, ``8/5(2)``): the edge between people and
+the batched generator, which knows only afterstates.
+
+Points are numbered from the side of the player making the play; ``bar`` is its bar, ``off`` bears a checker off,
+``*`` marks a hit. One checker's consecutive steps are written as one path (``24/16``), showing an intermediate
+point only where it hit (``24/20*/16``); identical paths are counted (``6/2(2)``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bgai.errors import IllegalMoveError
+from bgai.movegen import OPP_BAR, OWN_BAR, switch
+from bgai.position import Position, parse_dice
+
+NO_PLAY = "no play"
+
+
+@dataclass(frozen=True)
+class Move:
+    """A legal play: ``before`` (the mover on roll), ``dice``, and ``after`` (seen from the opponent, on roll next)."""
+
+    before: Position
+    dice: tuple[int, int]
+    after: Position
+    steps: np.ndarray = field(repr=False, compare=False)
+
+    def checker_steps(self) -> list[tuple[int, int, bool]]:
+        """One way of playing it: (from, to, hit) per checker step, in the mover's numbering (25 bar, 0 off)."""
+        return [(int(f), int(t), bool(h)) for f, t, h in self.steps if f >= 0]
+
+    def __str__(self) -> str:
+        return format_steps(self.checker_steps())
+
+    def __repr__(self) -> str:
+        return f"<Move {self} with {self.dice[0]}{self.dice[1]} from {self.before!r}>"
+
+
+def _point_name(point: int) -> str:
+    return "bar" if point == OWN_BAR else "off" if point <= 0 else str(point)
+
+
+def format_steps(steps: list[tuple[int, int, bool]]) -> str:
+    """Standard notation of a sequence of checker steps."""
+    if not steps:
+        return NO_PLAY
+    paths: list[list[tuple[int, bool]]] = []  # each path: [(point, hit there), ...] starting at its source
+    for src, dst, hit in steps:
+        # Continue the latest path of a checker that stopped on this point; otherwise a new checker moves.
+        for path in reversed(paths):
+            if path[-1][0] == src and src > 0:
+                path.append((dst, hit))
+                break
+        else:
+            paths.append([(src, False), (dst, hit)])
+    texts = []
+    for path in sorted(paths, key=lambda p: (-p[0][0], -p[-1][0])):
+        shown = [path[0]] + [step for step in path[1:-1] if step[1]] + [path[-1]]
+        texts.append("/".join(_point_name(point) + ("*" if hit else "") for point, hit in shown))
+    counts = Counter(texts)
+    ordered = list(dict.fromkeys(texts))
+    return " ".join(text if counts[text] == 1 else f"{text}({counts[text]})" for text in ordered)
+
+
+_TOKEN = re.compile(r"^(bar|\d{1,2})((?:/(?:\d{1,2}|off)\*?)+)(?:\((\d)\))?$")
+
+
+def parse_move(position: Position, text: str, dice) -> Move:
+    """The legal play of ``position`` with ``dice`` written as ``text``; raises ``IllegalMoveError`` otherwise."""
+    dice = parse_dice(dice)
+    legal = position.legal_moves(dice)
+    cleaned = text.strip().lower()
+    if cleaned in ("", "-", NO_PLAY, "pass"):
+        if len(legal) == 1 and not legal[0].checker_steps():
+            return legal[0]
+        raise IllegalMoveError(f"a play of {dice[0]}{dice[1]} is possible here, so {text!r} is not legal")
+    board = position.board.astype(np.int64).copy()
+    for token in cleaned.split():
+        match = _TOKEN.match(token)
+        if not match:
+            raise IllegalMoveError(f"cannot read {token!r} in {text!r}: write plays like 24/18 13/11* bar/22 6/off 8/5(2)")
+        points = [match[1]] + re.findall(r"/(\d{1,2}|off)", match[2])
+        numbers = [OWN_BAR if p == "bar" else 0 if p == "off" else int(p) for p in points]
+        for _ in range(int(match[3] or 1)):
+            for src, dst in zip(numbers, numbers[1:]):
+                _apply_step(board, src, dst, text)
+    after = Position(switch(board.astype(np.int8)))
+    for move in legal:
+        if move.after == after:
+            return move
+    raise IllegalMoveError(f"{text!r} is not a legal play of {dice[0]}{dice[1]} in this position")
+
+
+def _apply_step(board: np.ndarray, src: int, dst: int, text: str) -> None:
+    if not (1 <= src <= OWN_BAR) or not (0 <= dst < src):
+        raise IllegalMoveError(f"{_point_name(src)}/{_point_name(dst)} in {text!r} does not move a checker forward")
+    if board[src] <= 0:
+        raise IllegalMoveError(f"{text!r} moves a checker from {_point_name(src)}, where the player has none")
+    board[src] -= 1
+    if dst == 0:
+        return
+    if board[dst] <= -2:
+        raise IllegalMoveError(f"{text!r} lands on point {dst}, which the opponent holds")
+    if board[dst] == -1:
+        board[dst] = 0
+        board[OPP_BAR] -= 1
+    board[dst] += 1

@@ -1,0 +1,21 @@
+"""Players and benchmark opponents: ``random``, ``heuristic`` and ``pubeval``, all batched."""
+
+from __future__ import annotations
+
+from bgai.players.base import Player, RandomPlayer, ValuePlayer, segment_argmax
+from bgai.players.heuristic import HeuristicPlayer
+from bgai.players.pubeval import PubevalPlayer
+
+PLAYERS = {"random": RandomPlayer, "heuristic": HeuristicPlayer, "pubeval": PubevalPlayer}
+
+
+def make_player(name: str) -> Player:
+    """A player by name: one of ``PLAYERS``."""
+    try:
+        return PLAYERS[name]()
+    except KeyError:
+        raise ValueError(f"unknown player {name!r}; choose one of {', '.join(PLAYERS)}") from None
+
+
+__all__ = ["PLAYERS", "HeuristicPlayer", "Player", "PubevalPlayer", "RandomPlayer", "ValuePlayer", "make_player",
+           "segment_argmax"]

@@ -1,0 +1,319 @@
+"""Positions, always seen from the player on roll, and their notations (GNU Backgammon Position ID, XGID).
+
+``Position.board`` is an int8 array of 26: index 1..24 are the points by the on-roll player's pip distance, 25 its
+bar, 0 the opponent's bar; the on-roll player's checkers are positive, the opponent's negative. Borne-off counts
+are derived: 15 minus the checkers on the board.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from bgai.errors import IllegalMoveError, InvalidDiceError, InvalidPositionError
+from bgai.movegen import BOARD_SIZE, CHECKERS, OPP_BAR, OWN_BAR, afterstates, switch, validate_boards
+
+if TYPE_CHECKING:
+    from bgai.notation import Move
+
+START_BOARD = np.zeros(BOARD_SIZE, dtype=np.int8)
+START_BOARD[[24, 13, 8, 6]] = [2, 5, 3, 5]
+START_BOARD[[1, 12, 17, 19]] = [-2, -5, -3, -5]
+START_BOARD.flags.writeable = False
+
+_PIPS = np.arange(BOARD_SIZE)
+
+
+def parse_dice(dice) -> tuple[int, int]:
+    """Two dice from a pair of ints or a string such as ``"63"``, ``"6-3"`` or ``"6 3"``."""
+    if isinstance(dice, str):
+        digits = re.fullmatch(r"\s*(\d)\s*[-, ]?\s*(\d)\s*", dice)
+        if not digits:
+            raise InvalidDiceError(f"dice must be two digits such as '63' or '6-3', got {dice!r}")
+        dice = (int(digits[1]), int(digits[2]))
+    try:
+        d1, d2 = (int(d) for d in dice)
+    except (TypeError, ValueError):
+        raise InvalidDiceError(f"dice must be two integers, got {dice!r}") from None
+    if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
+        raise InvalidDiceError(f"each die must be in 1..6, got {d1} and {d2}")
+    return d1, d2
+
+
+@dataclass(frozen=True, eq=False)
+class Position:
+    """An immutable backgammon position seen from the player on roll."""
+
+    _board: np.ndarray = field(repr=False)
+
+    def __init__(self, board) -> None:
+        array = np.array(board)
+        if array.shape != (BOARD_SIZE,):
+            raise InvalidPositionError(f"a board has {BOARD_SIZE} entries, got shape {array.shape}")
+        array = validate_boards(array[None])[0].copy()
+        array.flags.writeable = False
+        object.__setattr__(self, "_board", array)
+
+    # Construction -------------------------------------------------------------------------------------------
+
+    @classmethod
+    def start(cls) -> Position:
+        """The opening position."""
+        return cls(START_BOARD)
+
+    @classmethod
+    def from_points(cls, mine: dict | None = None, theirs: dict | None = None) -> Position:
+        """A position from ``{point: checkers}`` maps, both numbered from the on-roll player's side.
+
+        ``"bar"`` is a player's own bar. ``Position.from_points({6: 2, "bar": 1}, {20: 2})``.
+        """
+        board = np.zeros(BOARD_SIZE, dtype=np.int64)
+        for sign, points, bar in ((1, mine or {}, OWN_BAR), (-1, theirs or {}, OPP_BAR)):
+            for point, count in points.items():
+                index = bar if point == "bar" else point
+                if point != "bar" and not (isinstance(point, (int, np.integer)) and 1 <= point <= 24):
+                    raise InvalidPositionError(f"no point {point!r}: use 1..24 or 'bar'")
+                if count < 0:
+                    raise InvalidPositionError(f"negative checker count {count} on point {point!r}")
+                if board[index] != 0 and count:
+                    raise InvalidPositionError(f"both players have checkers on point {point!r}")
+                board[index] = sign * count
+        return cls(board)
+
+    @property
+    def board(self) -> np.ndarray:
+        """The read-only int8 board of 26 (see the module docstring)."""
+        return self._board
+
+    # Derived facts --------------------------------------------------------------------------------------------
+
+    def switched(self) -> Position:
+        """The same position seen from the opponent."""
+        return Position(switch(self._board))
+
+    def pip_counts(self) -> tuple[int, int]:
+        """(on-roll player's pips, opponent's pips); a checker on the bar counts 25."""
+        return _pips(self._board.astype(np.int64))
+
+    def borne_off(self) -> tuple[int, int]:
+        """(on-roll player's, opponent's) checkers borne off."""
+        b = self._board.astype(np.int64)
+        return CHECKERS - int(b[b > 0].sum()), CHECKERS + int(b[b < 0].sum())
+
+    def is_game_over(self) -> bool:
+        """True when either player has borne off all fifteen checkers."""
+        return CHECKERS in self.borne_off()
+
+    # Moves --------------------------------------------------------------------------------------------------
+
+    def legal_moves(self, dice) -> list[Move]:
+        """The distinct legal plays with ``dice``; one empty move when no checker can move."""
+        from bgai.notation import Move
+
+        d1, d2 = parse_dice(dice)
+        result = afterstates(self._board[None], np.array([[d1, d2]]), return_steps=True, validate=False)
+        return [Move(self, (d1, d2), Position(after), steps) for after, steps in zip(result.after, result.steps)]
+
+    def play(self, move: str, dice) -> Move:
+        """The legal play written ``move`` (e.g. ``"24/18 13/11*"``); ``IllegalMoveError`` if there is none."""
+        from bgai.notation import parse_move
+
+        return parse_move(self, move, dice)
+
+    # Notation -----------------------------------------------------------------------------------------------
+
+    def position_id(self) -> str:
+        """GNU Backgammon's Position ID (14 characters of base64, the start is ``4HPwATDgc/ABMA``)."""
+        return encode_position_id(self._board)
+
+    @classmethod
+    def from_position_id(cls, position_id: str) -> Position:
+        """The position a GNU Backgammon Position ID describes, from the side of the player on roll."""
+        return cls(decode_position_id(position_id))
+
+    def xgid(self) -> str:
+        """An XGID with the on-roll player as X (bottom) on roll, centered cube, money game, no dice."""
+        return "XGID=" + encode_xgid_board(self._board) + ":0:0:1:00:0:0:0:0:10"
+
+    @classmethod
+    def from_xgid(cls, xgid: str) -> Position:
+        """The position of an XGID, from the side of the player on roll (its turn field); other fields ignored."""
+        return cls(decode_xgid(xgid))
+
+    @classmethod
+    def parse(cls, text: str) -> Position:
+        """A position from a GNU Position ID or an XGID (the CLI's POSITION argument)."""
+        text = text.strip()
+        if text.upper().startswith("XGID=") or ":" in text:
+            return cls.from_xgid(text)
+        return cls.from_position_id(text)
+
+    # Python protocol --------------------------------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Position) and np.array_equal(self._board, other._board)
+
+    def __hash__(self) -> int:
+        return hash(self._board.tobytes())
+
+    def __repr__(self) -> str:
+        return f"Position.from_position_id({self.position_id()!r})"
+
+    def __str__(self) -> str:
+        return render_board(self._board)
+
+
+# GNU Backgammon Position ID ---------------------------------------------------------------------------------------
+#
+# Documented in the GNU Backgammon manual ("A technical description of the Position ID"): for each player, first
+# the opponent of the player on roll and then the player on roll, for each of its 25 slots (points 1..24 from that
+# player's own side, then its bar) as many 1-bits as checkers followed by a 0-bit. The 80 bits fill 10 bytes from
+# the least significant bit of the first byte, which are written in base64 without the trailing padding.
+
+_ID_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def _slots(board: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(opponent's 25 slots, on-roll player's 25 slots), each from that player's own side, bar last."""
+    mine = np.maximum(board[1:], 0)  # points 1..24 then the bar (index 25)
+    theirs = np.maximum(switch(board)[1:], 0)
+    return theirs, mine
+
+
+def encode_position_id(board: np.ndarray) -> str:
+    bits = []
+    for side in _slots(np.asarray(board, dtype=np.int8)):
+        for count in side:
+            bits.extend([1] * int(count) + [0])
+    bits.extend([0] * (80 - len(bits)))
+    key = np.packbits(np.array(bits, dtype=np.uint8), bitorder="little").tobytes()
+    return base64.b64encode(key).decode("ascii")[:14]
+
+
+def decode_position_id(position_id: str) -> np.ndarray:
+    if not isinstance(position_id, str):
+        raise InvalidPositionError(f"a Position ID is a string, got {type(position_id).__name__}")
+    text = position_id.strip()
+    if len(text) != 14 or not set(text) <= _ID_CHARS:
+        raise InvalidPositionError(
+            f"a Position ID is 14 base64 characters (A-Z a-z 0-9 + /), got {position_id!r}"
+        )
+    try:
+        key = base64.b64decode(text + "==", validate=True)
+    except binascii.Error as error:
+        raise InvalidPositionError(f"Position ID {position_id!r} is not valid base64: {error}") from None
+    bits = np.unpackbits(np.frombuffer(key, dtype=np.uint8), bitorder="little")
+    counts, run, used = [], 0, 0
+    for bit in bits:
+        used += 1
+        if bit:
+            run += 1
+            continue
+        counts.append(run)
+        run = 0
+        if len(counts) == 50:
+            break
+    if len(counts) < 50:
+        raise InvalidPositionError(f"Position ID {position_id!r} has too many checkers (it ends inside a point)")
+    if bits[used:].any():
+        raise InvalidPositionError(f"Position ID {position_id!r} has stray bits after the last point")
+    theirs, mine = np.array(counts[:25]), np.array(counts[25:])
+    for who, side in (("the opponent", theirs), ("the player on roll", mine)):
+        if side.sum() > CHECKERS:
+            raise InvalidPositionError(
+                f"Position ID {position_id!r} gives {who} {int(side.sum())} checkers (at most {CHECKERS})"
+            )
+    # The opponent's point p (its own numbering) is the on-roll player's point 25 - p.
+    clash = (mine[:24] > 0) & (theirs[:24][::-1] > 0)
+    if clash.any():
+        point = int(np.flatnonzero(clash)[0]) + 1
+        raise InvalidPositionError(f"Position ID {position_id!r} puts both players' checkers on point {point}")
+    board = np.zeros(BOARD_SIZE, dtype=np.int8)
+    board[1:] = mine
+    board -= np.concatenate([[theirs[24]], theirs[:24][::-1], [0]]).astype(np.int8)
+    return board
+
+
+# XGID ----------------------------------------------------------------------------------------------------------
+#
+# eXtreme Gammon's position string: 26 characters, the first O's bar, then points 1..24 numbered from X's side,
+# then X's bar; '-' is empty, 'A'..'O' are 1..15 X checkers, 'a'..'o' 1..15 O checkers. The third field after the
+# board (turn) is 1 when X is on roll and -1 when O is.
+
+
+def encode_xgid_board(board: np.ndarray) -> str:
+    chars = []
+    for count in np.asarray(board, dtype=np.int64):
+        chars.append("-" if count == 0 else chr((ord("A") if count > 0 else ord("a")) + abs(int(count)) - 1))
+    return "".join(chars)
+
+
+def decode_xgid(xgid: str) -> np.ndarray:
+    if not isinstance(xgid, str):
+        raise InvalidPositionError(f"an XGID is a string, got {type(xgid).__name__}")
+    text = xgid.strip()
+    if text.upper().startswith("XGID="):
+        text = text[5:]
+    fields = text.split(":")
+    layout = fields[0]
+    if len(layout) != BOARD_SIZE or not re.fullmatch(r"[-A-Oa-o]+", layout):
+        raise InvalidPositionError(
+            f"an XGID starts with 26 characters of '-', 'A'-'O' and 'a'-'o', got {fields[0]!r}"
+        )
+    board = np.zeros(BOARD_SIZE, dtype=np.int64)
+    for i, char in enumerate(layout):
+        if char != "-":
+            board[i] = (ord(char) - ord("A") + 1) if char.isupper() else -(ord(char) - ord("a") + 1)
+    if board[OWN_BAR] < 0 or board[OPP_BAR] > 0:
+        raise InvalidPositionError(f"XGID {xgid!r} puts a checker on the other player's bar")
+    turn = fields[3] if len(fields) > 3 else "1"
+    if turn not in ("1", "-1"):
+        raise InvalidPositionError(f"XGID turn field must be 1 or -1, got {turn!r}")
+    board = validate_boards(board[None])[0]
+    return board if turn == "1" else switch(board)
+
+
+# ASCII board ---------------------------------------------------------------------------------------------------
+
+
+def render_board(board: np.ndarray) -> str:
+    """An ASCII diagram: X is the player on roll (moving from 24 down to 1, home at the bottom right), O the opponent."""
+    b = np.asarray(board, dtype=np.int64)
+    rows = 5
+
+    def cell(point: int, row: int) -> str:
+        count = int(b[point])
+        n = abs(count)
+        if n == 0 or row >= min(n, rows):
+            return " . " if row == 0 and n == 0 else "   "
+        if row == rows - 1 and n > rows:
+            return f"{n:^3d}"
+        return " X " if count > 0 else " O "
+
+    top, bottom = list(range(13, 25)), list(range(12, 0, -1))
+    header = " " + "".join(f"{p:^3d}" for p in top[:6]) + "|   |" + "".join(f"{p:^3d}" for p in top[6:])
+    footer = " " + "".join(f"{p:^3d}" for p in bottom[:6]) + "|   |" + "".join(f"{p:^3d}" for p in bottom[6:])
+    line = "+" + "-" * 18 + "+---+" + "-" * 18 + "+"
+    opp_bar, own_bar = -int(b[OPP_BAR]), int(b[OWN_BAR])
+    lines = [header, line]
+    for row in range(rows):
+        bar = " O " if row < opp_bar else "   "
+        lines.append("|" + "".join(cell(p, row) for p in top[:6]) + "|" + bar + "|" + "".join(cell(p, row) for p in top[6:]) + "|")
+    lines.append("|" + " " * 18 + "|BAR|" + " " * 18 + "|")
+    for row in reversed(range(rows)):
+        bar = " X " if row < own_bar else "   "
+        lines.append("|" + "".join(cell(p, row) for p in bottom[:6]) + "|" + bar + "|" + "".join(cell(p, row) for p in bottom[6:]) + "|")
+    lines += [line, footer]
+    pips = _pips(b)
+    off = (CHECKERS - int(b[b > 0].sum()), CHECKERS + int(b[b < 0].sum()))
+    lines.append(f"X (on roll): pips {pips[0]}, off {off[0]}    O: pips {pips[1]}, off {off[1]}")
+    return "\n".join(lines)
+
+
+def _pips(b: np.ndarray) -> tuple[int, int]:
+    return int(np.where(b > 0, b, 0) @ _PIPS), int(np.where(b < 0, -b, 0) @ (BOARD_SIZE - 1 - _PIPS))
