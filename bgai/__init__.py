@@ -1,0 +1,27 @@
+"""bgai: a backgammon engine with exact rules, a batched move generator and self-play learning.
+
+    >>> from bgai import Position
+    >>> pos = Position.start()
+    >>> pos.position_id()
+    '4HPwATDgc/ABMA'
+    >>> [str(m) for m in pos.legal_moves((6, 5))]  # doctest: +NORMALIZE_WHITESPACE
+    ['8/3 8/2', '13/7 8/3', '13/8 13/7', '24/18 8/3', '24/13', '13/2', '24/18 13/8']
+"""
+
+from bgai.errors import BgaiError, IllegalMoveError, InvalidDiceError, InvalidPositionError
+from bgai.movegen import Afterstates, afterstates
+from bgai.notation import Move
+from bgai.position import Position
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Afterstates",
+    "BgaiError",
+    "IllegalMoveError",
+    "InvalidDiceError",
+    "InvalidPositionError",
+    "Move",
+    "Position",
+    "afterstates",
+]

@@ -146,3 +146,16 @@ def _play_batch(players, game_ids, seed, rng, max_turns):
         live = live[~won]
         turn += 1
     return points, turns
+
+
+def play_duplicate(player0: Player, player1: Player, sequences: int, **kwargs) -> GameResults:
+    """Duplicate games: each of ``sequences`` dice sequences played twice, the seats swapped the second time.
+
+    ``points`` are ``player0``'s, the first half from seat 0 and the second from seat 1 (same dice, game by game).
+    Keyword arguments go to ``play_games``.
+    """
+    one = play_games(player0, player1, sequences, **kwargs)
+    two = play_games(player0, player1, sequences, swap_seats=True, **kwargs)
+    return GameResults(
+        np.concatenate([one.points, two.points]), np.concatenate([one.turns, two.turns]), one.seconds + two.seconds
+    )

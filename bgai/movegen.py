@@ -26,6 +26,8 @@ The hot path is numpy over the whole batch; there is no per-position Python loop
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -153,18 +155,21 @@ def _step(boards: np.ndarray, die: np.ndarray, limit: np.ndarray, must: np.ndarr
     if len(restricted):
         r = restricted
         own[r] &= (_SOURCES == must[r, None]) | (all_home[r, None] & (_SOURCES <= die[r, None]))
-    k, j = np.nonzero(own)
-    src = _SOURCES[j]
+    flat = np.flatnonzero(own)
+    k, src = np.divmod(flat, BOARD_SIZE - 1)
+    src += 1
     tgt = src - die[k]
-
     inside = tgt >= 1
     landing = boards[k, np.maximum(tgt, 0)]
     # Bearing off: all checkers home; exact, or from the highest occupied point.
     may_bear_off = all_home[k] & ((tgt == 0) | (src == highest[k]))
     legal = np.where(inside, landing >= -1, may_bear_off)
+    hit = (inside & (landing == -1))[legal]
 
-    k, src, tgt, inside = k[legal], src[legal], tgt[legal], inside[legal]
-    hit = inside & (landing[legal] == -1)
+    k, src = np.divmod(flat[legal], BOARD_SIZE - 1)
+    src += 1
+    tgt = src - die[k]
+    inside = tgt >= 1
     child = boards[k]
     rows = np.arange(len(k))
     child[rows, src] -= 1
@@ -172,6 +177,27 @@ def _step(boards: np.ndarray, die: np.ndarray, limit: np.ndarray, must: np.ndarr
     r, t = rows[inside], tgt[inside]
     child[r, t] = np.where(hit[inside], 1, child[r, t] + 1)
     return k, src, tgt, hit, child
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def threads() -> int:
+    """Threads that expand chunks in parallel: ``BGAI_THREADS``, else the cores this process may use (at most 2).
+
+    numpy releases the interpreter lock inside its array loops, so two threads keep two cores busy.
+    """
+    value = os.environ.get("BGAI_THREADS")
+    if value:
+        return max(1, int(value))
+    return min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None or _POOL._max_workers != threads():
+        _POOL = ThreadPoolExecutor(threads(), thread_name_prefix="bgai-movegen")
+    return _POOL
 
 
 CHUNK = 512
@@ -191,7 +217,8 @@ def afterstates(boards, dice, *, return_steps: bool = False, validate: bool = Tr
         raise InvalidDiceError(f"got {len(boards)} boards but {len(dice)} rolls")
     if len(boards) <= CHUNK:
         return _afterstates(boards, dice, return_steps)
-    parts = [_afterstates(boards[i:i + CHUNK], dice[i:i + CHUNK], return_steps) for i in range(0, len(boards), CHUNK)]
+    jobs = [(boards[i:i + CHUNK], dice[i:i + CHUNK], return_steps) for i in range(0, len(boards), CHUNK)]
+    parts = list(_pool().map(lambda job: _afterstates(*job), jobs)) if threads() > 1 else [_afterstates(*j) for j in jobs]
     return Afterstates(
         np.concatenate([p.after for p in parts]),
         np.concatenate([p.owner + i * CHUNK for i, p in enumerate(parts)]),
@@ -274,10 +301,11 @@ def _afterstates(boards: np.ndarray, dice: np.ndarray, return_steps: bool) -> Af
     all_wide = np.concatenate([p[0] for p in parts])
     all_owner = np.concatenate([p[1] for p in parts])
     keep = _first_of_each(all_owner, all_wide)
-    order = np.argsort(all_owner[keep], kind="stable")
-    after = switch(all_wide[keep][order][:, :BOARD_SIZE])
-    steps = np.concatenate([p[2] for p in parts])[keep][order] if return_steps else None
-    return Afterstates(after, all_owner[keep][order], steps)
+    rows = np.flatnonzero(keep)
+    rows = rows[np.argsort(all_owner[rows], kind="stable")]
+    after = np.negative(all_wide[rows][:, BOARD_SIZE - 1::-1])
+    steps = np.concatenate([p[2] for p in parts])[rows] if return_steps else None
+    return Afterstates(after, all_owner[rows], steps)
 
 
 def count_moves(owner: np.ndarray, n: int) -> np.ndarray:

@@ -49,15 +49,20 @@ def format_steps(steps: list[tuple[int, int, bool]]) -> str:
     """Standard notation of a sequence of checker steps."""
     if not steps:
         return NO_PLAY
-    paths: list[list[tuple[int, bool]]] = []  # each path: [(point, hit there), ...] starting at its source
-    for src, dst, hit in steps:
-        # Continue the latest path of a checker that stopped on this point; otherwise a new checker moves.
-        for path in reversed(paths):
-            if path[-1][0] == src and src > 0:
-                path.append((dst, hit))
+    # Each path is [(point, hit there), ...] from its source. A path that ends where another starts is one
+    # checker's journey as far as the board can tell, whichever checker physically moved first.
+    paths = [[(src, False), (dst, hit)] for src, dst, hit in steps]
+    merged = True
+    while merged:
+        merged = False
+        for i, first in enumerate(paths):
+            end = first[-1][0]
+            j = next((j for j, p in enumerate(paths) if j != i and end > 0 and p[0][0] == end), None)
+            if j is not None:
+                paths[i] = first + paths[j][1:]
+                del paths[j]
+                merged = True
                 break
-        else:
-            paths.append([(src, False), (dst, hit)])
     texts = []
     for path in sorted(paths, key=lambda p: (-p[0][0], -p[-1][0])):
         shown = [path[0]] + [step for step in path[1:-1] if step[1]] + [path[-1]]

@@ -220,7 +220,7 @@ def decode_position_id(position_id: str) -> np.ndarray:
             break
     if len(counts) < 50:
         raise InvalidPositionError(f"Position ID {position_id!r} has too many checkers (it ends inside a point)")
-    if bits[used:].any():
+    if bits[used:].any() or base64.b64encode(key).decode("ascii")[:14] != text:
         raise InvalidPositionError(f"Position ID {position_id!r} has stray bits after the last point")
     theirs, mine = np.array(counts[:25]), np.array(counts[25:])
     for who, side in (("the opponent", theirs), ("the player on roll", mine)):

@@ -1,0 +1,94 @@
+"""The batched game runner, the dice and the built-in players."""
+
+import numpy as np
+import pytest
+
+from bgai import Position
+from bgai.game import play_duplicate, play_games, result_points, roll_dice
+from bgai.movegen import afterstates, switch
+from bgai.players import HeuristicPlayer, PubevalPlayer, RandomPlayer, make_player, segment_argmax
+
+
+def test_dice_depend_only_on_seed_game_and_turn():
+    games = np.arange(1000)
+    a = roll_dice(7, games, np.full(1000, 3))
+    b = roll_dice(7, games[::-1].copy(), np.full(1000, 3))[::-1]
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, roll_dice(8, games, np.full(1000, 3)))
+
+
+def test_opening_roll_is_never_a_double_and_later_rolls_are_fair():
+    opening = roll_dice(0, np.arange(60_000), np.zeros(60_000, dtype=np.int64))
+    assert (opening[:, 0] != opening[:, 1]).all()
+    later = roll_dice(0, np.arange(72_000), np.full(72_000, 5))
+    counts = np.bincount((later[:, 0] - 1) * 6 + later[:, 1] - 1, minlength=36)
+    # Each of the 36 rolls expected 2000 times; 5 standard deviations is about 220.
+    assert np.abs(counts - 2000).max() < 250
+
+
+def test_result_points_single_gammon_backgammon():
+    """Given the loser on roll after the winner's last checker is off, count 1, 2 or 3 points."""
+    single = Position.from_points({1: 14}, {}).board  # loser has borne off one checker
+    gammon = Position.from_points({1: 15}, {}).board
+    backgammon_home = Position.from_points({1: 14, 20: 1}, {}).board  # a checker in the winner's home board
+    backgammon_bar = Position.from_points({1: 14, "bar": 1}, {}).board
+    assert result_points(np.array([single, gammon, backgammon_home, backgammon_bar])).tolist() == [1, 2, 3, 3]
+
+
+def test_every_game_ends_with_a_legal_result():
+    result = play_games(RandomPlayer(), RandomPlayer(), 300, seed=3, batch=128)
+    assert set(np.abs(result.points).tolist()) <= {1, 2, 3}
+    assert (result.turns > 0).all()
+
+
+def test_swapping_seats_keeps_the_dice_so_identical_players_mirror():
+    """Duplicate games: the same deterministic player on both seats plays the same game in both runs, so what
+    player 0 wins from seat 0 it loses from seat 1."""
+    one = play_games(PubevalPlayer(), PubevalPlayer(), 100, seed=5)
+    two = play_games(PubevalPlayer(), PubevalPlayer(), 100, seed=5, swap_seats=True)
+    assert np.array_equal(one.points, -two.points) and np.array_equal(one.turns, two.turns)
+    duplicate = play_duplicate(PubevalPlayer(), PubevalPlayer(), 100, seed=5)
+    assert duplicate.games == 200
+
+
+def test_pubeval_and_heuristic_crush_random():
+    pub = play_duplicate(PubevalPlayer(), RandomPlayer(), 200, seed=11).summary()
+    heur = play_duplicate(HeuristicPlayer(), RandomPlayer(), 200, seed=11).summary()
+    assert pub["win_rate"] > 0.97 and pub["ppg"] > 2.0
+    assert heur["win_rate"] > 0.85 and heur["ppg"] > 1.4
+
+
+def test_pubeval_beats_the_heuristic_player():
+    s = play_duplicate(PubevalPlayer(), HeuristicPlayer(), 300, seed=2).summary()
+    assert s["ppg"] - 3 * s["ppg_se"] > 0
+
+
+def test_segment_argmax_picks_the_first_best_of_each_group():
+    scores = np.array([1.0, 3.0, 3.0, 0.5, -1.0, 2.0])
+    owner = np.array([0, 0, 0, 1, 2, 2])
+    assert segment_argmax(scores, owner, 3).tolist() == [1, 3, 5]
+
+
+def test_players_choose_one_legal_afterstate_per_position():
+    rng = np.random.default_rng(0)
+    boards = np.repeat(Position.start().board[None], 50, axis=0)
+    dice = rng.integers(1, 7, size=(50, 2))
+    moves = afterstates(boards, dice)
+    for name in ("random", "heuristic", "pubeval"):
+        pick = make_player(name).choose(boards, moves.after, moves.owner, rng)
+        assert pick.shape == (50,)
+        assert np.array_equal(moves.owner[pick], np.arange(50))
+
+
+def test_pubeval_plays_the_classic_opening_31():
+    """pubeval makes the 5-point with 3-1 from the start (8/5 6/5), as every strong player does."""
+    boards = Position.start().board[None]
+    moves = afterstates(boards, np.array([[3, 1]]), return_steps=True)
+    pick = PubevalPlayer().choose(boards, moves.after, moves.owner, np.random.default_rng(0))[0]
+    made = switch(moves.after[pick])
+    assert made[5] == 2 and made[8] == 2 and made[6] == 4
+
+
+def test_unknown_player_name_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown player 'gnu'"):
+        make_player("gnu")
