@@ -5,7 +5,7 @@
     >>> pos.position_id()
     '4HPwATDgc/ABMA'
     >>> [str(m) for m in pos.legal_moves((6, 5))]  # doctest: +NORMALIZE_WHITESPACE
-    ['8/3 8/2', '13/7 8/3', '13/8 13/7', '24/18 8/3', '24/13', '13/2', '24/18 13/8']
+    ['8/3 8/2', '13/2', '13/7 8/3', '13/8 13/7', '24/18 8/3', '24/18 13/8', '24/13']
 """
 
 from bgai.errors import BgaiError, IllegalMoveError, InvalidDiceError, InvalidPositionError

@@ -9,7 +9,6 @@ point only where it hit (``24/20*/16``); identical paths are counted (``6/2(2)``
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -63,13 +62,19 @@ def format_steps(steps: list[tuple[int, int, bool]]) -> str:
                 del paths[j]
                 merged = True
                 break
-    texts = []
+    # Identical journeys are written once with a count; the one checker that hit marks the group
+    # (``24/22*(2)``, not ``24/22* 24/22``).
+    groups: dict[tuple[int, ...], list] = {}
     for path in sorted(paths, key=lambda p: (-p[0][0], -p[-1][0])):
-        shown = [path[0]] + [step for step in path[1:-1] if step[1]] + [path[-1]]
-        texts.append("/".join(_point_name(point) + ("*" if hit else "") for point, hit in shown))
-    counts = Counter(texts)
-    ordered = list(dict.fromkeys(texts))
-    return " ".join(text if counts[text] == 1 else f"{text}({counts[text]})" for text in ordered)
+        route = tuple(point for point, _ in path)
+        count, hits = groups.get(route, (0, [False] * len(path)))
+        groups[route] = (count + 1, [a or b for a, (_, b) in zip(hits, path)])
+    texts = []
+    for route, (count, hits) in groups.items():
+        shown = [0] + [i for i in range(1, len(route) - 1) if hits[i]] + [len(route) - 1]
+        text = "/".join(_point_name(route[i]) + ("*" if hits[i] else "") for i in shown)
+        texts.append(text if count == 1 else f"{text}({count})")
+    return " ".join(texts)
 
 
 _TOKEN = re.compile(r"^(bar|\d{1,2})((?:/(?:\d{1,2}|off)\*?)+)(?:\((\d)\))?$")
@@ -85,15 +90,25 @@ def parse_move(position: Position, text: str, dice) -> Move:
             return legal[0]
         raise IllegalMoveError(f"a play of {dice[0]}{dice[1]} is possible here, so {text!r} is not legal")
     board = position.board.astype(np.int64).copy()
+    hit_points: set[int] = set()
+    starred: set[tuple[int, str]] = set()
     for token in cleaned.split():
         match = _TOKEN.match(token)
         if not match:
             raise IllegalMoveError(f"cannot read {token!r} in {text!r}: write plays like 24/18 13/11* bar/22 6/off 8/5(2)")
-        points = [match[1]] + re.findall(r"/(\d{1,2}|off)", match[2])
-        numbers = [OWN_BAR if p == "bar" else 0 if p == "off" else int(p) for p in points]
-        for _ in range(int(match[3] or 1)):
+        landings = re.findall(r"/(\d{1,2}|off)(\*?)", match[2])
+        numbers = [OWN_BAR if p == "bar" else 0 if p == "off" else int(p) for p in [match[1]] + [p for p, _ in landings]]
+        repeat = int(match[3] or 1)
+        if repeat < 1:
+            raise IllegalMoveError(f"{token!r} in {text!r} repeats a move {repeat} times")
+        for _ in range(repeat):
             for src, dst in zip(numbers, numbers[1:]):
-                _apply_step(board, src, dst, text)
+                if _apply_step(board, src, dst, text):
+                    hit_points.add(dst)
+        starred |= {(int(point), token) for point, star in landings if star and point != "off"}
+    for point, token in sorted(starred):
+        if point not in hit_points:
+            raise IllegalMoveError(f"{token!r} in {text!r} marks a hit on {point}, but no opposing blot is hit there")
     after = Position(switch(board.astype(np.int8)))
     for move in legal:
         if move.after == after:
@@ -101,17 +116,20 @@ def parse_move(position: Position, text: str, dice) -> Move:
     raise IllegalMoveError(f"{text!r} is not a legal play of {dice[0]}{dice[1]} in this position")
 
 
-def _apply_step(board: np.ndarray, src: int, dst: int, text: str) -> None:
+def _apply_step(board: np.ndarray, src: int, dst: int, text: str) -> bool:
+    """Move one checker on ``board`` (in place); True if it hit."""
     if not (1 <= src <= OWN_BAR) or not (0 <= dst < src):
         raise IllegalMoveError(f"{_point_name(src)}/{_point_name(dst)} in {text!r} does not move a checker forward")
     if board[src] <= 0:
         raise IllegalMoveError(f"{text!r} moves a checker from {_point_name(src)}, where the player has none")
     board[src] -= 1
     if dst == 0:
-        return
+        return False
     if board[dst] <= -2:
         raise IllegalMoveError(f"{text!r} lands on point {dst}, which the opponent holds")
-    if board[dst] == -1:
+    hit = board[dst] == -1
+    if hit:
         board[dst] = 0
         board[OPP_BAR] -= 1
     board[dst] += 1
+    return bool(hit)

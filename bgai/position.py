@@ -78,8 +78,8 @@ class Position:
                 index = bar if point == "bar" else point
                 if point != "bar" and not (isinstance(point, (int, np.integer)) and 1 <= point <= 24):
                     raise InvalidPositionError(f"no point {point!r}: use 1..24 or 'bar'")
-                if count < 0:
-                    raise InvalidPositionError(f"negative checker count {count} on point {point!r}")
+                if not isinstance(count, (int, np.integer)) or count < 0:
+                    raise InvalidPositionError(f"checker count on point {point!r} must be a whole number >= 0, got {count!r}")
                 if board[index] != 0 and count:
                     raise InvalidPositionError(f"both players have checkers on point {point!r}")
                 board[index] = sign * count
@@ -115,7 +115,7 @@ class Position:
         """The distinct legal plays with ``dice``; one empty move when no checker can move."""
         from bgai.notation import Move
 
-        d1, d2 = parse_dice(dice)
+        d1, d2 = sorted(parse_dice(dice), reverse=True)
         result = afterstates(self._board[None], np.array([[d1, d2]]), return_steps=True, validate=False)
         return [Move(self, (d1, d2), Position(after), steps) for after, steps in zip(result.after, result.steps)]
 
@@ -301,12 +301,17 @@ def render_board(board: np.ndarray) -> str:
     line = "+" + "-" * 18 + "+---+" + "-" * 18 + "+"
     opp_bar, own_bar = -int(b[OPP_BAR]), int(b[OWN_BAR])
     lines = [header, line]
+    def bar_cell(count: int, row: int, mark: str) -> str:
+        if row == rows - 1 and count > rows:
+            return f"{count:^3d}"
+        return f" {mark} " if row < count else "   "
+
     for row in range(rows):
-        bar = " O " if row < opp_bar else "   "
+        bar = bar_cell(opp_bar, row, "O")
         lines.append("|" + "".join(cell(p, row) for p in top[:6]) + "|" + bar + "|" + "".join(cell(p, row) for p in top[6:]) + "|")
     lines.append("|" + " " * 18 + "|BAR|" + " " * 18 + "|")
     for row in reversed(range(rows)):
-        bar = " X " if row < own_bar else "   "
+        bar = bar_cell(own_bar, row, "X")
         lines.append("|" + "".join(cell(p, row) for p in bottom[:6]) + "|" + bar + "|" + "".join(cell(p, row) for p in bottom[6:]) + "|")
     lines += [line, footer]
     pips = _pips(b)

@@ -46,7 +46,9 @@ def heuristic_score(movers: np.ndarray) -> np.ndarray:
     pips = np.arange(26)
     pip_lead = (opp @ (25 - pips) - own @ pips) / 10.0
     off = CHECKERS - own.sum(axis=1)
-    race_score = pip_lead + 0.5 * off
+    # In a race, besides pips and checkers off: spread the home checkers over more points, so fewer rolls miss.
+    home_points_held = (b[:, 1:7] > 0).sum(axis=1)
+    race_score = pip_lead + 0.5 * off + 0.05 * home_points_held - 0.02 * np.maximum(b[:, 1:7] - 3, 0).sum(axis=1)
 
     points = b[:, 1:25]
     made = points >= 2
