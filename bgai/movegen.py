@@ -200,9 +200,13 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
-CHUNK = 512
-"""Positions expanded together; larger batches are cut into chunks of this size, which keeps each chunk's rows in
-the processor's cache (measured fastest on the reference machine)."""
+def chunk_size(n: int, workers: int) -> int:
+    """Positions expanded together. One thread runs fastest on chunks of about 1,024 (their rows stay in the
+    processor's cache); several threads want larger chunks, so that numpy works longer between the moments it
+    holds the interpreter lock, but at least one chunk each (measured with benchmarks/bench.py, 2-core machine)."""
+    if workers == 1:
+        return 1024
+    return int(min(4096, max(512, -(-n // workers))))
 
 
 def afterstates(boards, dice, *, return_steps: bool = False, validate: bool = True) -> Afterstates:
@@ -215,13 +219,15 @@ def afterstates(boards, dice, *, return_steps: bool = False, validate: bool = Tr
     dice = validate_dice(dice) if validate else np.asarray(dice, dtype=np.int8)
     if len(dice) != len(boards):
         raise InvalidDiceError(f"got {len(boards)} boards but {len(dice)} rolls")
-    if len(boards) <= CHUNK:
+    workers = threads()
+    size = chunk_size(len(boards), workers)
+    if len(boards) <= size:
         return _afterstates(boards, dice, return_steps)
-    jobs = [(boards[i:i + CHUNK], dice[i:i + CHUNK], return_steps) for i in range(0, len(boards), CHUNK)]
-    parts = list(_pool().map(lambda job: _afterstates(*job), jobs)) if threads() > 1 else [_afterstates(*j) for j in jobs]
+    jobs = [(boards[i:i + size], dice[i:i + size], return_steps) for i in range(0, len(boards), size)]
+    parts = list(_pool().map(lambda job: _afterstates(*job), jobs)) if workers > 1 else [_afterstates(*j) for j in jobs]
     return Afterstates(
         np.concatenate([p.after for p in parts]),
-        np.concatenate([p.owner + i * CHUNK for i, p in enumerate(parts)]),
+        np.concatenate([p.owner + i * size for i, p in enumerate(parts)]),
         np.concatenate([p.steps for p in parts]) if return_steps else None,
     )
 
