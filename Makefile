@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test bench clean
+.PHONY: install run train test bench clean
 
 install: $(STAMP)
 
@@ -17,16 +17,18 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# The main job. Until the trained network lands (TD(λ) self-play), it plays duplicate games between the built-in
-# players: pubeval against the heuristic player.
-run: $(STAMP)
-	$(VENV)/bin/bgai duel pubeval heuristic --games 2000
+# The main job: train a bot from scratch by TD(λ) self-play with the default config, then benchmark it.
+train: $(STAMP)
+	$(VENV)/bin/bgai train --config training/configs/default.toml --run-dir runs/default-$$(date +%Y%m%d-%H%M%S)
+
+run: train
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --durations=10
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py --json benchmarks/results.json
+	$(PY) benchmarks/selfplay_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -48,6 +48,43 @@ def _duel(args: argparse.Namespace) -> None:
     print(json.dumps({"player1": args.player1, "player2": args.player2, **s}))
 
 
+def _train(args: argparse.Namespace) -> None:
+    import dataclasses
+
+    from bgai.td import TrainConfig, load_config, train
+
+    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
+    config = load_config(args.config, overrides)
+    run_dir = args.run_dir or f"runs/{config.run_name}"
+    summary = train(config, run_dir, resume=args.resume, progress=not args.quiet)
+    final = summary["final"]
+    print(f"trained {summary['games']} games in {summary['hours']:.2f} h ({summary['games_per_s']:.1f} games/s); "
+          f"checkpoint {run_dir}/checkpoint.pt")
+    for name, figures in final.items():
+        print(f"  v {name:<9} {figures['ppg']:+.3f} ± {figures['ppg_se']:.3f} points/game, "
+              f"{100 * figures['win_rate']:.1f}% wins ({figures['games']} duplicate games)")
+    print(json.dumps(summary))
+
+
+def _bench(args: argparse.Namespace) -> None:
+    from bgai.bot import load_bot
+    from bgai.game import play_duplicate
+    from bgai.players import make_player
+
+    if args.games < 1:
+        raise BgaiError(f"--games must be at least 1, got {args.games}")
+    bot = load_bot(args.checkpoint)
+    opponent = make_player(args.opponent)
+    results = play_duplicate(bot, opponent, args.games, seed=args.seed, batch=args.batch, progress=not args.quiet)
+    s = results.summary()
+    print(f"{bot.name} v {args.opponent}: {s['games']} duplicate games ({args.games} dice sequences x 2 seats)")
+    print(f"  points per game  {s['ppg']:+.3f} ± {s['ppg_se']:.3f}")
+    print(f"  wins             {100 * s['win_rate']:.1f}%")
+    print(f"  gammons          {100 * s['gammon_rate']:.1f}%   backgammons {100 * s['backgammon_rate']:.1f}%")
+    print(f"  speed            {s['games_per_s']:.0f} games/s")
+    print(json.dumps({"bot": bot.name, "opponent": args.opponent, **s}))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bgai", description="bgai: a backgammon engine")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -69,6 +106,29 @@ def build_parser() -> argparse.ArgumentParser:
     duel.add_argument("--batch", type=int, default=2048, help="games played at once (default 2048)")
     duel.add_argument("--quiet", action="store_true", help="no progress bar")
     duel.set_defaults(run=_duel)
+
+    import dataclasses
+
+    from bgai.td import TrainConfig
+
+    train = commands.add_parser("train", help="TD(λ) self-play training")
+    train.add_argument("--config", help="TOML file of TrainConfig fields (see training/configs/)")
+    train.add_argument("--run-dir", help="folder of the checkpoint and TensorBoard logs (default runs/RUN_NAME)")
+    train.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its checkpoint")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+    for f in dataclasses.fields(TrainConfig):
+        train.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(f.default), default=None,
+                           help=f"{f.metadata['help']} (default {f.default!r})")
+    train.set_defaults(run=_train)
+
+    bench = commands.add_parser("bench", help="duplicate games of a trained bot against an opponent")
+    bench.add_argument("--opponent", default="pubeval", help="random, heuristic, pubeval or gnubg (default pubeval)")
+    bench.add_argument("--games", type=int, default=1000, help="dice sequences, each played twice (default 1000)")
+    bench.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    bench.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
+    bench.add_argument("--batch", type=int, default=1024, help="games played at once (default 1024)")
+    bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    bench.set_defaults(run=_bench)
     return parser
 
 

@@ -132,7 +132,7 @@ def _play_batch(players, game_ids, seed, rng, max_turns):
                 continue
             rows = np.flatnonzero(mine[moves.owner])
             local = (np.cumsum(mine) - 1)[moves.owner[rows]]
-            pick = player.choose(on_roll[mine], moves.after[rows], local, rng)
+            pick = player.choose(on_roll[mine], moves.after[rows], local, rng, dice=dice[mine])
             chosen[mine] = rows[pick]
         after = moves.after[chosen]
         boards[live] = after

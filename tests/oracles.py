@@ -78,6 +78,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from bgai.players.gnubg import from_gnubg as _gnubg_to_ours
+from bgai.players.gnubg import to_gnubg
+
 try:
     import gnubg_nn
 except ImportError:  # pragma: no cover - optional test dependency
@@ -131,26 +134,6 @@ def switch(board) -> np.ndarray:
 # --------------------------------------------------------------------------
 # gnubg_nn
 # --------------------------------------------------------------------------
-
-def to_gnubg(board) -> list[list[int]]:
-    """Our board -> gnubg_nn's ``[row0 = opponent, row1 = on roll]``."""
-    b = _as_board(board).astype(np.int64)
-    pts = b[1:25]
-    on_roll = np.append(np.maximum(pts, 0), b[25])
-    # The opponent's own point q (1..24) is our point 25 - q.
-    opponent = np.append(np.maximum(-pts, 0)[::-1], -b[0])
-    return [opponent.tolist(), on_roll.tolist()]
-
-
-def _gnubg_to_ours(rows: np.ndarray) -> np.ndarray:
-    """Vectorised core of :func:`from_gnubg`: int[..., 2, 25] -> int8[..., 26]."""
-    opponent, on_roll = rows[..., 0, :], rows[..., 1, :]
-    out = np.zeros(rows.shape[:-2] + (26,), dtype=np.int8)
-    out[..., 1:25] = on_roll[..., :24] - opponent[..., 23::-1]
-    out[..., 25] = on_roll[..., 24]
-    out[..., 0] = -opponent[..., 24]
-    return out
-
 
 def from_gnubg(b2x25) -> np.ndarray:
     """gnubg_nn's ``[row0 = opponent, row1 = on roll]`` -> our int8[26]."""

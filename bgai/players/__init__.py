@@ -10,11 +10,15 @@ PLAYERS = {"random": RandomPlayer, "heuristic": HeuristicPlayer, "pubeval": Pube
 
 
 def make_player(name: str) -> Player:
-    """A player by name: one of ``PLAYERS``."""
+    """A player by name: one of ``PLAYERS``, or ``gnubg`` (GNU Backgammon 0-ply, from the optional extra)."""
+    if name == "gnubg":
+        from bgai.players.gnubg import GnubgPlayer
+
+        return GnubgPlayer()
     try:
         return PLAYERS[name]()
     except KeyError:
-        raise ValueError(f"unknown player {name!r}; choose one of {', '.join(PLAYERS)}") from None
+        raise ValueError(f"unknown player {name!r}; choose one of {', '.join(PLAYERS)} or gnubg") from None
 
 
 __all__ = ["PLAYERS", "HeuristicPlayer", "Player", "PubevalPlayer", "RandomPlayer", "ValuePlayer", "make_player",

@@ -12,14 +12,17 @@ from bgai.movegen import switch
 class Player(Protocol):
     """Chooses plays for a batch of positions.
 
-    ``choose(boards, after, owner, rng)``: ``boards`` (N×26) are the positions on roll, ``after`` (M×26) and
-    ``owner`` (M,) their legal afterstates as ``bgai.movegen.afterstates`` returns them (each seen from the
-    opponent, grouped by owner). Returns, for each of the N positions, the index into ``after`` of its play.
+    ``choose(boards, after, owner, rng, dice=None)``: ``boards`` (N×26) are the positions on roll, ``after``
+    (M×26) and ``owner`` (M,) their legal afterstates as ``bgai.movegen.afterstates`` returns them (each seen from
+    the opponent, grouped by owner), ``dice`` (N×2) the rolls, for players that need them. Returns, for each of
+    the N positions, the index into ``after`` of its play.
     """
 
     name: str
 
-    def choose(self, boards: np.ndarray, after: np.ndarray, owner: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def choose(
+        self, boards: np.ndarray, after: np.ndarray, owner: np.ndarray, rng: np.random.Generator, dice=None
+    ) -> np.ndarray:
         ...
 
 
@@ -43,7 +46,7 @@ class RandomPlayer:
 
     name = "random"
 
-    def choose(self, boards, after, owner, rng):
+    def choose(self, boards, after, owner, rng, dice=None):
         starts, counts = group_starts(owner, len(boards))
         return starts + (rng.random(len(boards)) * counts).astype(np.int64)
 
@@ -57,5 +60,5 @@ class ValuePlayer:
         """Scores (higher is better for the mover) of ``movers``: the afterstates seen from the mover."""
         raise NotImplementedError
 
-    def choose(self, boards, after, owner, rng):
+    def choose(self, boards, after, owner, rng, dice=None):
         return segment_argmax(self.score(boards, switch(after), owner), owner, len(boards))

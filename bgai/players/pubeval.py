@@ -247,6 +247,6 @@ class PubevalPlayer:
 
     name = "pubeval"
 
-    def choose(self, boards, after, owner, rng):
+    def choose(self, boards, after, owner, rng, dice=None):
         race = is_race(boards)[owner]
         return segment_argmax(pubeval_score(switch(after), race=race), owner, len(boards))

@@ -1,0 +1,68 @@
+"""Self-play throughput side by side, in one run: bgai's TD(λ) training (self-play and learning) against a GNU
+Backgammon self-play loop (``gnubg_nn.best_move`` at 0-ply for both sides, C, one call per move, no learning).
+
+    python benchmarks/selfplay_bench.py [--games 1024] [--gnubg-games 200] [--config training/configs/default.toml]
+
+Prints games per second of each and their ratio, and a JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+
+import numpy as np
+
+
+def gnubg_selfplay(games: int, seed: int) -> float:
+    """Games per second of gnubg_nn playing itself at 0-ply."""
+    from bgai.players.gnubg import require_gnubg, to_gnubg
+    from bgai.position import START_BOARD
+
+    gnubg = require_gnubg()
+    rng = np.random.default_rng(seed)
+    start = to_gnubg(START_BOARD)
+    began = time.perf_counter()
+    for _ in range(games):
+        board = start
+        d1, d2 = rng.choice(6, size=2, replace=False) + 1  # opening roll: no doubles
+        while True:
+            _, key = gnubg.best_move(board, int(d1), int(d2), n=0, b=1)
+            # The key is the position after the play, already seen from the opponent: row 0 is the mover.
+            board = [list(row) for row in gnubg.board_from_position_key(key)]
+            if sum(board[0]) == 0:
+                break
+            d1, d2 = rng.integers(1, 7, size=2)
+    return games / (time.perf_counter() - began)
+
+
+def bgai_training(games: int, config_path: str | None) -> float:
+    """Games per second of bgai's trainer (self-play plus learning), benchmarks switched off."""
+    from bgai.td import load_config, train
+
+    config = load_config(config_path, {"games": games, "bench_every": 10**9, "final_bench_games": 1,
+                                       "checkpoint_minutes": 10**6})
+    with tempfile.TemporaryDirectory() as run_dir:
+        summary = train(config, run_dir, progress=False)
+    return summary["games_per_s"]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=1024, help="bgai training games")
+    parser.add_argument("--gnubg-games", type=int, default=200, help="gnubg self-play games")
+    parser.add_argument("--config", default="training/configs/default.toml")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    figures = {"bgai_train_games_per_s": bgai_training(args.games, args.config)}
+    figures["gnubg_selfplay_games_per_s"] = gnubg_selfplay(args.gnubg_games, args.seed)
+    figures["ratio_bgai_vs_gnubg"] = figures["bgai_train_games_per_s"] / figures["gnubg_selfplay_games_per_s"]
+    for key, value in figures.items():
+        print(f"{key:<28} {value:,.3f}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

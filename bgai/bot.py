@@ -1,0 +1,127 @@
+"""A bot: an equity network that evaluates positions and chooses plays, one position or a batch at a time.
+
+Every evaluation is from the side of the player on roll in the position evaluated. To choose a play, the bot
+evaluates every legal afterstate (where the opponent is on roll), turns each evaluation around to the mover's side
+and plays the one with the highest cubeless equity. Finished games are scored exactly, never by the network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bgai import encoding
+from bgai.checkpoint import load_checkpoint
+from bgai.game import result_points
+from bgai.movegen import afterstates
+from bgai.network import EquityNet, equity, flip
+from bgai.players.base import segment_argmax
+from bgai.position import Position, parse_dice
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Cubeless probabilities and equity for the player on roll (gammons include backgammons)."""
+
+    win: float
+    win_gammon: float
+    win_backgammon: float
+    lose_gammon: float
+    lose_backgammon: float
+    equity: float
+
+    def __str__(self) -> str:
+        return (
+            f"win {100 * self.win:.1f}% (gammon {100 * self.win_gammon:.1f}%, backgammon "
+            f"{100 * self.win_backgammon:.1f}%)  lose gammon {100 * self.lose_gammon:.1f}% (backgammon "
+            f"{100 * self.lose_backgammon:.1f}%)  equity {self.equity:+.3f}"
+        )
+
+
+def exact_probabilities(boards: np.ndarray) -> np.ndarray:
+    """(N, 5) outcome of finished games for the player on roll, who has lost (the mover bore off last)."""
+    points = result_points(boards)
+    probs = np.zeros((len(boards), 5), dtype=np.float32)
+    probs[:, 3] = points >= 2
+    probs[:, 4] = points == 3
+    return probs
+
+
+def game_over(boards: np.ndarray) -> np.ndarray:
+    """Positions whose opponent (the last mover) has no checker left."""
+    return ~(boards < 0).any(axis=1)
+
+
+class Bot:
+    """An equity network playing at 0-ply. It is a ``bgai.players.Player`` too."""
+
+    def __init__(self, net: EquityNet, *, name: str = "bgai", plies: int = 0, info: dict | None = None) -> None:
+        if plies != 0:
+            raise NotImplementedError("only 0-ply is available so far; lookahead comes with the evaluator")
+        self.net = net.eval()
+        self.name = name
+        self.plies = plies
+        self.info = info or {}
+
+    # Batched core ---------------------------------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+        """(N, 5) cumulative probabilities of N boards (on-roll view), finished games scored exactly."""
+        boards = np.asarray(boards, dtype=np.int8)
+        probs = self.net(torch.from_numpy(encoding.encode(boards))).numpy()
+        over = game_over(boards)
+        if over.any():
+            probs[over] = exact_probabilities(boards[over])
+        return probs
+
+    def choose(self, boards, after, owner, rng=None, dice=None):
+        """Index into ``after`` of the best play of each position (the Player interface)."""
+        mover_equity = equity(flip(self.probabilities(after)))
+        return segment_argmax(mover_equity, owner, len(boards))
+
+    # One position ---------------------------------------------------------------------------------------------
+
+    def evaluate(self, pos: Position) -> Evaluation:
+        """The evaluation of ``pos`` for the player on roll, before it rolls."""
+        return self.evaluate_many([pos])[0]
+
+    def evaluate_many(self, positions) -> list[Evaluation]:
+        boards = np.stack([p.board for p in positions])
+        probs = self.probabilities(boards).astype(np.float64)
+        return [Evaluation(*row.tolist(), float(equity(row[None])[0])) for row in probs]
+
+    def choose_move(self, pos: Position, dice):
+        """The play the bot picks for ``pos`` with ``dice`` (a ``Move``)."""
+        moves = pos.legal_moves(parse_dice(dice))
+        after = np.stack([m.after.board for m in moves])
+        best = self.choose(pos.board[None], after, np.zeros(len(moves), dtype=np.int64))[0]
+        return moves[best]
+
+    def rank_moves(self, pos: Position, dice):
+        """Every legal play with its cubeless equity for the mover, best first."""
+        moves = pos.legal_moves(parse_dice(dice))
+        after = np.stack([m.after.board for m in moves])
+        values = equity(flip(self.probabilities(after)))
+        order = np.argsort(-values, kind="stable")
+        return [(moves[i], float(values[i])) for i in order]
+
+    def choose_many(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+        """The chosen afterstates (N×26, opponent's view) of N positions and rolls."""
+        moves = afterstates(boards, dice)
+        return moves.after[self.choose(boards, moves.after, moves.owner)]
+
+
+SHIPPED = Path(__file__).resolve().parent / "data" / "bgai-default.pt"
+
+
+def load_bot(path: str | Path | None = None, plies: int = 0) -> Bot:
+    """The bot of a checkpoint; ``None`` loads the network shipped with bgai."""
+    path = SHIPPED if path is None else Path(path)
+    checkpoint = load_checkpoint(path, weights_only_ok=True)
+    net = EquityNet(checkpoint["n_inputs"], tuple(checkpoint["hidden"]))
+    net.load_state_dict(checkpoint["model"])
+    return Bot(net, name=f"bgai:{path.stem}", plies=plies, info={k: checkpoint.get(k) for k in ("games", "config")})

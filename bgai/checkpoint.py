@@ -1,0 +1,70 @@
+"""Self-describing checkpoints, written atomically and checked when read.
+
+A checkpoint is a dict of plain values and tensors (it loads with ``torch.load(weights_only=True)``): the format
+number, the encoder version and input width the network was trained with, the hidden layer sizes, the model and
+optimizer states, the training config, the games played, the random-number generator states and the benchmark
+history. It is written to a temporary file in the same folder, flushed to disk and renamed over the old one, so a
+crash never leaves a half-written checkpoint behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+
+from bgai import encoding
+from bgai.errors import BgaiError
+
+FORMAT = 1
+REQUIRED = ("format", "encoder_version", "n_inputs", "hidden", "model")
+
+
+class CheckpointError(BgaiError):
+    """A checkpoint that is missing, unreadable, corrupt, or made for another encoder or network."""
+
+
+def save_checkpoint(path: str | Path, payload: dict) -> None:
+    """Write ``payload`` (with ``format`` and the encoder version added) to ``path`` atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"format": FORMAT, "encoder_version": encoding.ENCODER_VERSION, **payload}
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(payload, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def load_checkpoint(path: str | Path, weights_only_ok: bool = True) -> dict:
+    """Read and check a checkpoint; ``CheckpointError`` says what is wrong with it."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=weights_only_ok)
+    except Exception as error:  # torch raises many types for truncated or foreign files
+        raise CheckpointError(f"{path} is not a readable bgai checkpoint ({type(error).__name__}: {error})") from None
+    if not isinstance(payload, dict) or any(key not in payload for key in REQUIRED):
+        missing = [key for key in REQUIRED if not isinstance(payload, dict) or key not in payload]
+        raise CheckpointError(f"{path} is not a bgai checkpoint: it lacks {', '.join(missing)}")
+    if payload["format"] != FORMAT:
+        raise CheckpointError(f"{path} has checkpoint format {payload['format']}; this bgai reads format {FORMAT}")
+    if payload["encoder_version"] != encoding.ENCODER_VERSION or payload["n_inputs"] != encoding.N_FEATURES:
+        raise CheckpointError(
+            f"{path} was trained with encoder version {payload['encoder_version']} ({payload['n_inputs']} inputs); "
+            f"this bgai encodes positions with version {encoding.ENCODER_VERSION} ({encoding.N_FEATURES} inputs)"
+        )
+    return payload

@@ -1,0 +1,72 @@
+"""GNU Backgammon as a benchmark opponent, through the optional ``gnubg-nn`` package (``pip install bgai[gnubg]``).
+
+It is an opponent and a yardstick only: bgai never learns from it.
+
+gnubg_nn's board is two rows of 25 counts, ``[opponent, player on roll]``, each numbered from its own player's
+side (index 0..23 its points 1..24, index 24 its bar). ``best_move(board, d1, d2, n=0, b=1)`` returns the play and
+the key of the position after it, already seen from the opponent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bgai.errors import BgaiError
+
+
+def require_gnubg():
+    """The ``gnubg_nn`` module, or a clear error saying how to install it."""
+    try:
+        import gnubg_nn
+    except ImportError:
+        raise BgaiError("the gnubg opponent needs GNU Backgammon's gnubg-nn: pip install 'bgai[gnubg]'") from None
+    return gnubg_nn
+
+
+def to_gnubg(board) -> list[list[int]]:
+    """Our board (on-roll view) as gnubg_nn's ``[opponent, on roll]`` rows."""
+    b = np.asarray(board, dtype=np.int64)
+    points = b[1:25]
+    on_roll = np.append(np.maximum(points, 0), b[25])
+    opponent = np.append(np.maximum(-points, 0)[::-1], -b[0])  # its point q is our point 25 - q
+    return [opponent.tolist(), on_roll.tolist()]
+
+
+def from_gnubg(rows) -> np.ndarray:
+    """gnubg_nn's ``[opponent, on roll]`` rows (..., 2, 25) as our int8 board(s)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.shape[-2:] != (2, 25):
+        raise ValueError(f"expected 2x25 gnubg board(s), got shape {rows.shape}")
+    opponent, on_roll = rows[..., 0, :], rows[..., 1, :]
+    out = np.zeros(rows.shape[:-2] + (26,), dtype=np.int8)
+    out[..., 1:25] = on_roll[..., :24] - opponent[..., 23::-1]
+    out[..., 25] = on_roll[..., 24]
+    out[..., 0] = -opponent[..., 24]
+    return out
+
+
+class GnubgPlayer:
+    """GNU Backgammon's 0-ply neural-net player: ``gnubg_nn.best_move``, one C call per position."""
+
+    name = "gnubg"
+
+    def __init__(self) -> None:
+        self.gnubg = require_gnubg()
+
+    def choose(self, boards, after, owner, rng=None, dice=None):
+        if dice is None:
+            raise BgaiError("the gnubg player needs the dice of each position")
+        starts = np.searchsorted(owner, np.arange(len(boards) + 1))
+        picks = np.empty(len(boards), dtype=np.int64)
+        for i, (board, (d1, d2)) in enumerate(zip(boards, dice)):
+            lo, hi = starts[i], starts[i + 1]
+            if hi - lo == 1:
+                picks[i] = lo
+                continue
+            _, key = self.gnubg.best_move(to_gnubg(board), int(d1), int(d2), n=0, b=1)
+            played = from_gnubg(self.gnubg.board_from_position_key(key)).tobytes()
+            match = [j for j in range(lo, hi) if after[j].tobytes() == played]
+            if not match:
+                raise RuntimeError(f"gnubg played a move bgai does not list as legal (position {i})")
+            picks[i] = match[0]
+        return picks

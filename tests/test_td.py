@@ -1,0 +1,150 @@
+"""TD(λ) self-play: λ-returns, the learner, checkpoints, resuming and configs."""
+
+import numpy as np
+import pytest
+import torch
+
+from bgai import encoding
+from bgai.bot import Bot, load_bot
+from bgai.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from bgai.errors import BgaiError
+from bgai.network import EquityNet, equity, flip
+from bgai.position import START_BOARD
+from bgai.td import SelfPlayWorker, TrainConfig, load_config, train
+
+
+def tiny_config(**kw) -> TrainConfig:
+    values = dict(games=64, parallel_games=32, hidden="16", bench_every=10**9, bench_games=4,
+                  final_bench_games=4, checkpoint_minutes=10**6, threads=1)
+    values.update(kw)
+    return load_config(None, values)
+
+
+def test_network_outputs_are_coherent_by_construction():
+    net = EquityNet(encoding.N_FEATURES, (32,))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.normal_(0, 3)  # extreme weights: still coherent
+        probs = net(torch.randn(500, encoding.N_FEATURES) * 5).numpy()
+    win, wg, wbg, lg, lbg = probs.T
+    assert ((0 <= probs) & (probs <= 1)).all()
+    assert (wg <= win + 1e-7).all() and (wbg <= wg + 1e-7).all()
+    assert (lg <= 1 - win + 1e-7).all() and (lbg <= lg + 1e-7).all()
+
+
+def test_equity_and_flip():
+    p = np.array([[0.6, 0.2, 0.05, 0.1, 0.01]])
+    assert equity(p)[0] == pytest.approx(2 * 0.6 - 1 + 0.2 + 0.05 - 0.1 - 0.01)
+    assert equity(flip(p))[0] == pytest.approx(-equity(p)[0])
+    assert np.allclose(flip(flip(p)), p)
+
+
+def test_lambda_returns_follow_the_recursion():
+    """Given a three-move game recorded by hand, the targets are flip((1-λ)V' + λG') back from the exact result."""
+    worker = SelfPlayWorker(encoding.N_FEATURES, (8,), lam=0.6, seed=0)
+    b1, b2 = START_BOARD.copy(), START_BOARD.copy()
+    b1[24] -= 1
+    b1[23] += 1
+    final = np.zeros(26, np.int8)
+    final[6] = 15  # the loser on roll, nothing off: the mover won a gammon
+    v1 = np.array([[0.3, 0.1, 0.0, 0.2, 0.01]], np.float32)
+    v2 = np.array([[0.55, 0.15, 0.02, 0.12, 0.0]], np.float32)
+    record = [
+        (np.array([0]), b1[None], v1.copy(), np.array([False])),
+        (np.array([0]), b2[None], v2.copy(), np.array([False])),
+        (np.array([0]), final[None], np.zeros((1, 5), np.float32), np.array([True])),
+    ]
+    exp = worker._lambda_returns(record, 1)
+    exact = np.array([[0, 0, 0, 1, 0]], np.float32)  # seen by the loser, on roll in the final position
+    g2 = flip(exact)  # b2's player on roll made the winning move
+    g1 = flip(0.4 * v2 + 0.6 * g2)
+    assert exp.boards.shape == (2, 26)
+    assert np.allclose(exp.targets, np.concatenate([g1, g2]), atol=1e-6)
+    assert exp.gammons == 1 and exp.backgammons == 0
+
+
+def test_selfplay_targets_are_probabilities_and_games_end():
+    worker = SelfPlayWorker(encoding.N_FEATURES, (16,), lam=0.7, seed=3)
+    exp = worker.play(0, 16, np.random.default_rng(0))
+    assert exp.games == 16 and len(exp.boards) == len(exp.targets) > 16
+    t = exp.targets
+    assert ((t >= -1e-6) & (t <= 1 + 1e-6)).all()
+    assert (t[:, 1] <= t[:, 0] + 1e-6).all() and (t[:, 3] <= 1 - t[:, 0] + 1e-6).all()
+
+
+def test_training_writes_a_checkpoint_and_resume_continues_exactly(tmp_path):
+    """Given a run stopped after 32 games and resumed, the weights equal those of an uninterrupted run."""
+    whole = train(tiny_config(games=64), tmp_path / "whole", progress=False)
+    train(tiny_config(games=32), tmp_path / "split", progress=False)
+    train(tiny_config(games=64), tmp_path / "split", resume=True, progress=False)
+    a = load_checkpoint(tmp_path / "whole" / "checkpoint.pt")
+    b = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
+    assert a["games"] == b["games"] == whole["games"] == 64
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+    assert (tmp_path / "whole" / "tensorboard").is_dir()
+    assert a["encoder_version"] == encoding.ENCODER_VERSION and a["config"]["hidden"] == "16"
+
+
+def test_starting_over_an_existing_run_is_refused(tmp_path):
+    train(tiny_config(games=32), tmp_path, progress=False)
+    with pytest.raises(BgaiError, match="--resume"):
+        train(tiny_config(games=32), tmp_path, progress=False)
+
+
+def test_corrupt_and_foreign_checkpoints_get_clear_errors(tmp_path):
+    missing = tmp_path / "none.pt"
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        load_checkpoint(missing)
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="not a readable bgai checkpoint"):
+        load_checkpoint(corrupt)
+    truncated = tmp_path / "truncated.pt"
+    save_checkpoint(truncated, {"n_inputs": encoding.N_FEATURES, "hidden": [4],
+                                "model": EquityNet(encoding.N_FEATURES, (4,)).state_dict()})
+    truncated.write_bytes(truncated.read_bytes()[:200])
+    with pytest.raises(CheckpointError):
+        load_checkpoint(truncated)
+    other = tmp_path / "other.pt"
+    torch.save({"weights": 1}, other)
+    with pytest.raises(CheckpointError, match="lacks"):
+        load_checkpoint(other)
+    old = tmp_path / "old.pt"
+    save_checkpoint(old, {"n_inputs": 10, "hidden": [4], "model": {}})
+    with pytest.raises(CheckpointError, match="encoder version"):
+        load_checkpoint(old)
+
+
+def test_checkpoint_writes_leave_no_temporary_files(tmp_path):
+    path = tmp_path / "c.pt"
+    for _ in range(3):
+        save_checkpoint(path, {"n_inputs": encoding.N_FEATURES, "hidden": [4],
+                               "model": EquityNet(encoding.N_FEATURES, (4,)).state_dict()})
+    assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
+
+
+def test_config_files_and_overrides(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('games = 123\nlam = 0.5\nhidden = "64,32"\n')
+    config = load_config(path, {"lam": 0.9})
+    assert (config.games, config.lam, config.hidden_sizes()) == (123, 0.9, (64, 32))
+    path.write_text("gamez = 1\n")
+    with pytest.raises(BgaiError, match="unknown config key"):
+        load_config(path)
+    with pytest.raises(BgaiError, match="hidden"):
+        load_config(None, {"hidden": "wide"})
+
+
+def test_a_trained_checkpoint_loads_as_a_bot(tmp_path):
+    train(tiny_config(games=32), tmp_path, progress=False)
+    bot = load_bot(tmp_path / "checkpoint.pt")
+    assert isinstance(bot, Bot)
+    from bgai import Position
+
+    pos = Position.start()
+    ev = bot.evaluate(pos)
+    assert 0 <= ev.win <= 1 and -3 <= ev.equity <= 3
+    move = bot.choose_move(pos, (3, 1))
+    assert move in pos.legal_moves((3, 1))
