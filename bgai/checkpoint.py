@@ -37,6 +37,7 @@ def save_checkpoint(path: str | Path, payload: dict) -> None:
             torch.save(payload, handle)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp's files are private; a checkpoint is meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -56,7 +57,8 @@ def load_checkpoint(path: str | Path, weights_only_ok: bool = True) -> dict:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=weights_only_ok)
     except Exception as error:  # torch raises many types for truncated or foreign files
-        raise CheckpointError(f"{path} is not a readable bgai checkpoint ({type(error).__name__}: {error})") from None
+        reason = (str(error).strip().splitlines() or [""])[0]
+        raise CheckpointError(f"{path} is not a readable bgai checkpoint ({type(error).__name__}: {reason})") from None
     if not isinstance(payload, dict) or any(key not in payload for key in REQUIRED):
         missing = [key for key in REQUIRED if not isinstance(payload, dict) or key not in payload]
         raise CheckpointError(f"{path} is not a bgai checkpoint: it lacks {', '.join(missing)}")
@@ -68,3 +70,14 @@ def load_checkpoint(path: str | Path, weights_only_ok: bool = True) -> dict:
             f"this bgai encodes positions with version {encoding.ENCODER_VERSION} ({encoding.N_FEATURES} inputs)"
         )
     return payload
+
+
+PLAYING_KEYS = ("n_inputs", "hidden", "model", "config", "games", "seconds", "history")
+
+
+def export_for_play(source: str | Path, target: str | Path) -> dict:
+    """Write the playing part of a training checkpoint (no optimizer or random states) to ``target``."""
+    payload = load_checkpoint(source)
+    slim = {key: payload[key] for key in PLAYING_KEYS if key in payload}
+    save_checkpoint(target, slim)
+    return slim

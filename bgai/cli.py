@@ -137,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args.run(args)
     except (BgaiError, ValueError) as error:
-        print(f"bgai {args.command}: error: {error}", file=sys.stderr)
+        message = " ".join(str(error).split())  # always one line
+        print(f"bgai {args.command}: error: {message}", file=sys.stderr)
         return 2
     return 0
 

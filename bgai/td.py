@@ -59,7 +59,8 @@ class TrainConfig:
     parallel_games: int = _field(256, "games a worker plays at once (one round)")
     hidden: str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
     lam: float = _field(0.7, "λ of the λ-returns: 0 is TD(0), 1 is Monte Carlo")
-    lr: float = _field(1e-3, "Adam learning rate")
+    lr: float = _field(1e-3, "Adam learning rate at the start")
+    lr_end: float = _field(-1.0, "learning rate reached linearly at the last game (negative: constant lr)")
     batch_size: int = _field(512, "learner minibatch size")
     epochs: int = _field(1, "passes of the learner over each round's experience")
     epsilon: float = _field(0.0, "chance that a self-play move is random (exploration beyond the dice)")
@@ -293,6 +294,9 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
         while games_done < config.games:
             started = time.perf_counter()
             n = min(config.parallel_games, config.games - games_done)
+            if config.lr_end >= 0:
+                for group in learner.optimizer.param_groups:
+                    group["lr"] = config.lr + (config.lr_end - config.lr) * games_done / config.games
             worker.load_weights(net.state_dict())
             experience = worker.play(games_done, n, rng)
             play_seconds = time.perf_counter() - started
@@ -302,6 +306,7 @@ def train(config: TrainConfig, run_dir: str | Path, resume: bool = False, progre
             games_done += n
             bar.update(n)
             writer.add_scalar("loss/td", loss, games_done)
+            writer.add_scalar("opt/lr", learner.optimizer.param_groups[0]["lr"], games_done)
             writer.add_scalar("perf/games_per_s", n / elapsed, games_done)
             writer.add_scalar("perf/selfplay_games_per_s", n / play_seconds, games_done)
             writer.add_scalar("selfplay/gammon_rate", experience.gammons / n, games_done)

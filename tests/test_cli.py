@@ -49,3 +49,42 @@ def test_duel_prints_a_summary_and_a_json_line(capsys):
     last = capsys.readouterr().out.strip().splitlines()[-1]
     figures = json.loads(last)
     assert figures["games"] == 40 and figures["ppg"] > 0
+
+
+def test_bench_plays_the_shipped_bot_against_an_opponent(capsys):
+    assert main(["bench", "--opponent", "random", "--games", "10", "--quiet"]) == 0
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["games"] == 20 and figures["opponent"] == "random" and figures["ppg"] > 0
+
+
+def test_bench_with_a_corrupt_checkpoint_is_a_one_line_error(tmp_path, capsys):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"\x00" * 64)
+    assert main(["bench", "--checkpoint", str(bad), "--games", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "not a readable bgai checkpoint" in err and err.count("\n") == 1
+
+
+def test_train_smoke_run_and_refusal_to_overwrite(tmp_path, capsys):
+    argv = ["train", "--games", "32", "--parallel-games", "32", "--hidden", "8", "--bench-every", "1000000",
+            "--bench-games", "2", "--final-bench-games", "2", "--threads", "1", "--run-dir", str(tmp_path), "--quiet"]
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["games"] == 32 and (tmp_path / "checkpoint.pt").is_file()
+    assert main(argv) == 2
+    assert "--resume" in capsys.readouterr().err
+
+
+def test_gnubg_opponent_missing_is_a_clear_error(monkeypatch, capsys):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_gnubg(name, *args, **kwargs):
+        if name == "gnubg_nn":
+            raise ImportError("no gnubg_nn")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_gnubg)
+    assert main(["bench", "--opponent", "gnubg", "--games", "2", "--quiet"]) == 2
+    assert "pip install 'bgai[gnubg]'" in capsys.readouterr().err

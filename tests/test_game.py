@@ -92,3 +92,11 @@ def test_pubeval_plays_the_classic_opening_31():
 def test_unknown_player_name_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown player 'gnu'"):
         make_player("gnu")
+
+
+def test_gnubg_opponent_plays_legal_moves_and_beats_random():
+    pytest.importorskip("gnubg_nn")
+    from bgai.players.gnubg import GnubgPlayer
+
+    s = play_duplicate(GnubgPlayer(), RandomPlayer(), 20, seed=4).summary()
+    assert s["games"] == 40 and s["win_rate"] > 0.9

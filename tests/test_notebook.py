@@ -1,0 +1,24 @@
+"""The notebook runs from top to bottom against the shipped bot."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "bgai.ipynb"
+
+
+def test_the_notebook_executes(monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    cells = json.loads(NOTEBOOK.read_text())["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    assert len(code) >= 6
+    namespace: dict = {}
+    for i, source in enumerate(code):
+        exec(compile(source, f"{NOTEBOOK.name} cell {i}", "exec"), namespace)
+    assert namespace["summary"]["games"] == 200
+    assert namespace["history"], "the shipped checkpoint carries its learning curve"
+    assert namespace["turn"] > 0
