@@ -15,13 +15,26 @@ from bgai.position import Position
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # The bot needs torch; import it only when asked for, so the rules alone load fast.
+    if name in ("load_bot", "Bot", "Evaluation"):
+        from bgai import bot
+
+        return getattr(bot, name)
+    raise AttributeError(f"module 'bgai' has no attribute {name!r}")
+
+
 __all__ = [
     "Afterstates",
     "BgaiError",
+    "Bot",
+    "Evaluation",
     "IllegalMoveError",
     "InvalidDiceError",
     "InvalidPositionError",
     "Move",
     "Position",
     "afterstates",
+    "load_bot",
 ]

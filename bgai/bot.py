@@ -15,6 +15,7 @@ import torch
 
 from bgai import encoding
 from bgai.checkpoint import load_checkpoint
+from bgai.errors import BgaiError
 from bgai.game import result_points
 from bgai.movegen import afterstates
 from bgai.network import EquityNet, equity, flip
@@ -60,7 +61,7 @@ class Bot:
 
     def __init__(self, net: EquityNet, *, name: str = "bgai", plies: int = 0, info: dict | None = None) -> None:
         if plies != 0:
-            raise NotImplementedError("only 0-ply is available so far; lookahead comes with the evaluator")
+            raise BgaiError(f"plies={plies}: only 0-ply is available so far; lookahead comes with the evaluator")
         self.net = net.eval()
         self.name = name
         self.plies = plies

@@ -31,21 +31,27 @@ def _moves(args: argparse.Namespace) -> None:
         print(f"{i:4d}. {move}")
 
 
-def _duel(args: argparse.Namespace) -> None:
+def _play_match(first, second, args: argparse.Namespace, labels: dict) -> None:
+    """Duplicate games of ``first`` against ``second``; a summary for people, then a JSON line for scripts."""
     from bgai.game import play_duplicate
-    from bgai.players import make_player
 
-    first, second = make_player(args.player1), make_player(args.player2)
     if args.games < 1:
         raise BgaiError(f"--games must be at least 1, got {args.games}")
     results = play_duplicate(first, second, args.games, seed=args.seed, batch=args.batch, progress=not args.quiet)
     s = results.summary()
-    print(f"{args.player1} v {args.player2}: {s['games']} duplicate games ({args.games} dice sequences x 2 seats)")
-    print(f"  points per game  {s['ppg']:+.3f} ± {s['ppg_se']:.3f} (for {args.player1})")
+    print(f"{first.name} v {second.name}: {s['games']} duplicate games ({args.games} dice sequences x 2 seats)")
+    print(f"  points per game  {s['ppg']:+.3f} ± {s['ppg_se']:.3f} (for {first.name})")
     print(f"  wins             {100 * s['win_rate']:.1f}%")
     print(f"  gammons          {100 * s['gammon_rate']:.1f}%   backgammons {100 * s['backgammon_rate']:.1f}%")
     print(f"  speed            {s['games_per_s']:.0f} games/s")
-    print(json.dumps({"player1": args.player1, "player2": args.player2, **s}))
+    print(json.dumps({**labels, **s}))
+
+
+def _duel(args: argparse.Namespace) -> None:
+    from bgai.players import make_player
+
+    first, second = make_player(args.player1), make_player(args.player2)
+    _play_match(first, second, args, {"player1": args.player1, "player2": args.player2})
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -68,21 +74,10 @@ def _train(args: argparse.Namespace) -> None:
 
 def _bench(args: argparse.Namespace) -> None:
     from bgai.bot import load_bot
-    from bgai.game import play_duplicate
     from bgai.players import make_player
 
-    if args.games < 1:
-        raise BgaiError(f"--games must be at least 1, got {args.games}")
     bot = load_bot(args.checkpoint)
-    opponent = make_player(args.opponent)
-    results = play_duplicate(bot, opponent, args.games, seed=args.seed, batch=args.batch, progress=not args.quiet)
-    s = results.summary()
-    print(f"{bot.name} v {args.opponent}: {s['games']} duplicate games ({args.games} dice sequences x 2 seats)")
-    print(f"  points per game  {s['ppg']:+.3f} ± {s['ppg_se']:.3f}")
-    print(f"  wins             {100 * s['win_rate']:.1f}%")
-    print(f"  gammons          {100 * s['gammon_rate']:.1f}%   backgammons {100 * s['backgammon_rate']:.1f}%")
-    print(f"  speed            {s['games_per_s']:.0f} games/s")
-    print(json.dumps({"bot": bot.name, "opponent": args.opponent, **s}))
+    _play_match(bot, make_player(args.opponent), args, {"bot": bot.name, "opponent": args.opponent})
 
 
 def build_parser() -> argparse.ArgumentParser:
