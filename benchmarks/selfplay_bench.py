@@ -1,17 +1,23 @@
 """Self-play throughput side by side, in one run: bgai's TD(λ) training (self-play and learning) against a GNU
 Backgammon self-play loop (``gnubg_nn.best_move`` at 0-ply for both sides, C, one call per move, no learning).
 
-    python benchmarks/selfplay_bench.py [--games 1024] [--gnubg-games 200] [--config training/configs/default.toml]
+bgai is timed twice: from scratch with the default config (its first games, played by a near-random network,
+run long) and continuing the shipped run from its checkpoint (a trained network: games of normal length, like
+gnubg's).
 
-Prints games per second of each and their ratio, and a JSON line.
+    python benchmarks/selfplay_bench.py [--games 4096] [--gnubg-games 400]
+
+Prints games per second of each and the ratios, and a JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -38,27 +44,43 @@ def gnubg_selfplay(games: int, seed: int) -> float:
     return games / (time.perf_counter() - began)
 
 
-def bgai_training(games: int, config_path: str | None) -> float:
-    """Games per second of bgai's trainer (self-play plus learning), benchmarks switched off."""
+QUIET = {"bench_every": 10**9, "final_bench_games": 1, "checkpoint_minutes": 10**6}
+
+
+def bgai_training(games: int, config_path: str | None = None, checkpoint: str | None = None) -> float:
+    """Games per second of bgai's trainer (self-play plus learning), benchmarks switched off; from scratch, or
+    continuing ``checkpoint`` for ``games`` more games."""
+    from bgai.checkpoint import load_checkpoint
     from bgai.td import load_config, train
 
-    config = load_config(config_path, {"games": games, "bench_every": 10**9, "final_bench_games": 1,
-                                       "checkpoint_minutes": 10**6})
     with tempfile.TemporaryDirectory() as run_dir:
-        summary = train(config, run_dir, progress=False)
-    return summary["games_per_s"]
+        if checkpoint is None:
+            config = load_config(config_path, {"games": games, **QUIET})
+            summary = train(config, run_dir, progress=False)
+            return summary["games_per_s"]
+        state = load_checkpoint(checkpoint)
+        shutil.copyfile(checkpoint, Path(run_dir) / "checkpoint.pt")
+        config = load_config(None, {**state["config"], "games": state["games"] + games, **QUIET})
+        train(config, run_dir, resume=True, progress=False)
+        after = load_checkpoint(Path(run_dir) / "checkpoint.pt")
+        return games / (after["seconds"] - state["seconds"])
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=1024, help="bgai training games")
-    parser.add_argument("--gnubg-games", type=int, default=200, help="gnubg self-play games")
-    parser.add_argument("--config", default="training/configs/default.toml")
+    parser.add_argument("--games", type=int, default=4096, help="bgai training games, each way")
+    parser.add_argument("--gnubg-games", type=int, default=400, help="gnubg self-play games")
+    parser.add_argument("--config", default="training/configs/default.toml", help="config of the run from scratch")
+    parser.add_argument("--checkpoint", default="checkpoints/shipped/checkpoint.pt", help="run to continue")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    figures = {"bgai_train_games_per_s": bgai_training(args.games, args.config)}
-    figures["gnubg_selfplay_games_per_s"] = gnubg_selfplay(args.gnubg_games, args.seed)
-    figures["ratio_bgai_vs_gnubg"] = figures["bgai_train_games_per_s"] / figures["gnubg_selfplay_games_per_s"]
+    figures = {
+        "bgai_train_from_scratch_games_per_s": bgai_training(args.games, config_path=args.config),
+        "bgai_train_continuing_shipped_games_per_s": bgai_training(args.games, checkpoint=args.checkpoint),
+        "gnubg_selfplay_games_per_s": gnubg_selfplay(args.gnubg_games, args.seed),
+    }
+    for way in ("from_scratch", "continuing_shipped"):
+        figures[f"ratio_{way}_vs_gnubg"] = figures[f"bgai_train_{way}_games_per_s"] / figures["gnubg_selfplay_games_per_s"]
     for key, value in figures.items():
         print(f"{key:<28} {value:,.3f}")
     print(json.dumps(figures))
