@@ -2,7 +2,7 @@
 
     python training/report.py runs/shipped [--out checkpoints/shipped] [--pubeval-games 5000] [--ship]
 
-Writes into ``--out``: the full training checkpoint (resumable), ``learning_curve.png`` (points per game against
+Writes into ``--out``: the full training checkpoint (resumable) and its TensorBoard logs, ``learning_curve.png`` (points per game against
 pubeval over games trained, read from the run's TensorBoard logs), ``report.json`` and ``REPORT.md`` with the
 config, games, hours and final benchmarks (duplicate games against random, the heuristic player and pubeval,
 and, when gnubg-nn is installed, equity and checker-play accuracy judged by GNU Backgammon 0-ply).
@@ -68,7 +68,9 @@ def main(argv=None) -> None:
     source = args.run_dir / "checkpoint.pt"
     state = load_checkpoint(source)
     args.out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, args.out / "checkpoint.pt")
+    if args.out.resolve() != args.run_dir.resolve():
+        shutil.copyfile(source, args.out / "checkpoint.pt")
+        shutil.copytree(args.run_dir / "tensorboard", args.out / "tensorboard", dirs_exist_ok=True)
     curve = learning_curve(args.run_dir, args.out / "learning_curve.png")
     if args.ship:
         export_for_play(source, SHIPPED)
@@ -88,6 +90,7 @@ def main(argv=None) -> None:
 
     report = {
         "run_dir": str(args.run_dir),
+        "command": "python training/report.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "config": state["config"],
         "games": state["games"],
         "hours": state["seconds"] / 3600,
@@ -143,7 +146,7 @@ def render(r: dict) -> str:
             f"{1000 * a['checker_error_per_unforced_move']:.1f} per unforced move; same play as gnubg on "
             f"{100 * a['same_play_as_gnubg']:.1f}% of unforced moves",
         ]
-    lines += ["", "Made by `python training/report.py RUN_DIR --ship`.", ""]
+    lines += ["", f"Made by `{r['command']}`.", ""]
     return "\n".join(lines)
 
 
