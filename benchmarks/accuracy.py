@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.bot import load_bot
+from bgai.bot import exact_probabilities, load_bot
 from bgai.movegen import afterstates
 from bgai.network import equity, flip
 from bgai.players.gnubg import from_gnubg, require_gnubg, to_gnubg
@@ -51,8 +51,6 @@ def gnubg_equities(boards: np.ndarray) -> np.ndarray:
     out = np.empty(len(boards))
     for i, board in enumerate(boards):
         if not (board < 0).any():  # the opponent bore off: a loss, gammon or backgammon for the player on roll
-            from bgai.bot import exact_probabilities
-
             out[i] = equity(exact_probabilities(board[None]))[0]
         else:
             out[i] = equity(np.array([gnubg.probabilities(to_gnubg(board), 0)]))[0]

@@ -124,20 +124,13 @@ class SelfPlayWorker:
 
     def __init__(self, n_inputs: int, hidden: tuple[int, ...], lam: float, seed: int, epsilon: float = 0.0):
         self.net = EquityNet(n_inputs, hidden).eval()
+        self.bot = Bot(self.net, name="self-play")
         self.lam = lam
         self.seed = seed
         self.epsilon = epsilon
 
     def load_weights(self, state_dict: dict) -> None:
         self.net.load_state_dict(state_dict)
-
-    @torch.inference_mode()
-    def _values(self, after: np.ndarray) -> np.ndarray:
-        probs = self.net(torch.from_numpy(encoding.encode(after))).numpy()
-        over = game_over(after)
-        if over.any():
-            probs[over] = exact_probabilities(after[over])
-        return probs
 
     def play(self, first_game: int, n_games: int, rng: np.random.Generator) -> Experience:
         """Play games ``first_game .. first_game + n_games - 1`` to the end and return their experience."""
@@ -149,7 +142,7 @@ class SelfPlayWorker:
         while len(live):
             dice = roll_dice(self.seed, ids[live], np.full(len(live), turn))
             moves = afterstates(boards[live], dice, validate=False)
-            values = self._values(moves.after)
+            values = self.bot.probabilities(moves.after)
             pick = segment_argmax(equity(flip(values)), moves.owner, len(live))
             if self.epsilon > 0:
                 explore = rng.random(len(live)) < self.epsilon
