@@ -56,12 +56,24 @@ def game_over(boards: np.ndarray) -> np.ndarray:
     return ~(boards < 0).any(axis=1)
 
 
+# The 21 distinct rolls and their weights out of 36 (a non-double comes two ways).
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
+ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1.0, 2.0) / 36.0
+MAX_PLIES = 1
+
+
 class Bot:
-    """An equity network playing at 0-ply. It is a ``bgai.players.Player`` too."""
+    """An equity network with ``plies`` of lookahead. It is a ``bgai.players.Player`` too.
+
+    0-ply evaluates a position with the network. n-ply averages, over the 21 rolls of the player on roll, the
+    (n-1)-ply evaluation of the play it would make with that roll (chosen at 0-ply), seen from its side. A bot
+    choosing a play at n-ply evaluates every afterstate at n-ply: at 1-ply, each candidate is judged by the
+    opponent's best reply to each of its rolls.
+    """
 
     def __init__(self, net: EquityNet, *, name: str = "bgai", plies: int = 0, info: dict | None = None) -> None:
-        if plies != 0:
-            raise BgaiError(f"plies={plies}: only 0-ply is available so far; lookahead comes with the evaluator")
+        if not (isinstance(plies, int) and 0 <= plies <= MAX_PLIES):
+            raise BgaiError(f"plies must be 0..{MAX_PLIES} (deeper lookahead comes with the evaluator), got {plies!r}")
         self.net = net.eval()
         self.name = name
         self.plies = plies
@@ -79,20 +91,46 @@ class Bot:
             probs[over] = exact_probabilities(boards[over])
         return probs
 
+    def lookahead(self, boards: np.ndarray, plies: int) -> np.ndarray:
+        """(N, 5) probabilities of N boards (on-roll view) at ``plies`` of lookahead (see the class docstring).
+
+        All positions of one level go through the network in one batch.
+        """
+        boards = np.asarray(boards, dtype=np.int8)
+        if plies == 0:
+            return self.probabilities(boards)
+        n = len(boards)
+        probs = np.zeros((n, 5), dtype=np.float64)
+        over = game_over(boards)
+        if over.any():
+            probs[over] = exact_probabilities(boards[over])
+        live = np.flatnonzero(~over)
+        if len(live) == 0:
+            return probs.astype(np.float32)
+        # Every live position with every roll, its plays chosen at 0-ply, then evaluated one ply shallower.
+        expanded = np.repeat(boards[live], len(ROLLS), axis=0)
+        rolls = np.tile(ROLLS, (len(live), 1))
+        moves = afterstates(expanded, rolls, validate=False)
+        pick = segment_argmax(equity(flip(self.probabilities(moves.after))), moves.owner, len(expanded))
+        replies = flip(self.lookahead(moves.after[pick], plies - 1).astype(np.float64))
+        weights = np.tile(ROLL_WEIGHTS, len(live))[:, None]
+        probs[live] = (replies * weights).reshape(len(live), len(ROLLS), 5).sum(axis=1)
+        return probs.astype(np.float32)
+
     def choose(self, boards, after, owner, rng=None, dice=None):
         """Index into ``after`` of the best play of each position (the Player interface)."""
-        mover_equity = equity(flip(self.probabilities(after)))
+        mover_equity = equity(flip(self.lookahead(after, self.plies)))
         return segment_argmax(mover_equity, owner, len(boards))
 
     # One position ---------------------------------------------------------------------------------------------
 
     def evaluate(self, pos: Position) -> Evaluation:
-        """The evaluation of ``pos`` for the player on roll, before it rolls."""
+        """The evaluation of ``pos`` for the player on roll, before it rolls, at the bot's plies."""
         return self.evaluate_many([pos])[0]
 
     def evaluate_many(self, positions) -> list[Evaluation]:
         boards = np.stack([p.board for p in positions])
-        probs = self.probabilities(boards).astype(np.float64)
+        probs = self.lookahead(boards, self.plies).astype(np.float64)
         return [Evaluation(*row.tolist(), float(equity(row[None])[0])) for row in probs]
 
     def choose_move(self, pos: Position, dice):
@@ -106,7 +144,7 @@ class Bot:
         """Every legal play with its cubeless equity for the mover, best first."""
         moves = pos.legal_moves(parse_dice(dice))
         after = np.stack([m.after.board for m in moves])
-        values = equity(flip(self.probabilities(after)))
+        values = equity(flip(self.lookahead(after, self.plies)))
         order = np.argsort(-values, kind="stable")
         return [(moves[i], float(values[i])) for i in order]
 
@@ -125,4 +163,5 @@ def load_bot(path: str | Path | None = None, plies: int = 0) -> Bot:
     checkpoint = load_checkpoint(path, weights_only_ok=True)
     net = EquityNet(checkpoint["n_inputs"], tuple(checkpoint["hidden"]))
     net.load_state_dict(checkpoint["model"])
-    return Bot(net, name=f"bgai:{path.stem}", plies=plies, info={k: checkpoint.get(k) for k in ("games", "config")})
+    name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "")
+    return Bot(net, name=name, plies=plies, info={k: checkpoint.get(k) for k in ("games", "config")})

@@ -76,7 +76,7 @@ def _bench(args: argparse.Namespace) -> None:
     from bgai.bot import load_bot
     from bgai.players import make_player
 
-    bot = load_bot(args.checkpoint)
+    bot = load_bot(args.checkpoint, plies=args.plies)
     _play_match(bot, make_player(args.opponent), args, {"bot": bot.name, "opponent": args.opponent})
 
 
@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--opponent", default="pubeval", help="random, heuristic, pubeval or gnubg (default pubeval)")
     bench.add_argument("--games", type=int, default=1000, help="dice sequences, each played twice (default 1000)")
     bench.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    bench.add_argument("--plies", type=int, default=0, help="lookahead of the bot: 0 or 1 (default 0)")
     bench.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
     bench.add_argument("--batch", type=int, default=1024, help="games played at once (default 1024)")
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
