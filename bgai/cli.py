@@ -77,7 +77,9 @@ def _bench(args: argparse.Namespace) -> None:
     from bgai.players import make_player
 
     bot = load_bot(args.checkpoint, plies=args.plies)
-    _play_match(bot, make_player(args.opponent), args, {"bot": bot.name, "opponent": args.opponent})
+    # "bgai" is the same network at 0-ply: what the lookahead adds.
+    opponent = load_bot(args.checkpoint) if args.opponent == "bgai" else make_player(args.opponent)
+    _play_match(bot, opponent, args, {"bot": bot.name, "opponent": args.opponent, "plies": args.plies})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train)
 
     bench = commands.add_parser("bench", help="duplicate games of a trained bot against an opponent")
-    bench.add_argument("--opponent", default="pubeval", help="random, heuristic, pubeval or gnubg (default pubeval)")
+    bench.add_argument("--opponent", default="pubeval",
+                       help="random, heuristic, pubeval, gnubg, or bgai (the same network at 0-ply); default pubeval")
     bench.add_argument("--games", type=int, default=1000, help="dice sequences, each played twice (default 1000)")
     bench.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     bench.add_argument("--plies", type=int, default=0, help="lookahead of the bot: 0 or 1 (default 0)")
