@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from bgai.bot import exact_probabilities, load_bot
+from bgai.game import game_over
 from bgai.movegen import afterstates
 from bgai.network import equity, flip
 from bgai.players.gnubg import from_gnubg, require_gnubg, to_gnubg
@@ -39,7 +40,7 @@ def gnubg_game_positions(games: int, seed: int) -> tuple[np.ndarray, np.ndarray]
             rolls.append(dice)
             _, key = gnubg.best_move(to_gnubg(board), int(dice[0]), int(dice[1]), n=0, b=1)
             board = from_gnubg(gnubg.board_from_position_key(key))
-            if not (board < 0).any():
+            if game_over(board[None])[0]:
                 break
             dice = rng.integers(1, 7, size=2)
     return np.array(boards, dtype=np.int8), np.array(rolls)
@@ -48,19 +49,18 @@ def gnubg_game_positions(games: int, seed: int) -> tuple[np.ndarray, np.ndarray]
 def gnubg_equities(boards: np.ndarray) -> np.ndarray:
     """gnubg 0-ply cubeless equity of each board, for its player on roll (finished games scored exactly)."""
     gnubg = require_gnubg()
+    over = game_over(boards)
     out = np.empty(len(boards))
-    for i, board in enumerate(boards):
-        if not (board < 0).any():  # the opponent bore off: a loss, gammon or backgammon for the player on roll
-            out[i] = equity(exact_probabilities(board[None]))[0]
-        else:
-            out[i] = equity(np.array([gnubg.probabilities(to_gnubg(board), 0)]))[0]
+    out[over] = equity(exact_probabilities(boards[over]))
+    for i in np.flatnonzero(~over):
+        out[i] = equity(np.array([gnubg.probabilities(to_gnubg(boards[i]), 0)]))[0]
     return out
 
 
 def measure(checkpoint: str | None, games: int, seed: int) -> dict:
     bot = load_bot(checkpoint)
     boards, rolls = gnubg_game_positions(games, seed)
-    live = (boards < 0).any(axis=1)
+    live = ~game_over(boards)
     gnubg_eq = gnubg_equities(boards)
     bot_eq = equity(bot.probabilities(boards).astype(np.float64))
     moves = afterstates(boards, rolls)

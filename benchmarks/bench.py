@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from bgai import movegen  # noqa: E402
-from bgai.game import play_games  # noqa: E402
+from bgai.game import game_over, play_games  # noqa: E402
 from bgai.players import PubevalPlayer, RandomPlayer  # noqa: E402
 from bgai.position import START_BOARD  # noqa: E402
 
@@ -42,8 +42,7 @@ def sample_pairs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
             dice = rng.integers(1, 7, size=(len(positions), 2))
             moves = movegen.afterstates(positions, dice)
             positions = moves.after[player.choose(positions, moves.after, moves.owner, rng)]
-            finished = ~(positions < 0).any(axis=1)
-            positions[finished] = START_BOARD
+            positions[game_over(positions)] = START_BOARD
             boards.append(positions.copy())
             collected += len(positions)
     boards = np.concatenate(boards)[:n]

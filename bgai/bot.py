@@ -16,7 +16,7 @@ import torch
 from bgai import encoding
 from bgai.checkpoint import load_checkpoint
 from bgai.errors import BgaiError
-from bgai.game import result_points
+from bgai.game import game_over, result_points
 from bgai.movegen import afterstates
 from bgai.network import EquityNet, equity, flip
 from bgai.players.base import segment_argmax
@@ -49,11 +49,6 @@ def exact_probabilities(boards: np.ndarray) -> np.ndarray:
     probs[:, 3] = points >= 2
     probs[:, 4] = points == 3
     return probs
-
-
-def game_over(boards: np.ndarray) -> np.ndarray:
-    """Positions whose opponent (the last mover) has no checker left."""
-    return ~(boards < 0).any(axis=1)
 
 
 # The 21 distinct rolls and their weights out of 36 (a non-double comes two ways).
@@ -134,11 +129,8 @@ class Bot:
         return [Evaluation(*row.tolist(), float(equity(row[None])[0])) for row in probs]
 
     def choose_move(self, pos: Position, dice):
-        """The play the bot picks for ``pos`` with ``dice`` (a ``Move``)."""
-        moves = pos.legal_moves(parse_dice(dice))
-        after = np.stack([m.after.board for m in moves])
-        best = self.choose(pos.board[None], after, np.zeros(len(moves), dtype=np.int64))[0]
-        return moves[best]
+        """The play the bot picks for ``pos`` with ``dice`` (a ``Move``): the first of ``rank_moves``."""
+        return self.rank_moves(pos, dice)[0][0]
 
     def rank_moves(self, pos: Position, dice):
         """Every legal play with its cubeless equity for the mover, best first."""

@@ -41,6 +41,11 @@ def roll_dice(seed: int, games: np.ndarray, turn: np.ndarray) -> np.ndarray:
     return np.where(turn[:, None] == 0, _NON_DOUBLES[h % np.uint64(30)], _ALL_ROLLS[h % np.uint64(36)])
 
 
+def game_over(boards: np.ndarray) -> np.ndarray:
+    """Positions (on-roll view) whose opponent, the last mover, has no checker left: the game is over."""
+    return ~(boards < 0).any(axis=1)
+
+
 def result_points(after: np.ndarray) -> np.ndarray:
     """Points the mover won with its last checker off, from ``after`` seen by the loser (now on roll): 1..3."""
     loser = np.where(after > 0, after, 0)
@@ -137,7 +142,7 @@ def _play_batch(players, game_ids, seed, rng, max_turns):
         after = moves.after[chosen]
         boards[live] = after
         turns[live] += 1
-        won = ~(after < 0).any(axis=1)  # the mover (negative in the opponent's view) has no checker left
+        won = game_over(after)
         if won.any():
             finished = live[won]
             sign = np.where(seat[finished] == 0, 1, -1)

@@ -102,8 +102,7 @@ class Position:
 
     def borne_off(self) -> tuple[int, int]:
         """(on-roll player's, opponent's) checkers borne off."""
-        b = self._board.astype(np.int64)
-        return CHECKERS - int(b[b > 0].sum()), CHECKERS + int(b[b < 0].sum())
+        return _borne_off(self._board.astype(np.int64))
 
     def is_game_over(self) -> bool:
         """True when either player has borne off all fifteen checkers."""
@@ -315,10 +314,14 @@ def render_board(board: np.ndarray) -> str:
         lines.append("|" + "".join(cell(p, row) for p in bottom[:6]) + "|" + bar + "|" + "".join(cell(p, row) for p in bottom[6:]) + "|")
     lines += [line, footer]
     pips = _pips(b)
-    off = (CHECKERS - int(b[b > 0].sum()), CHECKERS + int(b[b < 0].sum()))
+    off = _borne_off(b)
     lines.append(f"X (on roll): pips {pips[0]}, off {off[0]}    O: pips {pips[1]}, off {off[1]}")
     return "\n".join(lines)
 
 
 def _pips(b: np.ndarray) -> tuple[int, int]:
     return int(np.where(b > 0, b, 0) @ _PIPS), int(np.where(b < 0, -b, 0) @ (BOARD_SIZE - 1 - _PIPS))
+
+
+def _borne_off(b: np.ndarray) -> tuple[int, int]:
+    return CHECKERS - int(b[b > 0].sum()), CHECKERS + int(b[b < 0].sum())

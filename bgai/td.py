@@ -33,14 +33,14 @@ import torch
 from torch import nn
 
 from bgai import encoding
-from bgai.bot import Bot, exact_probabilities, game_over
+from bgai.bot import Bot, exact_probabilities
 from bgai.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from bgai.errors import BgaiError
-from bgai.game import play_duplicate, roll_dice
+from bgai.game import game_over, play_duplicate, roll_dice
 from bgai.movegen import afterstates
 from bgai.network import EquityNet, equity, flip
 from bgai.players import HeuristicPlayer, PubevalPlayer
-from bgai.players.base import segment_argmax
+from bgai.players.base import group_starts, segment_argmax
 from bgai.position import START_BOARD
 
 
@@ -147,8 +147,7 @@ class SelfPlayWorker:
             if self.epsilon > 0:
                 explore = rng.random(len(live)) < self.epsilon
                 if explore.any():
-                    counts = np.bincount(moves.owner, minlength=len(live))
-                    starts = np.cumsum(counts) - counts
+                    starts, counts = group_starts(moves.owner, len(live))
                     pick[explore] = starts[explore] + (rng.random(explore.sum()) * counts[explore]).astype(np.int64)
             chosen = moves.after[pick]
             over = game_over(chosen)
