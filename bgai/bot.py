@@ -15,6 +15,7 @@ import torch
 
 from bgai import encoding
 from bgai.checkpoint import load_checkpoint
+from bgai.cube import CubeDecision, CubeEquities, CubeState, cube_equities, decide
 from bgai.errors import BgaiError
 from bgai.game import game_over, result_points
 from bgai.movegen import afterstates
@@ -144,6 +145,29 @@ class Bot:
         """The chosen afterstates (N×26, opponent's view) of N positions and rolls."""
         moves = afterstates(boards, dice)
         return moves.after[self.choose(boards, moves.after, moves.owner)]
+
+    # The cube (bgai.cube: Janowski's cubeful equities from the bot's cubeless probabilities at its plies) -----
+
+    def cube_equities(self, boards: np.ndarray, state: CubeState) -> CubeEquities:
+        """Cubeful equities of N positions (on-roll view, before the roll) with the cubes of ``state``."""
+        boards = np.asarray(boards, dtype=np.int8)
+        return cube_equities(self.lookahead(boards, self.plies), boards, state)
+
+    def cube_actions(self, boards: np.ndarray, state: CubeState) -> tuple[np.ndarray, np.ndarray]:
+        """(double, take): whether the player on roll of each position should double, and whether its opponent
+        should take a double (the cube-player interface of ``bgai.game``)."""
+        eq = self.cube_equities(boards, state)
+        return eq.should_double, eq.should_take
+
+    def cube_decision(self, pos: Position, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
+                      beavers: bool = False) -> CubeDecision:
+        """The cube decision of the player on roll in ``pos``, before it rolls (see ``bgai.cube.decide``).
+
+        ``cube`` 1..64; ``owner`` "centered", "me" (the player on roll) or "opponent"; ``match`` ``None`` for a
+        money game or a ``bgai.match.MatchScore``; ``jacoby`` and ``beavers`` are money-game options.
+        """
+        probs = self.lookahead(pos.board[None], self.plies)[0]
+        return decide(probs, pos.board, cube, owner, match, jacoby=jacoby, beavers=beavers)
 
 
 SHIPPED = Path(__file__).resolve().parent / "data" / "bgai-default.pt"

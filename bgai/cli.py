@@ -82,6 +82,56 @@ def _bench(args: argparse.Namespace) -> None:
     _play_match(bot, opponent, args, {"bot": bot.name, "opponent": args.opponent, "plies": args.plies})
 
 
+def _cube_context(args: argparse.Namespace, text: str):
+    """Cube and match of ``eval``: an XGID's own, overridden by the command-line flags."""
+    from bgai.cube import CENTERED, parse_owner
+    from bgai.match import MatchScore, parse_score, xgid_context
+
+    cube, owner, match = xgid_context(text) if text.strip().upper().startswith("XGID=") else (1, CENTERED, None)
+    if args.cube is not None:
+        cube = args.cube
+        owner = parse_owner(args.owner or "me")
+    elif args.owner is not None:
+        owner = parse_owner(args.owner)
+    if args.match is not None:
+        score = parse_score(args.score) if args.score else (0, 0)
+        match = MatchScore.from_score(args.match, score, post_crawford=args.post_crawford)
+    elif args.score:
+        raise BgaiError("--score needs --match N")
+    return cube, owner, match
+
+
+def _eval(args: argparse.Namespace) -> None:
+    from bgai.bot import load_bot
+
+    pos = Position.parse(args.position)
+    cube, owner, match = _cube_context(args, args.position)
+    bot = load_bot(args.checkpoint, plies=args.plies)
+    decision = bot.cube_decision(pos, cube, owner, match, jacoby=args.jacoby, beavers=args.beavers)
+    print(pos)
+    print(f"Position ID: {pos.position_id()}   ({bot.name}, {args.plies}-ply, player on roll's view, before the roll)")
+    print(bot.evaluate(pos))
+    print(decision)
+
+
+def _hint(args: argparse.Namespace) -> None:
+    from bgai.bot import load_bot
+
+    pos = Position.parse(args.position)
+    dice = parse_dice(args.dice)
+    bot = load_bot(args.checkpoint, plies=args.plies)
+    ranked = bot.rank_moves(pos, dice)
+    print(pos)
+    print(f"{len(ranked)} legal play{'s' if len(ranked) != 1 else ''} of {dice[0]}{dice[1]}, ranked by {bot.name} "
+          f"at {args.plies}-ply (cubeless equity of the mover):")
+    best = ranked[0][1]
+    for i, (move, value) in enumerate(ranked[: args.top], 1):
+        diff = "" if i == 1 else f"  ({value - best:+.3f})"
+        print(f"{i:4d}. {str(move):<28} {value:+.3f}{diff}")
+    if len(ranked) > args.top:
+        print(f"      ... {len(ranked) - args.top} more (--top)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bgai", description="bgai: a backgammon engine")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -94,6 +144,29 @@ def build_parser() -> argparse.ArgumentParser:
     moves.add_argument("position", help="GNU Backgammon Position ID or XGID")
     moves.add_argument("dice", help="the roll, e.g. 63 or 6-3")
     moves.set_defaults(run=_moves)
+
+    evaluate = commands.add_parser("eval", help="evaluate a position: probabilities, equity and cube action")
+    evaluate.add_argument("position", help="GNU Backgammon Position ID or XGID (an XGID's cube and score are used)")
+    evaluate.add_argument("--plies", type=int, default=0, help="lookahead: 0, 1 or 2 (default 0)")
+    evaluate.add_argument("--cube", type=int, help="cube value 1..64 (default 1, centered)")
+    evaluate.add_argument("--owner", help="cube owner: center, me (the player on roll) or opponent (default "
+                                          "center; me with --cube)")
+    evaluate.add_argument("--match", type=int, help="match length (default: money game)")
+    evaluate.add_argument("--score", help="match score A-B, player on roll first (default 0-0)")
+    evaluate.add_argument("--post-crawford", action="store_true",
+                          help="with a player one point away: the Crawford game has been played")
+    evaluate.add_argument("--jacoby", action="store_true", help="money: Jacoby rule")
+    evaluate.add_argument("--beavers", action="store_true", help="money: beavers allowed")
+    evaluate.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    evaluate.set_defaults(run=_eval)
+
+    hint = commands.add_parser("hint", help="rank the plays of a position and roll")
+    hint.add_argument("position", help="GNU Backgammon Position ID or XGID")
+    hint.add_argument("dice", help="the roll, e.g. 63 or 6-3")
+    hint.add_argument("--plies", type=int, default=0, help="lookahead: 0, 1 or 2 (default 0)")
+    hint.add_argument("--top", type=int, default=10, help="plays shown (default 10)")
+    hint.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    hint.set_defaults(run=_hint)
 
     duel = commands.add_parser("duel", help="play duplicate cubeless games between two built-in players")
     duel.add_argument("player1", nargs="?", default="pubeval", help="random, heuristic or pubeval (default pubeval)")

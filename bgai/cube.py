@@ -85,3 +85,361 @@ def validate(state: CubeState) -> None:
         away = np.asarray(state.away)
         if away.ndim != 2 or away.shape[1] != 2 or (away < 1).any():
             raise BgaiError("match scores must leave each side at least one point away")
+
+
+# Cubeful equity --------------------------------------------------------------------------------------------------
+#
+# Janowski's model (R. Janowski, "Take-Points in Money Games", 1993): the cubeful equity of a position is a blend of
+# the equity with a dead cube (the cubeless equity) and the equity with a perfectly live cube, in which a player
+# doubles exactly at its opponent's take point and the game ends at a cash point, so that with a live cube the
+# equity is piecewise linear in the winning chance p:
+#
+#     E = x * E_live(p) + (1 - x) * E_dead(p),
+#
+# x being the cube efficiency, the share of the live cube's value a position lets its players realise. With money
+# stakes and W, L the average points won and lost (gammons included) this gives the take point
+# (L - 1/2) / (W + L + x/2) of the paper. The same construction serves match play (as GNU Backgammon does), with
+# match-winning chances from a match equity table in place of points: the live-cube cash points are found level by
+# level from the highest cube down, each the point where taking the next cube and passing are worth the same.
+#
+# Cube efficiency, as the GNU Backgammon manual documents for its use of Janowski's formula (the values Janowski
+# suggested): 0.68 in contact positions; in races, linear in the pip count of the player on roll from 0.6 at 40 pips
+# to 0.7 at 120 (kept within 0.6..0.7); 0.6 once both sides are bearing off (all checkers in their home boards).
+
+CONTACT_EFFICIENCY = 0.68
+RACE_EFFICIENCY = (0.55, 0.00125, 0.6, 0.7)  # intercept, per pip, lowest, highest
+
+
+def efficiency(boards: np.ndarray) -> np.ndarray:
+    """(N,) Janowski cube efficiency of N positions (on-roll view): fixed in contact, by pip count in a race."""
+    boards = np.asarray(boards, dtype=np.int64)
+    points = np.arange(boards.shape[1])
+    mine = boards > 0
+    theirs = boards < 0
+    # Contact: some checker of the player on roll is still behind (at a higher point than) an opponent's checker.
+    my_back = np.where(mine.any(axis=1), (mine * points).max(axis=1), -1)
+    their_back = np.where(theirs.any(axis=1), np.where(theirs, points, 99).min(axis=1), 99)
+    race = my_back < their_back
+    bearoff = (my_back <= 6) & (their_back >= 19)
+    pips = (np.where(mine, boards, 0) * points).sum(axis=1)
+    intercept, per_pip, lowest, highest = RACE_EFFICIENCY
+    in_race = np.where(bearoff, lowest, np.clip(intercept + per_pip * pips, lowest, highest))
+    return np.where(race, in_race, CONTACT_EFFICIENCY)
+
+
+@dataclass(frozen=True)
+class CubeEquities:
+    """Cubeful equities of N positions for the player on roll, before it rolls.
+
+    Money: in units of the current stake (a pass of its double is worth +1). Match: match-winning chances.
+    ``no_double``, ``double_take`` and ``double_pass`` are NaN where the player on roll may not double (then only
+    ``no_double`` means anything). ``double_take`` is the opponent's better answer to a double when beavers are on
+    and it would beaver. ``beaver`` tells where it would.
+    """
+
+    no_double: np.ndarray
+    double_take: np.ndarray
+    double_pass: np.ndarray
+    may_double: np.ndarray
+    beaver: np.ndarray
+    efficiency: np.ndarray
+    cubeless: np.ndarray
+    stake: np.ndarray
+
+    def emg(self, values: np.ndarray) -> np.ndarray:
+        """Equities turned into money-game equivalents: -1 for losing the current stake, +1 for winning it (for
+        money the same numbers)."""
+        lose, win = self.stake[:, 0], self.stake[:, 1]
+        return 2 * (values - lose) / (win - lose) - 1
+
+    @property
+    def should_double(self) -> np.ndarray:
+        return self.may_double & (np.fmin(self.double_take, self.double_pass) > self.no_double)
+
+    @property
+    def should_take(self) -> np.ndarray:
+        """Whether the opponent should take a double (its own best answer, whatever the doubler ought to do)."""
+        return ~self.may_double | (self.double_take <= self.double_pass)
+
+    @property
+    def too_good(self) -> np.ndarray:
+        """The player on roll does better playing on (for a gammon) than cashing the game."""
+        return self.may_double & (self.no_double > self.double_pass)
+
+    @property
+    def equity(self) -> np.ndarray:
+        """The cubeful equity with correct cube action by both sides."""
+        best = np.fmax(self.no_double, np.fmin(self.double_take, self.double_pass))
+        return np.where(self.may_double, best, self.no_double)
+
+
+def _outcomes(probs: np.ndarray) -> np.ndarray:
+    """(N, 6) exclusive probabilities (win 1, 2, 3 points; lose 1, 2, 3) from the 5 cumulative ones."""
+    p, wg, wbg, lg, lbg = np.asarray(probs, dtype=np.float64).T
+    out = np.stack([p - wg, wg - wbg, wbg, 1 - p - lg, lg - lbg, lbg], axis=1)
+    return np.clip(out, 0.0, 1.0)
+
+
+def _curve_at(xs: np.ndarray, ys: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Piecewise-linear curves (N, K breakpoints, x non-decreasing from 0 to 1) evaluated at p (N,)."""
+    out = ys[:, 0].copy()
+    for i in range(xs.shape[1] - 1):
+        x0, x1, y0, y1 = xs[:, i], xs[:, i + 1], ys[:, i], ys[:, i + 1]
+        width = x1 - x0
+        inside = (p >= x0) & (p <= x1) & (width > 0)
+        t = np.divide(p - x0, width, out=np.zeros_like(p), where=width > 0)
+        out = np.where(inside, y0 + t * (y1 - y0), out)
+    return out
+
+
+def _solve(xs: np.ndarray, ys: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """The p in 0..1 where increasing piecewise-linear curves reach ``target`` (clipped to the ends)."""
+    out = np.where(target <= ys[:, 0], 0.0, 1.0)
+    for i in reversed(range(xs.shape[1] - 1)):  # the first segment that reaches the target wins
+        x0, x1, y0, y1 = xs[:, i], xs[:, i + 1], ys[:, i], ys[:, i + 1]
+        rise = y1 - y0
+        inside = (target >= y0) & (target <= y1) & (rise > 0)
+        t = np.divide(target - y0, rise, out=np.zeros_like(target), where=rise > 0)
+        out = np.where(inside, x0 + t * (x1 - x0), out)
+    return np.clip(out, 0.0, 1.0)
+
+
+def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np.ndarray | None = None
+                  ) -> CubeEquities:
+    """Janowski cubeful equities (see above) of N positions from their cubeless probabilities.
+
+    ``probs`` (N, 5) are the cumulative cubeless probabilities of the player on roll before it rolls, ``boards``
+    the positions (for the cube efficiency), ``state`` their cubes and match scores; ``x`` overrides the cube
+    efficiency (0: dead cube, 1: perfectly live).
+    """
+    validate(state)
+    if state.is_match and (state.jacoby or state.beavers):
+        raise BgaiError("the Jacoby rule and beavers are money-game options")
+    outcomes = _outcomes(probs)
+    p = np.asarray(probs, dtype=np.float64)[:, 0]
+    n = len(p)
+    x = efficiency(boards) if x is None else np.broadcast_to(np.asarray(x, dtype=np.float64), (len(probs),))
+    value = np.asarray(state.value, dtype=np.int64)
+    crawford = np.zeros(n, bool) if state.crawford is None else np.asarray(state.crawford, dtype=bool)
+    payoff = _payoff(state)
+
+    # Levels j = 0, 1, 2, ...: the cube at value * 2**j, up to 64 (beyond a row's top level, levels repeat it).
+    top = np.log2(MAX_CUBE // value).astype(np.int64)
+    levels = int(top.max()) + 1
+    cube = [value * 2 ** np.minimum(j, top) for j in range(levels)]
+    wins = [np.sum(outcomes[:, :3] * payoff(cube[j][:, None] * np.array([1, 2, 3])), axis=1) for j in range(levels)]
+    losses = [np.sum(outcomes[:, 3:] * payoff(-cube[j][:, None] * np.array([1, 2, 3])), axis=1)
+              for j in range(levels)]
+    won = [np.divide(wins[j], p, out=payoff(cube[j][:, None])[:, 0].astype(np.float64), where=p > 0)
+           for j in range(levels)]
+    lost = [np.divide(losses[j], 1 - p, out=payoff(-cube[j][:, None])[:, 0].astype(np.float64), where=p < 1)
+            for j in range(levels)]
+    cash = [payoff(cube[j][:, None])[:, 0] for j in range(levels)]  # the opponent passes a double from level j
+    drop = [payoff(-cube[j][:, None])[:, 0] for j in range(levels)]  # the player on roll passes one
+    away = state.away
+
+    # Live-cube curves, from the top level down. At level j the player on roll ("me") cashes at ``cash_at`` (where
+    # its opponent is indifferent between passing and owning the cube at level j + 1) and its opponent at
+    # ``drop_at``; each curve is 4 breakpoints from (0, lost) to (1, won), an unused one lying on an end.
+    zeros, ones = np.zeros(n), np.ones(n)
+    curves = {}
+    me_curve = opp_curve = None
+    for j in reversed(range(levels)):
+        alive = (j < top) & ~crawford
+        cash_at = _solve(*opp_curve, cash[j]) if opp_curve is not None else ones
+        drop_at = _solve(*me_curve, drop[j]) if me_curve is not None else zeros
+        me_can = alive & (cash_at < 1) & (True if away is None else away[:, 0] > cube[j])
+        opp_can = alive & (drop_at > 0) & (True if away is None else away[:, 1] > cube[j])
+        curves[j] = (np.where(opp_can, drop_at, 0.0), np.where(me_can, cash_at, 1.0), opp_can, me_can)
+        me_curve = _curve(j, ON_ROLL, curves, lost[j], won[j], drop, cash)
+        opp_curve = _curve(j, OPPONENT, curves, lost[j], won[j], drop, cash)
+
+    def cubeful(j: int, owner: int, w=None, l=None) -> np.ndarray:
+        w = won[j] if w is None else w
+        l = lost[j] if l is None else l
+        return x * _curve_at(*_curve(j, owner, curves, l, w, drop, cash), p) + (1 - x) * (p * w + (1 - p) * l)
+
+    owner = np.asarray(state.owner)
+    no_double = np.select(
+        [owner == CENTERED, owner == ON_ROLL],
+        [cubeful(0, CENTERED), cubeful(0, ON_ROLL)],
+        cubeful(0, OPPONENT),
+    )
+    if state.jacoby:
+        # Jacoby: while the cube is centered, gammons and backgammons count as single games.
+        jacoby = cubeful(0, CENTERED, w=cash[0].astype(np.float64), l=drop[0].astype(np.float64))
+        no_double = np.where(owner == CENTERED, jacoby, no_double)
+    allowed = may_double(state)
+    double_take = cubeful(min(1, levels - 1), OPPONENT)
+    beaver = np.zeros(n, dtype=bool)
+    if state.beavers and levels > 2:
+        beavered = cubeful(2, OPPONENT)
+        beaver = allowed & (top >= 2) & (beavered < double_take)
+        double_take = np.where(beaver, beavered, double_take)
+    double_pass = cash[0].astype(np.float64)
+    cubeless = p * won[0] + (1 - p) * lost[0]
+    stake = np.stack([drop[0], cash[0]], axis=1).astype(np.float64)
+    if not state.is_match:
+        no_double, double_take, double_pass = no_double / value, double_take / value, double_pass / value
+        cubeless, stake = cubeless / value, stake / value[:, None]
+    nan = np.full(n, np.nan)
+    return CubeEquities(
+        no_double=no_double,
+        double_take=np.where(allowed, double_take, nan),
+        double_pass=np.where(allowed, double_pass, nan),
+        may_double=allowed,
+        beaver=beaver,
+        efficiency=x,
+        cubeless=cubeless,
+        stake=stake,
+    )
+
+
+def _curve(j, owner, curves, lost, won, drop, cash):
+    """Breakpoints (xs, ys), each (N, 4), of the live-cube curve at level j for a cube owned by ``owner``."""
+    drop_at, cash_at, opp_can, me_can = curves[j]
+    n = len(drop_at)
+    lo_x = drop_at if owner != ON_ROLL else np.zeros(n)
+    lo_y = np.where((owner != ON_ROLL) & opp_can, drop[j], lost)
+    hi_x = cash_at if owner != OPPONENT else np.ones(n)
+    hi_y = np.where((owner != OPPONENT) & me_can, cash[j], won)
+    # Freak match scores could cross the two cash points of a centered cube; keep the breakpoints in order.
+    swap = lo_x > hi_x
+    lo_x, hi_x = np.where(swap, hi_x, lo_x), np.where(swap, lo_x, hi_x)
+    lo_y, hi_y = np.where(swap, hi_y, lo_y), np.where(swap, lo_y, hi_y)
+    xs = np.stack([np.zeros(n), lo_x, hi_x, np.ones(n)], axis=1)
+    ys = np.stack([lost, lo_y, hi_y, won], axis=1)
+    return xs, ys
+
+
+def _payoff(state: CubeState):
+    """What the player on roll ends with when it wins ``points`` (negative: loses them): points for money,
+    match-winning chances for a match."""
+    if not state.is_match:
+        return lambda points: np.asarray(points, dtype=np.float64)
+    from bgai.match import match_equity
+
+    away = np.asarray(state.away, dtype=np.int64)
+    n = len(away)
+    crawford = np.zeros(n, bool) if state.crawford is None else np.asarray(state.crawford, dtype=bool)
+    post = np.zeros(n, bool) if state.post_crawford is None else np.asarray(state.post_crawford, dtype=bool)
+    # After this game a 1-away score is post-Crawford if the Crawford game is this one or already played.
+    after_crawford = crawford | post
+
+    def payoff(points: np.ndarray) -> np.ndarray:
+        points = np.asarray(points, dtype=np.int64)
+        shape = points.shape
+        mine = away[:, 0].reshape((n,) + (1,) * (len(shape) - 1)) - np.maximum(points, 0)
+        theirs = away[:, 1].reshape((n,) + (1,) * (len(shape) - 1)) - np.maximum(-points, 0)
+        flag = np.broadcast_to(after_crawford.reshape((n,) + (1,) * (len(shape) - 1)), shape)
+        return match_equity(mine, theirs, flag)
+
+    return payoff
+
+
+# One position ----------------------------------------------------------------------------------------------------
+
+OWNER_NAMES = {"center": CENTERED, "centered": CENTERED, "me": ON_ROLL, "on_roll": ON_ROLL, "opponent": OPPONENT,
+               "opp": OPPONENT}
+
+
+def parse_owner(owner) -> int:
+    if owner in (CENTERED, ON_ROLL, OPPONENT) and not isinstance(owner, bool):
+        return int(owner)
+    key = str(owner).strip().lower()
+    if key not in OWNER_NAMES:
+        raise BgaiError(f"cube owner must be center, me (the player on roll) or opponent; got {owner!r}")
+    return OWNER_NAMES[key]
+
+
+@dataclass(frozen=True)
+class CubeDecision:
+    """The cube decision of the player on roll before it rolls, and its opponent's answer to a double.
+
+    Equities are the player on roll's: for money in units of the current stake, for a match in match-winning
+    chances (``emg`` gives them as money equivalents). Doubling is valued at the opponent's better answer.
+    """
+
+    should_double: bool
+    should_take: bool
+    too_good: bool
+    beaver: bool
+    may_double: bool
+    no_double: float
+    double_take: float | None
+    double_pass: float | None
+    cubeless: float
+    efficiency: float
+    action: str
+    cube: int
+    owner: int
+    match: object | None = None  # a bgai.match.MatchScore
+    emg: tuple[float, float | None, float | None] | None = None
+
+    def __str__(self) -> str:
+        owner = {CENTERED: "centered cube", ON_ROLL: f"cube {self.cube} owned by the player on roll",
+                 OPPONENT: f"cube {self.cube} owned by the opponent"}[self.owner]
+        setting = "money game" if self.match is None else str(self.match)
+        unit = "MWC" if self.match is not None else "equity"
+        lines = [f"Cube decision ({setting}, {owner}; cube efficiency {self.efficiency:.2f})"]
+
+        def fmt(v, emg=None):
+            if self.match is None:
+                return f"{v:+.3f}"
+            return f"{100 * v:6.2f}%" + (f"  (EMG {emg:+.3f})" if emg is not None else "")
+
+        best = max(self.no_double, min(self.double_take, self.double_pass)) if self.may_double else self.no_double
+        lines.append(f"  cubeless {unit:<13} {fmt(self.cubeless)}")
+        rows = [("No double", self.no_double, 0)]
+        if self.may_double:
+            rows += [("Double, take" + (" (beaver)" if self.beaver else ""), self.double_take, 1),
+                     ("Double, pass", self.double_pass, 2)]
+        for label, v, i in rows:
+            emg = self.emg[i] if self.emg else None
+            diff = "" if self.match is not None else f"  ({v - best:+.3f})"
+            lines.append(f"  {label:<22} {fmt(v, emg)}{diff}")
+        lines.append(f"Proper cube action: {self.action}")
+        return "\n".join(lines)
+
+
+def describe(eq: CubeEquities, i: int, state: CubeState) -> str:
+    """The cube action of row ``i`` in words, as players say it."""
+    verb = "redouble" if state.owner[i] == ON_ROLL else "double"
+    if not eq.may_double[i]:
+        if state.owner[i] == OPPONENT:
+            return "No double: the opponent owns the cube"
+        if state.crawford is not None and state.crawford[i]:
+            return "No double: Crawford game"
+        return f"No double: the cube is at {MAX_CUBE}"
+    answer = "beaver" if eq.beaver[i] else "take" if eq.should_take[i] else "pass"
+    if eq.should_double[i]:
+        return f"{verb.capitalize()}, {answer}"
+    if eq.too_good[i]:
+        return f"Too good to {verb}, {answer}"
+    return f"No {verb}, {answer}"
+
+
+def decide(probs, board, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
+           beavers: bool = False) -> CubeDecision:
+    """The cube decision of one position from its cubeless probabilities (the player on roll's, before it rolls).
+
+    ``match`` is ``None`` for money or a ``bgai.match.MatchScore``.
+    """
+    owner = parse_owner(owner)
+    if match is None:
+        state = CubeState.money(1, cube, owner, jacoby=jacoby, beavers=beavers)
+    else:
+        state = CubeState(np.array([cube]), np.array([owner], np.int8), np.array([match.away]),
+                          np.array([match.crawford]), np.array([match.post_crawford]), jacoby, beavers)
+    eq = cube_equities(np.asarray(probs, dtype=np.float64).reshape(1, 5), np.asarray(board)[None], state)
+    pick = lambda a: None if np.isnan(a[0]) else float(a[0])  # noqa: E731
+    emg = None
+    if match is not None:
+        emg = tuple(pick(eq.emg(a)) for a in (eq.no_double, eq.double_take, eq.double_pass))
+    return CubeDecision(
+        should_double=bool(eq.should_double[0]), should_take=bool(eq.should_take[0]), too_good=bool(eq.too_good[0]),
+        beaver=bool(eq.beaver[0]), may_double=bool(eq.may_double[0]), no_double=float(eq.no_double[0]),
+        double_take=pick(eq.double_take), double_pass=pick(eq.double_pass), cubeless=float(eq.cubeless[0]),
+        efficiency=float(eq.efficiency[0]), action=describe(eq, 0, state), cube=int(cube), owner=owner, match=match,
+        emg=emg,
+    )

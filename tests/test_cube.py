@@ -1,0 +1,233 @@
+"""Cube decisions: Janowski's money formulas, the options, match play and the one-position API."""
+
+import numpy as np
+import pytest
+
+import bgai.cube
+
+from bgai.cube import (
+    CENTERED, ON_ROLL, OPPONENT, CubeState, cube_equities, decide, efficiency, may_double, parse_owner,
+)
+from bgai.errors import BgaiError
+from bgai.match import MatchScore, kazaross_xg2, match_equity, parse_score, xgid_context
+from bgai.position import Position
+
+START = Position.start().board
+
+
+def probs_from(p, win_gammons=0.0, lose_gammons=0.0):
+    """Cumulative probabilities with the given share of wins (losses) that are gammons, no backgammons."""
+    p = np.atleast_1d(np.asarray(p, dtype=np.float64))
+    return np.stack([p, p * win_gammons, 0 * p, (1 - p) * lose_gammons, 0 * p], axis=1)
+
+
+def money(p, x=None, owner=CENTERED, value=1, **options):
+    probs = np.atleast_2d(p) if np.ndim(p) == 2 else probs_from(p)
+    state = CubeState.money(len(probs), value, owner, **options)
+    return cube_equities(probs, np.repeat(START[None], len(probs), axis=0), state, x=x)
+
+
+def bisect(f, lo, hi, steps=60):
+    """The root of an increasing function on [lo, hi]."""
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
+# Money play: Janowski -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wg, lg, x", [(0.0, 0.0, 0.68), (0.25, 0.15, 0.68), (0.1, 0.3, 0.6), (0.0, 0.0, 1.0)])
+def test_take_point_is_janowskis(wg, lg, x, monkeypatch):
+    # Given average wins worth W and losses worth L to the doubler, Janowski's take point for the taker (its
+    # winning chance) is (W - 1/2) / (W + L + x/2). His formula lets the cube rise forever; ours stops at 64,
+    # which moves the take point by about 1e-4. Lifting the limit must give his number exactly.
+    monkeypatch.setattr(bgai.cube, "MAX_CUBE", 2**20)
+    W, L = 1 + wg, 1 + lg
+    take_point = (W - 0.5) / (W + L + 0.5 * x)
+    # When: the doubler's winning chance makes double/take worth exactly the pass.
+    p = bisect(lambda p: money(probs_from(p, wg, lg), x=x).double_take[0] - 1.0, 0.5, 0.99)
+    assert 1 - p == pytest.approx(take_point, abs=1e-7)
+
+
+def test_perfectly_live_cube_equity_runs_from_take_point_to_cash_point(monkeypatch):
+    # Given no gammons and a perfectly live cube (x = 1) that may rise forever: take point 20%, cash point 80%,
+    # linear in between.
+    monkeypatch.setattr(bgai.cube, "MAX_CUBE", 2**20)
+    e = money([0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9], x=1.0).no_double
+    np.testing.assert_allclose(e, [-1, -1, -0.5, 0, 0.5, 1, 1], atol=1e-9)
+
+
+def test_dead_cube_is_the_cubeless_equity_and_the_taker_needs_25_percent():
+    e = money([0.3, 0.6, 0.74, 0.76], x=0.0)
+    np.testing.assert_allclose(e.no_double, e.cubeless)
+    np.testing.assert_allclose(e.double_take, 2 * e.cubeless)
+    assert e.should_take.tolist() == [True, True, True, False]
+
+
+def test_owning_the_cube_is_worth_more_than_a_centered_one_and_that_more_than_the_opponents():
+    p = np.linspace(0.3, 0.7, 9)
+    mine, centered, theirs = (money(p, owner=o, value=1 if o == CENTERED else 2).no_double
+                              for o in (ON_ROLL, CENTERED, OPPONENT))
+    assert (mine > centered).all() and (centered > theirs).all()
+
+
+def test_the_doubling_window():
+    actions = [decide(probs_from(p, 0.2, 0.1)[0], START).action for p in (0.55, 0.7, 0.8, 0.95)]
+    assert actions == ["No double, take", "Double, take", "Double, pass", "Too good to double, pass"]
+
+
+def test_too_good_becomes_a_double_under_the_jacoby_rule():
+    # Given a huge gammon threat: W = 1.6, so playing on is worth more than cashing.
+    probs = probs_from(0.9, 0.6)[0]
+    assert decide(probs, START).action == "Too good to double, pass"
+    # With Jacoby, gammons do not count with a centered cube: cash now.
+    jacoby = decide(probs, START, jacoby=True)
+    assert jacoby.action == "Double, pass" and jacoby.no_double < 1
+
+
+def test_beaver_when_the_double_is_a_blunder():
+    e = money([0.35, 0.65], beavers=True)
+    assert e.beaver.tolist() == [True, False]
+    plain = money([0.35, 0.65])
+    # The beaver doubles the stakes again: about twice the take, for the taker's good.
+    assert e.double_take[0] == pytest.approx(2 * plain.double_take[0], rel=0.02)
+    assert decide(probs_from(0.35)[0], START, beavers=True).action == "No double, beaver"
+
+
+def test_who_may_double():
+    state = CubeState(np.array([1, 2, 2, 64]), np.array([CENTERED, ON_ROLL, OPPONENT, ON_ROLL], np.int8))
+    assert may_double(state).tolist() == [True, True, False, False]
+    e = money(probs_from([0.8] * 1), owner=OPPONENT, value=2)
+    assert not e.may_double[0] and np.isnan(e.double_take[0]) and not e.should_double[0]
+    assert decide(probs_from(0.8)[0], START, cube=2, owner="opponent").action.startswith("No double: the opponent")
+    assert decide(probs_from(0.75)[0], START, cube=2, owner="me").action.startswith("Redouble")
+
+
+def test_switched_state_swaps_owner_and_score():
+    state = CubeState(np.array([2, 1]), np.array([ON_ROLL, CENTERED], np.int8), np.array([[3, 5], [1, 2]]))
+    other = state.switched()
+    assert other.owner.tolist() == [OPPONENT, CENTERED]
+    assert other.away.tolist() == [[5, 3], [2, 1]]
+
+
+def test_efficiency_by_position_class():
+    race_80 = Position.from_points({1: 5, 2: 5, 10: 5}, {20: 15}).board  # pips 5 + 10 + 50 = 65
+    race_long = Position.from_points({13: 15}, {24: 15}).board  # 195 pips
+    bearoff = Position.from_points({1: 5, 2: 5, 3: 5}, {22: 15}).board
+    x = efficiency(np.stack([START, race_80, race_long, bearoff]))
+    np.testing.assert_allclose(x, [0.68, 0.55 + 0.00125 * 65, 0.7, 0.6])
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(cube=3), "cube values"), (dict(cube=2, owner="center"), "centered cube has value 1"),
+    (dict(owner="nobody"), "cube owner"),
+])
+def test_bad_cube_input(bad, message):
+    with pytest.raises(BgaiError, match=message):
+        decide(probs_from(0.6)[0], START, **bad)
+
+
+# Match play -----------------------------------------------------------------------------------------------------
+
+
+def match(p, away, crawford=False, post=False, owner=CENTERED, value=1, wg=0.0, lg=0.0):
+    probs = probs_from(p, wg, lg)
+    n = len(probs)
+    state = CubeState(np.full(n, value), np.full(n, owner, np.int8), np.tile(away, (n, 1)), np.full(n, crawford),
+                      np.full(n, post))
+    return cube_equities(probs, np.repeat(START[None], n, axis=0), state)
+
+
+def test_match_equity_table_is_consistent():
+    met = kazaross_xg2()
+    pre = met.pre_crawford
+    np.testing.assert_allclose(pre + pre.T, 1.0, atol=1e-6)
+    assert (np.diff(pre, axis=0) < 0).all() and (np.diff(pre, axis=1) > 0).all()  # needing more points is worse
+    assert met.post_crawford[0] == 0.5 and (np.diff(met.post_crawford) < 0).all()
+    assert match_equity(np.array([0, 3]), np.array([2, 0]), False).tolist() == [1.0, 0.0]
+    assert match_equity(2, 1, True) == met.post_crawford[1]
+    assert match_equity(1, 2, True) == 1 - met.post_crawford[1]
+
+
+def test_double_match_point_is_the_winning_chance_and_no_one_doubles():
+    e = match([0.3, 0.6, 0.9], (1, 1), post=True, wg=0.5, lg=0.5)
+    np.testing.assert_allclose(e.no_double, [0.3, 0.6, 0.9])
+    assert not e.should_double.any()
+
+
+def test_crawford_game_has_no_cube():
+    e = match([0.4, 0.8], (1, 4), crawford=True, wg=0.2)
+    assert not e.may_double.any()
+    np.testing.assert_allclose(e.no_double, e.cubeless)
+
+
+def test_post_crawford_trailer_doubles_at_once_and_leader_never():
+    trailer = match(np.linspace(0.2, 0.6, 5), (3, 1), post=True)
+    assert trailer.should_double.all() and trailer.should_take.all()
+    leader = match(np.linspace(0.5, 0.95, 10), (1, 3), post=True, wg=0.3)
+    assert not leader.should_double.any()
+
+
+def test_long_even_match_is_close_to_money():
+    p = np.array([0.55, 0.65, 0.72, 0.8])
+    far = match(p, (25, 25), wg=0.2, lg=0.1)
+    cash = money(probs_from(p, 0.2, 0.1))
+    np.testing.assert_allclose(far.emg(far.no_double), cash.no_double, atol=0.05)
+    np.testing.assert_allclose(far.emg(far.double_take), cash.double_take, atol=0.08)
+
+
+def test_gammons_matter_less_when_one_game_wins_the_match():
+    # Needing 2 points, a gammon is worth no more than a single win doubled: doubled gammons are wasted.
+    e = match([0.7], (2, 5), owner=ON_ROLL, value=2, wg=0.5)
+    assert e.no_double[0] == pytest.approx(e.cubeless[0]) and not e.should_double[0]  # the cube is dead for us
+
+
+def test_match_scores():
+    assert MatchScore.from_score(7, (6, 3)).crawford
+    assert MatchScore.from_score(7, (6, 3), post_crawford=True).post_crawford
+    assert MatchScore.from_score(7, (6, 6)).post_crawford
+    assert MatchScore.from_score(7, (2, 3)).away == (5, 4)
+    assert parse_score("2-3") == (2, 3)
+    for bad in [lambda: MatchScore(7, (7, 0)), lambda: MatchScore(30, (0, 0)), lambda: parse_score("two-three"),
+                lambda: MatchScore(7, (2, 3), crawford=True)]:
+        with pytest.raises(BgaiError):
+            bad()
+
+
+def test_xgid_cube_and_score_from_the_side_on_roll():
+    board = "-b----E-C---eE---c-e----B-"
+    assert xgid_context(f"XGID={board}:0:0:1:00:0:0:0:0:10") == (1, CENTERED, None)
+    # O owns a 2-cube, O on roll: the player on roll owns it; scores X 4, O 2 in a 7-point match.
+    cube, owner, score = xgid_context(f"XGID={board}:1:-1:-1:00:4:2:0:7:10")
+    assert (cube, owner, score.score, score.crawford) == (2, ON_ROLL, (2, 4), False)
+    cube, owner, score = xgid_context(f"XGID={board}:2:-1:1:00:6:2:1:7:10")
+    assert (cube, owner, score.crawford) == (4, OPPONENT, True)
+    with pytest.raises(BgaiError):
+        xgid_context(f"XGID={board}:9:0:1:00:0:0:0:0:10")
+
+
+def test_parse_owner():
+    assert [parse_owner(o) for o in ("center", "me", "opponent", ON_ROLL)] == [CENTERED, ON_ROLL, OPPONENT, ON_ROLL]
+
+
+# The bot --------------------------------------------------------------------------------------------------------
+
+
+def test_bot_cube_decisions_agree_with_its_own_probabilities():
+    from bgai import load_bot
+
+    bot = load_bot()
+    positions = [Position.start(), Position.from_position_id("4PPgASTgc/ABMA"),
+                 Position.from_points({1: 3, 2: 3, 3: 3, 4: 3, 5: 3}, {19: 15})]
+    for pos in positions:
+        decision = bot.cube_decision(pos)
+        probs = np.array(list(vars(bot.evaluate(pos)).values())[:5])
+        assert decision == decide(probs, pos.board)
+    boards = np.stack([p.board for p in positions])
+    double, take = bot.cube_actions(boards, CubeState.money(3))
+    eq = bot.cube_equities(boards, CubeState.money(3))
+    assert double.tolist() == eq.should_double.tolist() and take.tolist() == eq.should_take.tolist()
+    # Bearing off 45 pips against 90, no gammon chances: double and pass.
+    assert bot.cube_decision(positions[2]).action in ("Double, pass", "Too good to double, pass")
