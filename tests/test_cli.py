@@ -35,6 +35,14 @@ def test_moves_lists_every_legal_play(capsys):
         (["moves", "4HPwATDgc/ABMA", "75"], "each die must be in 1..6"),
         (["moves", "4HPwATDgc/ABMA", "six"], "dice must be two digits"),
         (["duel", "pubeval", "gnu", "--games", "2"], "unknown player"),
+        (["eval", "4HPwATDgc/ABMA", "--cube", "3"], "cube values must be"),
+        (["eval", "4HPwATDgc/ABMA", "--owner", "nobody"], "cube owner"),
+        (["eval", "4HPwATDgc/ABMA", "--match", "5", "--score", "4-7"], "scores must be 0..4"),
+        (["eval", "4HPwATDgc/ABMA", "--score", "1-2"], "--score needs --match"),
+        (["eval", "4HPwATDgc/ABMA", "--plies", "5"], "plies must be"),
+        (["eval", "4HPwATDgc/ABMA", "--jacoby", "--match", "5"], "money-game options"),
+        (["hint", "4HPwATDgc/ABMA", "77"], "each die must be in 1..6"),
+        (["hint", "4HPwATDgc/ABMZ", "31"], "too many checkers"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_status_2(capsys, argv, message):
@@ -88,3 +96,30 @@ def test_gnubg_opponent_missing_is_a_clear_error(monkeypatch, capsys):
     monkeypatch.setattr(builtins, "__import__", no_gnubg)
     assert main(["bench", "--opponent", "gnubg", "--games", "2", "--quiet"]) == 2
     assert "pip install 'bgai[gnubg]'" in capsys.readouterr().err
+
+
+def test_eval_prints_probabilities_and_the_cube_action(capsys):
+    assert main(["eval", "4HPwATDgc/ABMA"]) == 0
+    out = capsys.readouterr().out
+    assert "win " in out and "money game, centered cube" in out
+    assert "Proper cube action: No double, take" in out  # the opening position is nowhere near a double
+
+
+def test_eval_takes_cube_and_score_from_an_xgid_and_flags(capsys):
+    # O owns a 4-cube, X on roll, 3-5 in a 7-point match (X needs 4, O needs 2).
+    assert main(["eval", "XGID=-b----E-C---eE---c-e----B-:2:-1:1:00:3:5:0:7:10"]) == 0
+    out = capsys.readouterr().out
+    assert "3-5 in a 7-point match, cube 4 owned by the opponent" in out
+    assert "No double: the opponent owns the cube" in out
+    assert main(["eval", "4HPwATDgc/ABMA", "--match", "7", "--score", "6-2"]) == 0
+    assert "No double: Crawford game" in capsys.readouterr().out
+
+
+def test_hint_ranks_the_plays_best_first(capsys):
+    assert main(["hint", "4HPwATDgc/ABMA", "31", "--top", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "16 legal plays of 31" in out
+    lines = [line for line in out.splitlines() if line[:5].strip().rstrip(".").isdigit()]
+    values = [float(line.split()[-2 if "(" in line else -1]) for line in lines]
+    assert len(values) == 16 and values == sorted(values, reverse=True)
+    assert lines[0].split(".", 1)[1].split()[:2] == ["8/5", "6/5"]  # the 3-1 opening: make the 5-point
