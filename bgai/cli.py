@@ -76,10 +76,58 @@ def _bench(args: argparse.Namespace) -> None:
     from bgai.bot import load_bot
     from bgai.players import make_player
 
+    if args.cube or args.match is not None:
+        return _bench_cube(args)
+    if args.jacoby:
+        raise BgaiError("--jacoby needs --cube")
+    name = args.opponent or "pubeval"
     bot = load_bot(args.checkpoint, plies=args.plies)
     # "bgai" is the same network at 0-ply: what the lookahead adds.
-    opponent = load_bot(args.checkpoint) if args.opponent == "bgai" else make_player(args.opponent)
-    _play_match(bot, opponent, args, {"bot": bot.name, "opponent": args.opponent, "plies": args.plies})
+    opponent = load_bot(args.checkpoint) if name == "bgai" else make_player(name)
+    _play_match(bot, opponent, args, {"bot": bot.name, "opponent": name, "plies": args.plies})
+
+
+def _bench_cube(args: argparse.Namespace) -> None:
+    """Duplicate cubeful money games (or matches, with --match) of the bot with its cube against an opponent
+    without one (by default the same bot): what the bot's cube decisions are worth."""
+    from bgai.bot import load_bot
+    from bgai.game import WithoutCube, play_duplicate, play_duplicate_matches
+    from bgai.players import make_player
+
+    if args.games < 1:
+        raise BgaiError(f"--games must be at least 1, got {args.games}")
+    if args.match is not None and args.match < 1:
+        raise BgaiError(f"--match must be at least 1 point, got {args.match}")
+    if args.match is not None and args.jacoby:
+        raise BgaiError("the Jacoby rule is for money games, not matches (--match)")
+    bot = load_bot(args.checkpoint, plies=args.plies)
+    if args.opponent is None:
+        opponent = load_bot(args.checkpoint, plies=args.plies)
+    else:
+        opponent = load_bot(args.checkpoint) if args.opponent == "bgai" else make_player(args.opponent)
+    opponent = WithoutCube(opponent)  # never doubles, always takes
+    labels = {"bot": bot.name, "opponent": opponent.name, "plies": args.plies, "cube": True, "match": args.match}
+    options = {"seed": args.seed, "batch": args.batch, "progress": not args.quiet}
+    if args.match is None:
+        s = play_duplicate(bot, opponent, args.games, cube=True, jacoby=args.jacoby, **options).summary()
+        rule = " (Jacoby rule)" if args.jacoby else ""
+        print(f"{bot.name} v {opponent.name}: {s['games']} duplicate cubeful money games{rule} "
+              f"({args.games} dice sequences x 2 seats)")
+        print(f"  points per game  {s['ppg']:+.3f} ± {s['ppg_se']:.3f} (for {bot.name}, with the cube)")
+        print(f"  wins             {100 * s['win_rate']:.1f}%")
+        print(f"  mean cube        {s['mean_cube']:.2f}   passes {100 * s['pass_rate']:.1f}%")
+        print(f"  speed            {s['games_per_s']:.0f} games/s")
+        labels["jacoby"] = args.jacoby
+    else:
+        s = play_duplicate_matches(bot, opponent, args.games, args.match, **options).summary()
+        print(f"{bot.name} v {opponent.name}: {s['matches']} duplicate {args.match}-point matches "
+              f"({args.games} dice sequences x 2 seats)")
+        print(f"  match wins       {100 * s['win_rate']:.1f}% ± {100 * s['win_rate_se']:.1f}% (for {bot.name}, "
+              f"with the cube)")
+        print(f"  games per match  {s['mean_games']:.2f}   mean cube {s['mean_cube']:.2f}   "
+              f"passes {100 * s['pass_rate']:.1f}%")
+        print(f"  speed            {s['games_per_s']:.0f} games/s")
+    print(json.dumps({**labels, **s}))
 
 
 def _cube_context(args: argparse.Namespace, text: str):
@@ -192,14 +240,20 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train)
 
     bench = commands.add_parser("bench", help="duplicate games of a trained bot against an opponent")
-    bench.add_argument("--opponent", default="pubeval",
-                       help="random, heuristic, pubeval, gnubg, or bgai (the same network at 0-ply); default pubeval")
+    bench.add_argument("--opponent",
+                       help="random, heuristic, pubeval, gnubg, or bgai (the same network at 0-ply); default pubeval, "
+                            "or with --cube the same bot without its cube")
     bench.add_argument("--games", type=int, default=1000, help="dice sequences, each played twice (default 1000)")
     bench.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     bench.add_argument("--plies", type=int, default=0, help="lookahead of the bot: 0 or 1 (default 0)")
     bench.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
     bench.add_argument("--batch", type=int, default=1024, help="games played at once (default 1024)")
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    bench.add_argument("--cube", action="store_true",
+                       help="cubeful money games: the bot with its cube against an opponent that never doubles and "
+                            "always takes")
+    bench.add_argument("--match", type=int, metavar="N", help="cubeful matches to N points (implies --cube)")
+    bench.add_argument("--jacoby", action="store_true", help="with --cube: money games with the Jacoby rule")
     bench.set_defaults(run=_bench)
     return parser
 

@@ -1,9 +1,16 @@
-"""Cubeless games, many at once.
+"""Games and matches, many at once, with or without the doubling cube.
 
 The rules of a game (standard rules of backgammon): each player rolls one die for the opening roll, ties are
 rolled again, and the player with the higher die moves first, playing both dice. Players then alternate. The first
 to bear off all fifteen checkers wins one point (single game), two if the loser has borne off none (gammon), three
 if the loser has borne off none and still has a checker on the bar or in the winner's home board (backgammon).
+
+The cube (rules in ``bgai.cube``): from the second turn on, the player on roll may double before it rolls, when
+``bgai.cube.may_double`` allows it. Its opponent passes (the game ends; the doubler wins the stake before the
+double) or takes (the stake doubles and the taker owns the cube). A game's points are its stake times 1, 2 or 3.
+With the Jacoby rule (money only), gammons and backgammons count single while the cube is centered. A match is
+won by the first to ``length`` points; the game after a player first reaches ``length - 1`` is the Crawford game,
+in which no one may double, and the games after it are post-Crawford.
 
 Dice are counter-based: the roll of game ``g`` at turn ``t`` depends only on (seed, g, t), so the same dice can
 be dealt to a game played again with the seats swapped (duplicate games), whatever else is in the batch.
@@ -13,16 +20,45 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeState, may_double
+from bgai.errors import BgaiError
 from bgai.movegen import CHECKERS, OWN_BAR, afterstates
 from bgai.players.base import Player
 from bgai.position import START_BOARD
 
 _NON_DOUBLES = np.array([(a, b) for a in range(1, 7) for b in range(1, 7) if a != b], dtype=np.int8)
 _ALL_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
+
+
+class CubePlayer(Player, Protocol):
+    """A player that handles the cube as well as the checkers.
+
+    ``cube_actions(boards, state)``: ``boards`` (N×26) are positions seen from the player on roll, before it
+    rolls, and ``state`` their cubes (``bgai.cube.CubeState``, relative to the player on roll). Returns two (N,)
+    bool arrays, both as judged by the player whose method it is: whether the player on roll should double, and
+    whether its opponent should take if doubled. The runner asks the roller for the first and, where it doubles,
+    the opponent for the second, on the same boards and states. It asks only where ``may_double`` allows a
+    double. A player without ``cube_actions`` never doubles and always takes.
+    """
+
+    def cube_actions(self, boards: np.ndarray, state: CubeState) -> tuple[np.ndarray, np.ndarray]:
+        ...
+
+
+class WithoutCube:
+    """``player`` with its cube hidden: it plays the same checkers, never doubles and always takes."""
+
+    def __init__(self, player: Player) -> None:
+        self.player = player
+        self.name = f"{player.name} (no cube)"
+
+    def choose(self, boards, after, owner, rng, dice=None):
+        return self.player.choose(boards, after, owner, rng, dice=dice)
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:
@@ -56,29 +92,67 @@ def result_points(after: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class GameResults:
-    """Finished games; ``points`` are seat 0's (positive: seat 0 won that many points)."""
+    """Finished games; ``points`` are seat 0's (positive: seat 0 won that many points).
+
+    With the cube in play, ``cube`` holds each game's final cube value and ``passed`` whether it ended by a pass
+    (``points`` are then ± the cube); both are ``None`` for cubeless games.
+    """
 
     points: np.ndarray
     turns: np.ndarray
     seconds: float
+    cube: np.ndarray | None = None
+    passed: np.ndarray | None = None
 
     @property
     def games(self) -> int:
         return len(self.points)
 
     def summary(self) -> dict:
+        """Points per game with its standard error, rates of wins, gammons and backgammons (as scored: with the
+        Jacoby rule a gammon with the cube centered counts single), and, with the cube, the mean final cube and
+        the share of games ended by a pass."""
         p = self.points.astype(np.float64)
         n = len(p)
-        return {
+        stake = np.ones(n, dtype=np.int64) if self.cube is None else self.cube
+        won = np.abs(self.points) // stake  # 1..3 a game (1 on a pass)
+        played_out = np.ones(n, dtype=bool) if self.passed is None else ~self.passed
+        s = {
             "games": n,
             "ppg": float(p.mean()),
             "ppg_se": float(p.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
             "win_rate": float((p > 0).mean()),
-            "gammon_rate": float((np.abs(p) == 2).mean()),
-            "backgammon_rate": float((np.abs(p) == 3).mean()),
+            "gammon_rate": float(((won == 2) & played_out).mean()),
+            "backgammon_rate": float(((won == 3) & played_out).mean()),
             "mean_turns": float(self.turns.mean()),
             "games_per_s": n / self.seconds if self.seconds > 0 else float("inf"),
         }
+        if self.cube is not None:
+            s["mean_cube"] = float(self.cube.mean())
+            s["pass_rate"] = float(self.passed.mean())
+        return s
+
+
+def _concat(parts: list[GameResults]) -> GameResults:
+    cubeful = parts[0].cube is not None
+    return GameResults(
+        np.concatenate([r.points for r in parts]),
+        np.concatenate([r.turns for r in parts]),
+        sum(r.seconds for r in parts),
+        np.concatenate([r.cube for r in parts]) if cubeful else None,
+        np.concatenate([r.passed for r in parts]) if cubeful else None,
+    )
+
+
+@dataclass(frozen=True)
+class _CubeRules:
+    """The cube of a batch of games. ``away`` (n×2, by seat), ``crawford`` and ``post_crawford`` (n,) are the match
+    score before each game, ``None`` for money games."""
+
+    jacoby: bool = False
+    away: np.ndarray | None = None
+    crawford: np.ndarray | None = None
+    post_crawford: np.ndarray | None = None
 
 
 def play_games(
@@ -92,40 +166,66 @@ def play_games(
     swap_seats: bool = False,
     progress: bool = False,
     max_turns: int = 5000,
+    cube: bool = False,
+    jacoby: bool = False,
 ) -> GameResults:
-    """Play ``games`` cubeless games of ``player0`` (seat 0) against ``player1``, ``batch`` at a time.
+    """Play ``games`` money games of ``player0`` (seat 0) against ``player1``, ``batch`` at a time.
 
     Game ``i`` gets the dice of game id ``first_game + i``. With ``swap_seats`` the players exchange seats but
-    keep the dice, so ``points`` stay seat 0's: two runs, with and without it, make duplicate games.
+    keep the dice, and ``points`` are still ``player0``'s: two runs, with and without it, make duplicate games.
+    Games are cubeless unless ``cube``: then players with ``cube_actions`` (see ``CubePlayer``) double and take,
+    and ``jacoby`` applies the Jacoby rule.
     """
+    if jacoby and not cube:
+        raise BgaiError("the Jacoby rule needs the cube (cube=True)")
     rng = np.random.default_rng(seed)
     players = (player1, player0) if swap_seats else (player0, player1)
-    points = np.zeros(games, dtype=np.int8)
+    points = np.zeros(games, dtype=np.int32)
     turns = np.zeros(games, dtype=np.int32)
+    stakes = np.ones(games, dtype=np.int64)
+    passed = np.zeros(games, dtype=bool)
+    rules = _CubeRules(jacoby=jacoby) if cube else None
     started = time.perf_counter()
     with tqdm(total=games, disable=not progress, unit="game", desc=f"{player0.name} v {player1.name}") as bar:
         for lo in range(0, games, batch):
             ids = np.arange(lo, min(lo + batch, games))
-            p, t = _play_batch(players, ids + first_game, seed, rng, max_turns)
-            points[ids], turns[ids] = p, t
+            points[ids], turns[ids], stakes[ids], passed[ids] = _play_batch(
+                players, ids + first_game, seed, rng, max_turns, rules
+            )
             bar.update(len(ids))
     if swap_seats:
         points = -points
-    return GameResults(points, turns, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return GameResults(points, turns, seconds, stakes if cube else None, passed if cube else None)
 
 
-def _play_batch(players, game_ids, seed, rng, max_turns):
+def _play_batch(players, game_ids, seed, rng, max_turns, rules: _CubeRules | None = None):
+    """Play one batch of games to the end: seat 0's points, turns, final cube values and passes, game by game.
+    Without ``rules`` no one is asked about the cube."""
     n = len(game_ids)
     boards = np.repeat(START_BOARD[None], n, axis=0)
     opening = roll_dice(seed, game_ids, np.zeros(n, dtype=np.int64))
     seat = np.where(opening[:, 0] > opening[:, 1], 0, 1)  # whoever rolled the higher die moves first
-    points = np.zeros(n, dtype=np.int8)
+    points = np.zeros(n, dtype=np.int32)
     turns = np.zeros(n, dtype=np.int32)
+    stake = np.ones(n, dtype=np.int64)
+    holder = np.full(n, -1, dtype=np.int8)  # the seat that owns the cube, -1 while it is centered
+    passed = np.zeros(n, dtype=bool)
+    asks = rules is not None and any(hasattr(player, "cube_actions") for player in players)
     live = np.arange(n)
     turn = 0
     while len(live):
         if turn >= max_turns:
             raise RuntimeError(f"{len(live)} games still running after {max_turns} turns")
+        if asks and turn > 0:  # the opening roll leaves no moment to double
+            dropped = _offer_doubles(players, boards, live, seat, stake, holder, rules)
+            if dropped.any():
+                finished = live[dropped]
+                points[finished] = np.where(seat[finished] == 0, 1, -1) * stake[finished]
+                passed[finished] = True
+                live = live[~dropped]
+                if not len(live):
+                    break
         dice = opening[live] if turn == 0 else roll_dice(seed, game_ids[live], np.full(len(live), turn))
         on_roll = boards[live]
         moves = afterstates(on_roll, dice, validate=False)
@@ -145,12 +245,55 @@ def _play_batch(players, game_ids, seed, rng, max_turns):
         won = game_over(after)
         if won.any():
             finished = live[won]
-            sign = np.where(seat[finished] == 0, 1, -1)
-            points[finished] = sign * result_points(after[won])
+            single = rules is not None and rules.jacoby
+            counted = np.where(single & (holder[finished] == -1), 1, result_points(after[won]))
+            points[finished] = np.where(seat[finished] == 0, 1, -1) * stake[finished] * counted
         seat[live] = 1 - seat[live]
         live = live[~won]
         turn += 1
-    return points, turns
+    return points, turns, stake, passed
+
+
+def _cube_state(games, seat, stake, holder, rules: _CubeRules) -> CubeState:
+    """The cubes of ``games`` from the side of the seat on roll in each."""
+    on_roll = seat[games]
+    owner = np.select([holder[games] == -1, holder[games] == on_roll], [CENTERED, ON_ROLL], OPPONENT)
+    away = None
+    if rules.away is not None:
+        away = np.stack([rules.away[games, on_roll], rules.away[games, 1 - on_roll]], axis=1)
+    crawford = None if rules.crawford is None else rules.crawford[games]
+    post = None if rules.post_crawford is None else rules.post_crawford[games]
+    return CubeState(stake[games].copy(), owner.astype(np.int8), away, crawford, post, jacoby=rules.jacoby)
+
+
+def _ask(player, boards, state, which: int) -> np.ndarray:
+    answer = np.asarray(player.cube_actions(boards, state)[which], dtype=bool)
+    if answer.shape != (len(boards),):
+        raise ValueError(f"{player.name}.cube_actions gave shape {answer.shape} for {len(boards)} positions")
+    return answer
+
+
+def _offer_doubles(players, boards, live, seat, stake, holder, rules) -> np.ndarray:
+    """Before the roll in the ``live`` games: the player on roll may double, its opponent takes or passes.
+    Updates ``stake`` and ``holder`` where a double is taken; returns which of ``live`` end with a pass."""
+    on_roll = seat[live]
+    allowed = may_double(_cube_state(live, seat, stake, holder, rules))
+    doubled = np.zeros(len(live), dtype=bool)
+    for s, player in enumerate(players):
+        rows = np.flatnonzero(allowed & (on_roll == s))
+        if len(rows) and hasattr(player, "cube_actions"):
+            games = live[rows]
+            doubled[rows] = _ask(player, boards[games], _cube_state(games, seat, stake, holder, rules), 0)
+    taken = doubled.copy()
+    for s, player in enumerate(players):
+        rows = np.flatnonzero(doubled & (on_roll != s))  # s is the opponent of the doubler
+        if len(rows) and hasattr(player, "cube_actions"):
+            games = live[rows]
+            taken[rows] = _ask(player, boards[games], _cube_state(games, seat, stake, holder, rules), 1)
+    took = live[taken]
+    stake[took] *= 2
+    holder[took] = 1 - seat[took]
+    return doubled & ~taken
 
 
 def play_duplicate(player0: Player, player1: Player, sequences: int, **kwargs) -> GameResults:
@@ -161,6 +304,127 @@ def play_duplicate(player0: Player, player1: Player, sequences: int, **kwargs) -
     """
     one = play_games(player0, player1, sequences, **kwargs)
     two = play_games(player0, player1, sequences, swap_seats=True, **kwargs)
-    return GameResults(
-        np.concatenate([one.points, two.points]), np.concatenate([one.turns, two.turns]), one.seconds + two.seconds
+    return _concat([one, two])
+
+
+# Matches ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatchResults:
+    """Finished matches to ``length`` points, from ``player0``'s side.
+
+    ``winner`` (M,) 0 where ``player0`` won the match, 1 where ``player1`` did; ``score`` (M×2) the final points
+    of ``player0`` and ``player1`` (the winner's may pass ``length``); ``games`` (M,) games played. ``played``
+    holds every game of every match, match by match in order (points ``player0``'s, final cube, passes); ``match``
+    the match each of them belongs to and ``crawford`` whether it was the Crawford game.
+    """
+
+    length: int
+    winner: np.ndarray
+    score: np.ndarray
+    games: np.ndarray
+    seconds: float
+    played: GameResults
+    match: np.ndarray
+    crawford: np.ndarray
+
+    @property
+    def matches(self) -> int:
+        return len(self.winner)
+
+    def summary(self) -> dict:
+        """Match win rate of ``player0`` with its standard error, games per match, mean cube, share of passes."""
+        won = (self.winner == 0).astype(np.float64)
+        n = len(won)
+        return {
+            "matches": n,
+            "length": self.length,
+            "win_rate": float(won.mean()),
+            "win_rate_se": float(won.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
+            "games": self.played.games,
+            "mean_games": float(self.games.mean()),
+            "mean_cube": float(self.played.cube.mean()),
+            "pass_rate": float(self.played.passed.mean()),
+            "matches_per_s": n / self.seconds if self.seconds > 0 else float("inf"),
+            "games_per_s": self.played.games / self.seconds if self.seconds > 0 else float("inf"),
+        }
+
+
+def play_matches(
+    player0: Player,
+    player1: Player,
+    matches: int,
+    length: int,
+    *,
+    seed: int = 0,
+    first_match: int = 0,
+    batch: int = 1024,
+    swap_seats: bool = False,
+    progress: bool = False,
+    max_turns: int = 5000,
+) -> MatchResults:
+    """Play ``matches`` matches to ``length`` points of ``player0`` (seat 0) against ``player1``, with the cube
+    (players with ``cube_actions`` use it) and the Crawford rule.
+
+    Up to ``batch`` matches are played together, round by round: round r plays the r-th game of every unfinished
+    match in one batch, each game's cube starting from its match score. Game r of match ``i`` gets the dice of
+    game id ``(first_match + i) * 2 * length + r`` (no match lasts ``2 * length`` games: each game scores a
+    point), so with ``swap_seats`` the players exchange seats and every game keeps its dice; the results stay
+    ``player0``'s.
+    """
+    if length < 1:
+        raise BgaiError(f"a match is played to at least 1 point, got {length}")
+    rng = np.random.default_rng(seed)
+    players = (player1, player0) if swap_seats else (player0, player1)
+    score = np.zeros((matches, 2), dtype=np.int64)  # by seat
+    games = np.zeros(matches, dtype=np.int32)
+    crawford_next = np.zeros(matches, dtype=bool)
+    crawford_played = np.zeros(matches, dtype=bool)
+    log = []
+    started = time.perf_counter()
+    with tqdm(total=matches, disable=not progress, unit="match", desc=f"{player0.name} v {player1.name}") as bar:
+        for lo in range(0, matches, batch):
+            live = np.arange(lo, min(lo + batch, matches))
+            game = 0
+            while len(live):
+                crawford = crawford_next[live]
+                rules = _CubeRules(away=length - score[live], crawford=crawford, post_crawford=crawford_played[live])
+                ids = (first_match + live) * 2 * length + game
+                points, turns, stake, passed = _play_batch(players, ids, seed, rng, max_turns, rules)
+                log.append((live, np.full(len(live), game), points, turns, stake, passed, crawford))
+                score[live, 0] += np.maximum(points, 0)
+                score[live, 1] += np.maximum(-points, 0)
+                games[live] += 1
+                crawford_played[live] |= crawford
+                over = (score[live] >= length).any(axis=1)
+                crawford_next[live] = ~crawford_played[live] & (score[live] == length - 1).any(axis=1) & ~over
+                bar.update(int(over.sum()))
+                live = live[~over]
+                game += 1
+    seconds = time.perf_counter() - started
+    match, number, points, turns, stake, passed, crawford = (np.concatenate(column) for column in zip(*log))
+    order = np.lexsort((number, match))
+    sign = -1 if swap_seats else 1
+    played = GameResults(sign * points[order], turns[order], seconds, stake[order], passed[order])
+    if swap_seats:
+        score = score[:, ::-1].copy()
+    winner = np.where(score[:, 0] >= length, 0, 1)
+    return MatchResults(length, winner, score, games, seconds, played, match[order], crawford[order])
+
+
+def play_duplicate_matches(player0: Player, player1: Player, sequences: int, length: int, **kwargs) -> MatchResults:
+    """Duplicate matches: each of ``sequences`` dice sequences played twice, the seats swapped the second time.
+    Results are ``player0``'s, the first half from seat 0; keyword arguments go to ``play_matches``."""
+    one = play_matches(player0, player1, sequences, length, **kwargs)
+    two = play_matches(player0, player1, sequences, length, swap_seats=True, **kwargs)
+    return MatchResults(
+        length,
+        np.concatenate([one.winner, two.winner]),
+        np.concatenate([one.score, two.score]),
+        np.concatenate([one.games, two.games]),
+        one.seconds + two.seconds,
+        _concat([one.played, two.played]),
+        np.concatenate([one.match, two.match + sequences]),
+        np.concatenate([one.crawford, two.crawford]),
     )
