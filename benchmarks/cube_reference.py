@@ -1,0 +1,365 @@
+"""A reference set of money-game cube decisions near the doubling window, judged by GNU Backgammon 1.07 at 2-ply.
+
+Writes ``benchmarks/data/cube_reference.json``; ``score_decisions`` scores anyone's double/take choices on it.
+
+    python benchmarks/cube_reference.py [--games 200] [--seed 0] [--out benchmarks/data/cube_reference.json]
+
+How the set is made:
+
+1. Positions come from games GNU Backgammon plays against itself at 0-ply (``gnubg_nn``, the PyPI wrapper; fixed
+   seed), taken with the player on roll before it rolls. Finished games and the starting position are left out, and
+   so is a position met twice.
+2. Each position is paired with two cube states: centered (value 1) and owned by the player on roll (value 2).
+   Debian's gnubg evaluates every pair cheaply (cubeful, 0-ply) and the screening rule (``SCREENING``) keeps a
+   share of the pairs near the doubling window, most of them close to it.
+3. The kept pairs are evaluated again at 2-ply (cubeful, with gnubg's pruning: its "world class" setting). Those
+   equities are the reference. The 0-ply equities of the screen are kept next to them, so gnubg 0-ply can be scored
+   on the set too (``gnubg_0ply_score`` in the metadata).
+
+GNU Backgammon is the judge here only; nothing in this file becomes a training target.
+
+This one file runs in two interpreters. The project's Python plays the games, screens and writes the result.
+GNU Backgammon's embedded Python (``gnubg -t -q -r -p cube_reference.py``, with ``CUBE_REFERENCE_JOB`` naming a
+job file) does the evaluations. That Python has neither numpy nor bgai, so the module imports only the standard
+library at its top. It needs the Debian package (``apt-get install gnubg``) and is not run in CI;
+tests/test_cube_reference.py checks the file it wrote and ``score_decisions``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import random
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+JOB_ENV = "CUBE_REFERENCE_JOB"
+GNUBG = "/usr/games/gnubg"
+CUBE_STATES = (("centered", 1), ("on_roll", 2))
+
+SCORING = (
+    "Equities are gnubg's 2-ply cubeful money equities for the player on roll, normalised to the current cube value "
+    "(no double = ND, double/take = DT, double/pass = DP = 1). "
+    "Doubler's decision, one for every entry: doubling is worth min(DT, DP) (the opponent answers correctly), not "
+    "doubling is worth ND; the reference doubles iff min(DT, DP) >= ND (a tie is gnubg's 'optional double', and "
+    "costs nothing either way); loss = max(ND, min(DT, DP)) minus the worth of the action chosen. "
+    "Taker's decision, only for the entries where the reference doubles (the double is offered): "
+    "the reference takes iff DT <= DP; loss = |DT - DP| if the other answer is chosen, else 0. "
+    "Agreement is the share of decisions equal to the reference's. mp = millipoints (1/1000 of the current cube "
+    "value); mp_per_decision = (sum of doubler losses + sum of taker losses) / (doubler decisions + taker "
+    "decisions)."
+)
+
+SCREENING = (
+    "Positions where the cube cannot matter are dropped first: a side wins with cubeless chance >= 0.995 (gnubg_nn "
+    "0-ply) and both sides' gammon chances are < 0.005. With gnubg's 0-ply cubeful equities ND, DT, DP of a "
+    "(position, cube state) pair, double margin = |ND - min(DT, DP)|, take margin = |DT - DP|, margin = the "
+    "smaller. A pair with margin <= {close} is kept with probability {close_share}; one with {close} < margin <= "
+    "{near} (clear doubles, passes, no doubles and too-goods near the window) with probability {near_share}; the "
+    "rest are dropped. The draws are random.Random(seed).random(), one per pair in order."
+)
+
+
+# --- scoring (pure Python, imported by other benchmarks) ---------------------------------------------------------
+
+
+def reference_decisions(entry: dict) -> tuple[bool, bool]:
+    """The (double, take) decisions an entry's equities call for: double iff min(DT, DP) >= ND, take iff DT <= DP."""
+    nd, dt, dp = entry["no_double"], entry["double_take"], entry["double_pass"]
+    return min(dt, dp) >= nd, dt <= dp
+
+
+def score_decisions(reference_entries, doubles, takes) -> dict:
+    """Agreement with the 2-ply reference and equity lost, per the definition in ``SCORING``.
+
+    ``doubles[i]`` and ``takes[i]`` are the decisions to judge on entry ``i`` (would the player on roll double; if
+    doubled, would the opponent take); ``takes[i]`` counts only where the reference doubles.
+    """
+    if not len(reference_entries) == len(doubles) == len(takes):
+        raise ValueError("need one double and one take decision per reference entry")
+    double_losses, double_agree, take_losses, take_agree = [], 0, [], 0
+    for entry, double, take in zip(reference_entries, doubles, takes):
+        nd, dt, dp = entry["no_double"], entry["double_take"], entry["double_pass"]
+        ref_double, ref_take = reference_decisions(entry)
+        doubled = min(dt, dp)
+        double_losses.append(max(nd, doubled) - (doubled if double else nd))
+        double_agree += bool(double) == ref_double
+        if ref_double:
+            take_losses.append(abs(dt - dp) if bool(take) != ref_take else 0.0)
+            take_agree += bool(take) == ref_take
+    n_double, n_take = len(double_losses), len(take_losses)
+
+    def mean_mp(losses):
+        return 1000 * sum(losses) / len(losses) if losses else 0.0
+
+    return {
+        "double_decisions": n_double,
+        "double_agreement": double_agree / n_double if n_double else 0.0,
+        "double_mp": mean_mp(double_losses),
+        "take_decisions": n_take,
+        "take_agreement": take_agree / n_take if n_take else 0.0,
+        "take_mp": mean_mp(take_losses),
+        "decisions": n_double + n_take,
+        "mp_per_decision": mean_mp(double_losses + take_losses),
+    }
+
+
+# --- the GNU Backgammon side (its embedded Python: standard library and the gnubg module only) -------------------
+
+GNUBG_CLASSES = {0: "over", 1: "hypergammon", 2: "hypergammon", 3: "hypergammon", 4: "bearoff", 5: "bearoff",
+                 6: "bearoff", 7: "bearoff", 8: "race", 9: "crashed", 10: "contact"}
+
+
+def gnubg_evaluate(job: dict) -> list[dict]:
+    """Money-game evaluations of (position id, cube owner, cube value) items, at ``job["plies"]``.
+
+    The board from ``gnubg.positionfromid`` is ``(opponent, player on roll)``; the cube info says player 0 is on roll
+    (``move=0``), so owner 0 is the player on roll and -1 the centered cube.
+    """
+    import gnubg
+
+    gnubg.command("set threads 1")
+    gnubg.command("set jacoby off")
+    gnubg.command("set beavers 0")
+    plies = job["plies"]
+    # evalcontext(cubeful, plies, deterministic, prune, noise); prune as in gnubg's "world class" setting
+    cubeful = gnubg.evalcontext(1, plies, 1, 1, 0.0)
+    cubeless = gnubg.evalcontext(0, plies, 1, 1, 0.0)
+    results = []
+    for position_id, owner, cube in job["items"]:
+        board = gnubg.positionfromid(position_id)
+        # cubeinfo(cube value, cube owner, player on move); money game: match length 0 by default
+        info = gnubg.cubeinfo(cube, -1 if owner == "centered" else 0, 0)
+        if info["jacoby"] or info["beavers"] or info["matchto"]:
+            raise RuntimeError(f"expected a money game without Jacoby or beavers, got {info}")
+        _, nd, dt, dp, _, text = gnubg.cfevaluate(board, info, cubeful)
+        result = {
+            "board": [list(row) for row in board],
+            "class": GNUBG_CLASSES.get(gnubg.classifypos(board, 0), "unknown"),
+            "no_double": nd, "double_take": dt, "double_pass": dp, "decision": text,
+        }
+        if job["probabilities"]:
+            result["probabilities"] = list(gnubg.evaluate(board, info, cubeless)[:5])
+        results.append(result)
+    return results
+
+
+def gnubg_job_main(job_path: str) -> None:
+    with open(job_path) as f:
+        job = json.load(f)
+    results = gnubg_evaluate(job)
+    with open(job["out"], "w") as f:
+        json.dump(results, f)
+
+
+# --- the project side ------------------------------------------------------------------------------------------
+
+
+def run_gnubg(items: list, plies: int, probabilities: bool, gnubg: str = GNUBG) -> list[dict]:
+    """Evaluate [position id, owner, cube] items in one Debian gnubg process running this file.
+
+    Each gnubg call waits about 10 ms however little it computes (gnubg runs it as an asynchronous task), so this
+    takes time but hardly any CPU."""
+    with tempfile.TemporaryDirectory() as tmp:
+        job_path, out_path = Path(tmp, "job.json"), Path(tmp, "out.json")
+        job = {"items": items, "plies": plies, "probabilities": probabilities, "out": str(out_path)}
+        job_path.write_text(json.dumps(job))
+        env = dict(os.environ, **{JOB_ENV: str(job_path)})
+        proc = subprocess.run([gnubg, "-t", "-q", "-r", "-p", str(Path(__file__).resolve())], env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if not out_path.exists():
+            raise RuntimeError(f"gnubg wrote no results (exit {proc.returncode}):\n{proc.stdout[-3000:]}"
+                               f"\n{proc.stderr[-3000:]}")
+        return json.loads(out_path.read_text())
+
+
+def gnubg_version(gnubg: str = GNUBG) -> str:
+    return subprocess.run([gnubg, "--version"], capture_output=True, text=True).stdout.splitlines()[0].strip()
+
+
+def self_play_positions(games: int, seed: int) -> list:
+    """Boards (on-roll view, before the roll) met in gnubg_nn 0-ply self-play, first occurrence only, without the
+    starting position and finished games."""
+    import numpy as np
+
+    from bgai.game import game_over
+    from bgai.players.gnubg import from_gnubg, require_gnubg, to_gnubg
+    from bgai.position import START_BOARD
+
+    gnubg_nn = require_gnubg()
+    rng = np.random.default_rng(seed)
+    seen = {START_BOARD.tobytes()}
+    boards = []
+    for _ in range(games):
+        board = START_BOARD.copy()
+        dice = rng.choice(6, size=2, replace=False) + 1  # the opening roll is never a double
+        while True:
+            _, key = gnubg_nn.best_move(to_gnubg(board), int(dice[0]), int(dice[1]), n=0, b=1)
+            board = from_gnubg(gnubg_nn.board_from_position_key(key))
+            if game_over(board[None])[0]:
+                break
+            if board.tobytes() not in seen:
+                seen.add(board.tobytes())
+                boards.append(board)
+            dice = rng.integers(1, 7, size=2)
+    return boards
+
+
+def cube_cannot_matter(probabilities) -> bool:
+    """A side all but sure to win, and no gammons either way: cashing and playing on are worth the same."""
+    win, win_gammon, _, lose_gammon, _ = probabilities
+    return max(win, 1 - win) >= 0.995 and win_gammon < 0.005 and lose_gammon < 0.005
+
+
+def margin(evaluation: dict) -> float:
+    """How far the double or the take decision is from flipping, whichever is nearer."""
+    nd, dt, dp = evaluation["no_double"], evaluation["double_take"], evaluation["double_pass"]
+    return min(abs(nd - min(dt, dp)), abs(dt - dp))
+
+
+def rounded(values):
+    """gnubg's numbers are C floats: write each as the shortest decimal that reads back as the same float32, which
+    keeps their order and ties exactly (rounding to fixed decimals can make two of them equal)."""
+    import numpy as np
+
+    return [float(np.format_float_positional(np.float32(value), unique=True)) for value in values]
+
+
+def build(games: int, seed: int, close: float, near: float, close_share: float, near_share: float,
+          gnubg: str = GNUBG) -> dict:
+    from bgai.players.gnubg import require_gnubg, to_gnubg
+    from bgai.position import Position
+
+    gnubg_nn = require_gnubg()
+    began = time.perf_counter()
+    boards = self_play_positions(games, seed)
+    boards = [board for board in boards if not cube_cannot_matter(gnubg_nn.probabilities(to_gnubg(board), 0))]
+    ids = [Position(board).position_id() for board in boards]
+    played = time.perf_counter()
+    print(f"{len(ids)} distinct positions where the cube can matter, from {games} games ({played - began:.0f} s)",
+          flush=True)
+
+    items = [[position_id, owner, cube] for position_id in ids for owner, cube in CUBE_STATES]
+    screen = run_gnubg(items, plies=0, probabilities=False, gnubg=gnubg)
+    for board, position_id, evaluation in zip(boards, ids, screen[::len(CUBE_STATES)]):
+        if evaluation["board"] != to_gnubg(board):  # the two readings of a Position ID agree
+            raise RuntimeError(f"gnubg reads {position_id} as {evaluation['board']}, bgai as {to_gnubg(board)}")
+    screened = time.perf_counter()
+    print(f"screened {len(items)} (position, cube) pairs at 0-ply ({screened - played:.0f} s)", flush=True)
+
+    chooser = random.Random(seed)
+    kept = []
+    for item, evaluation in zip(items, screen):
+        m = margin(evaluation)
+        share = close_share if m <= close else near_share if m <= near else 0.0
+        if chooser.random() < share:
+            kept.append((item, evaluation))
+    print(f"kept {len(kept)} pairs; evaluating them at 2-ply", flush=True)
+
+    reference = run_gnubg([item for item, _ in kept], plies=2, probabilities=True, gnubg=gnubg)
+    finished = time.perf_counter()
+    print(f"2-ply done ({finished - screened:.0f} s)", flush=True)
+
+    entries = []
+    for (item, quick), slow in zip(kept, reference):
+        position_id, owner, cube = item
+        nd, dt, dp = rounded([slow["no_double"], slow["double_take"], slow["double_pass"]])
+        quick_nd, quick_dt, quick_dp = rounded([quick["no_double"], quick["double_take"], quick["double_pass"]])
+        entries.append({
+            "position_id": position_id,
+            "cube": cube,
+            "owner": owner,
+            "class": slow["class"],
+            "no_double": nd,
+            "double_take": dt,
+            "double_pass": dp,
+            "decision": slow["decision"],
+            "probabilities": rounded(slow["probabilities"]),
+            "gnubg_0ply": {"no_double": quick_nd, "double_take": quick_dt, "double_pass": quick_dp,
+                           "decision": quick["decision"]},
+        })
+    quick_decisions = [reference_decisions(entry["gnubg_0ply"]) for entry in entries]
+    zero_ply = score_decisions(entries, [d for d, _ in quick_decisions], [t for _, t in quick_decisions])
+    counts = {owner: sum(entry["owner"] == owner for entry in entries) for owner, _ in CUBE_STATES}
+    screening = SCREENING.format(close=close, near=near, close_share=close_share, near_share=near_share)
+    return {
+        "metadata": {
+            "description": "Money-game cube decisions near the doubling window, GNU Backgammon 2-ply cubeful "
+                           "equities as the reference. A test oracle and benchmark only, never a training target.",
+            "gnubg_version": gnubg_version(gnubg),
+            "positions_from": f"gnubg_nn {gnubg_nn_version()} 0-ply self-play (PyPI gnubg-nn), {games} games, "
+                              f"numpy.random.default_rng({seed}) dice; the player on roll before its roll; each "
+                              "distinct position once",
+            "games": games,
+            "seed": seed,
+            "date": datetime.date.today().isoformat(),
+            "evaluation": "money game, no Jacoby rule, no beavers; gnubg.cfevaluate at 2-ply, cubeful, "
+                          "deterministic, pruning on, no noise: evalcontext(1, 2, 1, 1, 0.0); "
+                          "probabilities from gnubg.evaluate at 2-ply, cubeless: evalcontext(0, 2, 1, 1, 0.0)",
+            "api": "gnubg.command('set jacoby off'); gnubg.command('set beavers 0'); "
+                   "board = gnubg.positionfromid(position_id)  # (opponent, player on roll); "
+                   "info = gnubg.cubeinfo(cube, owner, 0)  # owner -1 centered, 0 the player on roll, who is "
+                   "player 0; optimal, nd, dt, dp, code, text = gnubg.cfevaluate(board, info, evalcontext); "
+                   "probabilities = gnubg.evaluate(board, info, evalcontext)[:5]",
+            "cube_states": "owner 'centered' with cube 1; owner 'on_roll' (the player on roll owns it) with cube 2",
+            "normalisation": "no_double, double_take, double_pass are gnubg's cubeful equities for the player on "
+                             "roll, normalised to the current cube value (double_pass is always 1)",
+            "probabilities": "gnubg's cubeless probabilities for the player on roll, cumulative: win, win gammon, "
+                             "win backgammon, lose gammon, lose backgammon",
+            "decision": "gnubg's recommendation in words (cfevaluate's text)",
+            "class": "gnubg.classifypos: contact, crashed, race or bearoff",
+            "gnubg_0ply": "the same equities at 0-ply (the screen: evalcontext(1, 0, 1, 1, 0.0)), and gnubg's 0-ply "
+                          "recommendation",
+            "screening": screening,
+            "candidates": {"positions": len(ids), "pairs": len(items)},
+            "counts": {"entries": len(entries), **counts},
+            "scoring": SCORING,
+            "gnubg_0ply_score": zero_ply,
+            "seconds": {"self_play": round(played - began, 1), "screen_0ply": round(screened - played, 1),
+                        "reference_2ply": round(finished - screened, 1)},
+            "command": f"python benchmarks/cube_reference.py --games {games} --seed {seed} --close {close} "
+                       f"--near {near} --close-share {close_share} --near-share {near_share}",
+        },
+        "entries": entries,
+    }
+
+
+def gnubg_nn_version() -> str:
+    from importlib.metadata import version
+
+    return version("gnubg-nn")
+
+
+def write(result: dict, out: Path) -> None:
+    """The metadata indented, then one entry a line."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    metadata = json.dumps(result["metadata"], indent=1).replace("\n", "\n ")
+    entries = ",\n  ".join(json.dumps(entry) for entry in result["entries"])
+    out.write_text(f'{{\n "metadata": {metadata},\n "entries": [\n  {entries}\n ]\n}}\n')
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=200, help="gnubg_nn self-play games to take positions from")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--close", type=float, default=0.10, help="margin of the close pairs")
+    parser.add_argument("--near", type=float, default=0.25, help="margin of the pairs near the window")
+    parser.add_argument("--close-share", type=float, default=0.3, help="share of the close pairs kept")
+    parser.add_argument("--near-share", type=float, default=0.15, help="share of the other near pairs kept")
+    parser.add_argument("--gnubg", default=GNUBG, help="Debian's gnubg executable")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data" / "cube_reference.json")
+    args = parser.parse_args(argv)
+    result = build(args.games, args.seed, args.close, args.near, args.close_share, args.near_share, args.gnubg)
+    write(result, args.out)
+    print(json.dumps(result["metadata"]["counts"]), json.dumps(result["metadata"]["gnubg_0ply_score"], indent=1))
+
+
+if __name__ == "__main__":
+    if os.environ.get(JOB_ENV):
+        gnubg_job_main(os.environ[JOB_ENV])
+    else:
+        main()

@@ -1,0 +1,103 @@
+"""The cube-decision reference set (benchmarks/data/cube_reference.json) and its scoring rule.
+
+The set was written by benchmarks/cube_reference.py with Debian's GNU Backgammon; these tests only read it.
+"""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchmarks.cube_reference import CUBE_STATES, SCORING, reference_decisions, score_decisions
+from bgai.position import Position
+
+DATA = Path(__file__).parent.parent / "benchmarks" / "data" / "cube_reference.json"
+
+
+def entry(nd, dt, dp=1.0):
+    return {"no_double": nd, "double_take": dt, "double_pass": dp}
+
+
+def test_scoring_on_five_hand_made_decisions():
+    # Given five positions, judged by the reference (ND, DT, DP), and a player's (double, take) on each
+    entries = [
+        entry(0.5, 0.7),   # double, take      player: no double, take   -> doubler loses 0.7 - 0.5
+        entry(0.9, 1.05),  # double, pass      player: double, take      -> taker loses 1.05 - 1.0
+        entry(0.3, 0.1),   # no double, take   player: double            -> doubler loses 0.3 - 0.1
+        entry(1.3, 1.5),   # too good, pass    player: no double         -> right
+        entry(1.0, 1.9),   # tie: ND = DP = 1, an optional double; pass. player: no double, pass -> costs nothing
+    ]
+    doubles = [False, True, True, False, False]
+    takes = [True, True, False, True, False]
+
+    score = score_decisions(entries, doubles, takes)
+
+    # Then every entry is a doubler's decision, and the three the reference doubles are takers' decisions
+    assert score["double_decisions"] == 5
+    assert score["double_agreement"] == pytest.approx(2 / 5)
+    assert score["double_mp"] == pytest.approx((200 + 0 + 200 + 0 + 0) / 5)
+    assert score["take_decisions"] == 3
+    assert score["take_agreement"] == pytest.approx(2 / 3)
+    assert score["take_mp"] == pytest.approx(50 / 3)
+    assert score["decisions"] == 8
+    assert score["mp_per_decision"] == pytest.approx(450 / 8)
+
+
+def test_the_reference_itself_scores_perfectly():
+    entries = [entry(0.5, 0.7), entry(0.9, 1.05), entry(0.3, 0.1), entry(1.3, 1.5)]
+    decisions = [reference_decisions(e) for e in entries]
+    score = score_decisions(entries, [d for d, _ in decisions], [t for _, t in decisions])
+    assert score["double_agreement"] == score["take_agreement"] == 1
+    assert score["mp_per_decision"] == 0
+
+
+def test_scoring_needs_one_decision_per_entry():
+    with pytest.raises(ValueError):
+        score_decisions([entry(0.5, 0.7)], [True, False], [True])
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return json.loads(DATA.read_text())
+
+
+def test_reference_metadata_describes_the_set(reference):
+    meta, entries = reference["metadata"], reference["entries"]
+    assert meta["scoring"] == SCORING
+    assert "GNU Backgammon 1.07" in meta["gnubg_version"]
+    counts = Counter(e["owner"] for e in entries)
+    assert meta["counts"] == {"entries": len(entries), **counts}
+    assert 1000 <= len(entries) <= 2000
+    assert all(counts[owner] >= 300 for owner, _ in CUBE_STATES)
+    assert "python benchmarks/cube_reference.py" in meta["command"]
+
+
+def test_reference_entries_are_money_cube_decisions(reference):
+    cube_states = dict(CUBE_STATES)
+    for e in reference["entries"]:
+        position = Position.from_position_id(e["position_id"])
+        assert position.position_id() == e["position_id"]
+        assert not position.is_game_over()
+        assert e["cube"] == cube_states[e["owner"]]
+        assert e["double_pass"] == 1.0  # money equities normalised to the cube: a pass gives the cube's value
+        assert e["gnubg_0ply"]["double_pass"] == 1.0
+        win, win_gammon, win_backgammon, lose_gammon, lose_backgammon = e["probabilities"]
+        assert 0 <= win_backgammon <= win_gammon <= win <= 1
+        assert 0 <= lose_backgammon <= lose_gammon <= 1 - win + 1e-6
+    assert len({(e["position_id"], e["owner"]) for e in reference["entries"]}) == len(reference["entries"])
+
+
+def test_gnubg_words_match_its_equities(reference):
+    for e in reference["entries"]:
+        double, take = reference_decisions(e)
+        words = e["decision"].lower()
+        assert double == words.startswith(("double", "redouble", "optional")), e
+        assert take == words.endswith("take"), e
+
+
+def test_stored_gnubg_0ply_score_is_the_scoring_applied_to_it(reference):
+    entries = reference["entries"]
+    decisions = [reference_decisions(e["gnubg_0ply"]) for e in entries]
+    score = score_decisions(entries, [d for d, _ in decisions], [t for _, t in decisions])
+    assert score == pytest.approx(reference["metadata"]["gnubg_0ply_score"])
