@@ -1,0 +1,89 @@
+"""bgai's money-game cube decisions judged on GNU Backgammon's 2-ply reference set, beside gnubg's own 0-ply.
+
+    python benchmarks/cube_accuracy.py [--plies 0 1 2] [--json benchmarks/results/cube_accuracy.json]
+
+The reference set (``benchmarks/data/cube_reference.json``, made by ``benchmarks/cube_reference.py``) holds
+positions near the doubling window from gnubg's own games, each with a centered cube or a 2-cube owned by the
+player on roll, and gnubg's 2-ply cubeful equities. bgai decides each one (double? and, if doubled, take?) and
+``score_decisions`` counts agreement and the equity those decisions lose, valued by gnubg's 2-ply equities.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cube_reference import score_decisions  # noqa: E402
+
+from bgai.bot import load_bot  # noqa: E402
+from bgai.cube import CENTERED, ON_ROLL, CubeState, cube_equities  # noqa: E402
+from bgai.position import Position  # noqa: E402
+
+REFERENCE = Path(__file__).resolve().parent / "data" / "cube_reference.json"
+
+
+def boards_and_cubes(entries) -> tuple[np.ndarray, CubeState]:
+    boards = np.stack([Position.from_position_id(e["position_id"]).board for e in entries])
+    state = CubeState(
+        np.array([e["cube"] for e in entries], dtype=np.int64),
+        np.array([CENTERED if e["owner"] == "centered" else ON_ROLL for e in entries], dtype=np.int8),
+    )
+    return boards, state
+
+
+def bgai_decisions(bot, entries) -> tuple[np.ndarray, np.ndarray, float]:
+    """(doubles, takes, seconds) of ``bot`` on the reference entries, all in one batch."""
+    boards, state = boards_and_cubes(entries)
+    started = time.perf_counter()
+    equities = bot.cube_equities(boards, state)
+    return equities.should_double, equities.should_take, time.perf_counter() - started
+
+
+def model_only(entries) -> dict:
+    """bgai's cube model (Janowski, ``bgai.cube``) fed GNU Backgammon's own 2-ply cubeless probabilities: what the
+    cube model loses by itself, apart from the network's errors. (A diagnostic; nothing is learned from it.)"""
+    boards, state = boards_and_cubes(entries)
+    equities = cube_equities(np.array([e["probabilities"] for e in entries]), boards, state)
+    return score_decisions(entries, equities.should_double.tolist(), equities.should_take.tolist())
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plies", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--checkpoint", help="default: the shipped network")
+    parser.add_argument("--reference", default=str(REFERENCE))
+    parser.add_argument("--json", help="also write the figures here")
+    args = parser.parse_args(argv)
+
+    reference = json.loads(Path(args.reference).read_text())
+    entries = reference["entries"]
+    rows = {}
+    gnubg0 = reference["metadata"].get("gnubg_0ply_score")
+    if gnubg0:
+        rows["gnubg 0-ply"] = gnubg0
+    for plies in args.plies:
+        bot = load_bot(args.checkpoint, plies=plies)
+        doubles, takes, seconds = bgai_decisions(bot, entries)
+        rows[f"bgai {plies}-ply"] = {**score_decisions(entries, doubles.tolist(), takes.tolist()),
+                                     "ms_per_position": 1000 * seconds / len(entries)}
+    rows["Janowski on gnubg's probabilities"] = model_only(entries)
+
+    print(f"{len(entries)} reference decisions (gnubg 2-ply, money, no Jacoby): {args.reference}")
+    print(f"{'':<34} {'mp/decision':>11} {'double agree':>13} {'double mp':>10} {'take agree':>11} {'take mp':>8}")
+    for name, s in rows.items():
+        print(f"{name:<34} {s['mp_per_decision']:>11.2f} {100 * s['double_agreement']:>12.1f}% "
+              f"{s['double_mp']:>10.2f} {100 * s['take_agreement']:>10.1f}% {s['take_mp']:>8.2f}")
+    print(json.dumps(rows))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
