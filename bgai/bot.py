@@ -55,24 +55,95 @@ def exact_probabilities(boards: np.ndarray) -> np.ndarray:
 # The 21 distinct rolls and their weights out of 36 (a non-double comes two ways).
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
 ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1.0, 2.0) / 36.0
-MAX_PLIES = 1
+MAX_PLIES = 2
+
+# Memory bounds. A network pass takes at most NET_CHUNK boards; the encoder's temporaries make that about 5 KB a
+# board. A lookahead level expands at most PAIR_CHUNK (position, roll) pairs at once (about 20 plays each: a few
+# network passes) and deeper levels chunk their own input again, so memory does not grow with the batch beyond
+# one chunk's worth. Measured on 2 cores: 2-ply plays chosen for 256 game positions at once raise the peak memory
+# by about 240 MB over one position (benchmarks/lookahead_bench.py --memory); twice as large a network pass adds
+# about 100 MB more and saves no time.
+NET_CHUNK = 32_768
+PAIR_CHUNK = 4_096
+
+
+@dataclass(frozen=True)
+class MoveFilter:
+    """One stage of move filtering: of the plays judged at some ply, keep at most ``keep`` (best first) whose
+    equity is within ``window`` of the best one's. The best play always survives."""
+
+    keep: int
+    window: float
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.keep, int) and not isinstance(self.keep, bool) and self.keep >= 1):
+            raise BgaiError(f"a move filter keeps at least 1 play, got keep={self.keep!r}")
+        if not (isinstance(self.window, (int, float)) and not isinstance(self.window, bool) and self.window >= 0):
+            raise BgaiError(f"a move filter's window is an equity >= 0, got window={self.window!r}")
+
+    def apply(self, values: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """Mask of the plays kept: ``values`` (mover's equities) of plays grouped by ``owner`` (any labels)."""
+        order = np.lexsort((-values, owner))  # by position, best first; ties keep their order
+        ranked, group = values[order], owner[order]
+        first = np.r_[True, group[1:] != group[:-1]]
+        start = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
+        kept = (np.arange(len(order)) - start < self.keep) & (ranked >= ranked[start] - self.window)
+        mask = np.empty(len(values), dtype=bool)
+        mask[order] = kept
+        return mask
+
+
+# Filters by the bot's plies: stage k filters the plays by their k-ply equity before they are judged deeper.
+# Measured against judging every play at full depth (benchmarks/lookahead_bench.py --filters: 393 unforced
+# positions from the bot's own games), in millipoints of full-depth equity lost per unforced move:
+# * 1-ply, keep 8 within 0.16 (GNU Backgammon's first stage): 0.23 ± 0.22 (one choice in 393 changes), with
+#   4.9 plays judged at 1-ply a move instead of all of them; the 1-ply hint takes a third of the time.
+# * 2-ply, the same first stage, then keep 5 within 0.04 at 1-ply: 0.04 ± 0.04, with 2.0 plays judged at 2-ply
+#   a move instead of 4.9 (first stage alone: 0.002) or all. Keeping 3 instead of 5 judges 1.6 but loses
+#   0.26 ± 0.12; keeping 2 loses 0.9, and 1 (picking at 1-ply) 2.6.
+# For scale, the 0-ply bot loses about 6 millipoints a move against GNU Backgammon's 0-ply.
+FILTERS: dict[int, tuple[MoveFilter | None, ...]] = {
+    0: (),
+    1: (MoveFilter(8, 0.16),),
+    2: (MoveFilter(8, 0.16), MoveFilter(5, 0.04)),
+}
 
 
 class Bot:
     """An equity network with ``plies`` of lookahead. It is a ``bgai.players.Player`` too.
 
-    0-ply evaluates a position with the network. n-ply averages, over the 21 rolls of the player on roll, the
-    (n-1)-ply evaluation of the play it would make with that roll (chosen at 0-ply), seen from its side. A bot
-    choosing a play at n-ply evaluates every afterstate at n-ply: at 1-ply, each candidate is judged by the
-    opponent's best reply to each of its rolls.
+    **Evaluating a position.** 0-ply evaluates a position with the network. n-ply averages, over the 21 rolls of
+    the player on roll, the (n-1)-ply evaluation of the play it would make with that roll (chosen at 0-ply, among
+    all its plays), seen from its side. So 1-ply judges a position by each of the 21 replies the network would
+    pick, and 2-ply by the replies to those replies.
+
+    **Choosing a play (move filtering).** Every legal play is first judged at 0-ply. Then, stage by stage, the
+    ``filters`` (one ``MoveFilter`` or ``None`` per ply below ``plies``; default ``FILTERS[plies]``) keep the best
+    few plays of each position within an equity window of the best, and only those are judged one ply deeper.
+    The play with the best equity at ``plies`` among the survivors is chosen. ``filters=()`` judges every play
+    at full depth. Defaults, measured against full width (``benchmarks/lookahead_bench.py --filters``):
+
+    * 1-ply: keep 8 within 0.16 at 0-ply.
+    * 2-ply: keep 8 within 0.16 at 0-ply, then 5 within 0.04 at 1-ply.
+
+    Each loses well under a millipoint a move against full width (see ``FILTERS``).
+
+    Finished games are scored exactly, at every depth. Large batches are cut into chunks (``NET_CHUNK``,
+    ``PAIR_CHUNK``) so that memory stays bounded.
     """
 
-    def __init__(self, net: EquityNet, *, name: str = "bgai", plies: int = 0, info: dict | None = None) -> None:
-        if not (isinstance(plies, int) and 0 <= plies <= MAX_PLIES):
-            raise BgaiError(f"plies must be 0..{MAX_PLIES} (deeper lookahead comes with the evaluator), got {plies!r}")
+    def __init__(self, net: EquityNet, *, name: str = "bgai", plies: int = 0, info: dict | None = None,
+                 filters: tuple[MoveFilter | None, ...] | None = None) -> None:
+        if not (isinstance(plies, int) and not isinstance(plies, bool) and 0 <= plies <= MAX_PLIES):
+            raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {plies!r}")
+        filters = FILTERS[plies] if filters is None else tuple(filters)
+        if len(filters) > plies or not all(f is None or isinstance(f, MoveFilter) for f in filters):
+            raise BgaiError(f"filters must be at most {plies} MoveFilter or None stages for {plies}-ply "
+                            f"(one per ply below it), got {filters!r}")
         self.net = net.eval()
         self.name = name
         self.plies = plies
+        self.filters = filters
         self.info = info or {}
 
     # Batched core ---------------------------------------------------------------------------------------------
@@ -81,7 +152,10 @@ class Bot:
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """(N, 5) cumulative probabilities of N boards (on-roll view), finished games scored exactly."""
         boards = np.asarray(boards, dtype=np.int8)
-        probs = self.net(torch.from_numpy(encoding.encode(boards))).numpy()
+        probs = np.concatenate([
+            self.net(torch.from_numpy(encoding.encode(boards[lo:lo + NET_CHUNK]))).numpy()
+            for lo in range(0, max(len(boards), 1), NET_CHUNK)
+        ])
         over = game_over(boards)
         if over.any():
             probs[over] = exact_probabilities(boards[over])
@@ -90,33 +164,67 @@ class Bot:
     def lookahead(self, boards: np.ndarray, plies: int) -> np.ndarray:
         """(N, 5) probabilities of N boards (on-roll view) at ``plies`` of lookahead (see the class docstring).
 
-        All positions of one level go through the network in one batch.
+        All positions of one level go through the network together, ``PAIR_CHUNK`` (position, roll) pairs at a
+        time.
         """
         boards = np.asarray(boards, dtype=np.int8)
         if plies == 0:
             return self.probabilities(boards)
-        n = len(boards)
-        probs = np.zeros((n, 5), dtype=np.float64)
+        probs = np.zeros((len(boards), 5), dtype=np.float64)
         over = game_over(boards)
         if over.any():
             probs[over] = exact_probabilities(boards[over])
         live = np.flatnonzero(~over)
-        if len(live) == 0:
-            return probs.astype(np.float32)
-        # Every live position with every roll, its plays chosen at 0-ply, then evaluated one ply shallower.
-        expanded = np.repeat(boards[live], len(ROLLS), axis=0)
-        rolls = np.tile(ROLLS, (len(live), 1))
-        moves = afterstates(expanded, rolls, validate=False)
-        pick = segment_argmax(equity(flip(self.probabilities(moves.after))), moves.owner, len(expanded))
-        replies = flip(self.lookahead(moves.after[pick], plies - 1).astype(np.float64))
-        weights = np.tile(ROLL_WEIGHTS, len(live))[:, None]
-        probs[live] = (replies * weights).reshape(len(live), len(ROLLS), 5).sum(axis=1)
+        step = max(1, PAIR_CHUNK // len(ROLLS))
+        for lo in range(0, len(live), step):
+            rows = live[lo:lo + step]
+            probs[rows] = self._average_over_rolls(boards[rows], plies)
         return probs.astype(np.float32)
+
+    def _average_over_rolls(self, boards: np.ndarray, plies: int) -> np.ndarray:
+        """(N, 5) ``plies``-ply probabilities of N live boards: every roll, its play chosen at 0-ply, judged one
+        ply shallower."""
+        expanded = np.repeat(boards, len(ROLLS), axis=0)
+        moves = afterstates(expanded, np.tile(ROLLS, (len(boards), 1)), validate=False)
+        after_probs = self.probabilities(moves.after)
+        pick = segment_argmax(equity(flip(after_probs)), moves.owner, len(expanded))
+        # At 1-ply the chosen plays' 0-ply values are already at hand.
+        chosen = after_probs[pick] if plies == 1 else self.lookahead(moves.after[pick], plies - 1)
+        replies = flip(chosen.astype(np.float64)).reshape(len(boards), len(ROLLS), 5)
+        return (replies * ROLL_WEIGHTS[None, :, None]).sum(axis=1)
+
+    def judge(self, after: np.ndarray, owner: np.ndarray, n: int, settle: bool = False):
+        """Judge the plays ``after`` (M×26, grouped by ``owner`` into ``n`` positions) through the filters.
+
+        Returns ``(values, depth)``: each play's cubeless equity for the mover and the ply it was last judged at.
+        Survivors of every stage are judged at the bot's plies. With ``settle``, a position left with one
+        surviving play stops there (its choice is made); its play then counts as judged at full depth.
+        """
+        values = equity(flip(self.probabilities(after))).astype(np.float64)
+        depth = np.zeros(len(after), dtype=np.int64)
+        alive = np.arange(len(after))
+        for ply in range(1, self.plies + 1):
+            stage = self.filters[ply - 1] if ply - 1 < len(self.filters) else None
+            if stage is not None:
+                alive = alive[stage.apply(values[alive], owner[alive])]
+            if settle:
+                lone = np.bincount(owner[alive], minlength=n)[owner[alive]] == 1
+                depth[alive[lone]] = self.plies
+                alive = alive[~lone]
+            next_stage = self.filters[ply] if ply < len(self.filters) else None
+            if len(alive) == 0 or (ply < self.plies and next_stage is None):
+                continue  # all settled, or nothing filters at this ply: go straight to the next
+            values[alive] = equity(flip(self.lookahead(after[alive], ply)))
+            depth[alive] = ply
+        return values, depth
 
     def choose(self, boards, after, owner, rng=None, dice=None):
         """Index into ``after`` of the best play of each position (the Player interface)."""
-        mover_equity = equity(flip(self.lookahead(after, self.plies)))
-        return segment_argmax(mover_equity, owner, len(boards))
+        if self.plies == 0:
+            return segment_argmax(equity(flip(self.probabilities(after))), owner, len(boards))
+        values, depth = self.judge(after, owner, len(boards), settle=True)
+        order = np.lexsort((-values, -depth, owner))  # by position, deepest first, then best
+        return order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
 
     # One position ---------------------------------------------------------------------------------------------
 
@@ -134,11 +242,16 @@ class Bot:
         return self.rank_moves(pos, dice)[0][0]
 
     def rank_moves(self, pos: Position, dice):
-        """Every legal play with its cubeless equity for the mover, best first."""
+        """Every legal play with its cubeless equity for the mover, best first.
+
+        The plays that survive the filters come first, judged at the bot's plies; the plays a filter dropped
+        follow, each with the equity of the ply it was dropped at (deepest first, then best), as in GNU
+        Backgammon's hints. With ``filters=()`` every play is judged at the bot's plies.
+        """
         moves = pos.legal_moves(parse_dice(dice))
         after = np.stack([m.after.board for m in moves])
-        values = equity(flip(self.lookahead(after, self.plies)))
-        order = np.argsort(-values, kind="stable")
+        values, depth = self.judge(after, np.zeros(len(after), dtype=np.int64), 1)
+        order = np.lexsort((-values, -depth))
         return [(moves[i], float(values[i])) for i in order]
 
     def choose_many(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
@@ -173,11 +286,13 @@ class Bot:
 SHIPPED = Path(__file__).resolve().parent / "data" / "bgai-default.pt"
 
 
-def load_bot(path: str | Path | None = None, plies: int = 0) -> Bot:
-    """The bot of a checkpoint; ``None`` loads the network shipped with bgai."""
+def load_bot(path: str | Path | None = None, plies: int = 0, filters=None) -> Bot:
+    """The bot of a checkpoint at ``plies`` of lookahead (0..``MAX_PLIES``); ``None`` loads the network shipped
+    with bgai. ``filters`` overrides the move filters (see ``Bot``)."""
     path = SHIPPED if path is None else Path(path)
     checkpoint = load_checkpoint(path, weights_only_ok=True)
     net = EquityNet(checkpoint["n_inputs"], tuple(checkpoint["hidden"]))
     net.load_state_dict(checkpoint["model"])
     name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "")
-    return Bot(net, name=name, plies=plies, info={k: checkpoint.get(k) for k in ("games", "config")})
+    return Bot(net, name=name, plies=plies, filters=filters,
+               info={k: checkpoint.get(k) for k in ("games", "config")})

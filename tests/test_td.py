@@ -148,36 +148,3 @@ def test_a_trained_checkpoint_loads_as_a_bot(tmp_path):
     assert 0 <= ev.win <= 1 and -3 <= ev.equity <= 3
     move = bot.choose_move(pos, (3, 1))
     assert move in pos.legal_moves((3, 1))
-
-
-def test_one_ply_averages_the_opponents_best_reply_over_its_21_rolls():
-    """Given a position, 1-ply is the weighted mean over the 21 rolls of the 0-ply value of the best play, seen
-    from the side of the player on roll: checked against a slow loop over Position.legal_moves."""
-    from bgai import Position
-    from bgai.bot import ROLLS, ROLL_WEIGHTS, load_bot
-
-    bot0, bot1 = load_bot(), load_bot(plies=1)
-    pos = Position.start().play("8/5 6/5", "31").after
-    expected = np.zeros(5)
-    for (d1, d2), weight in zip(ROLLS, ROLL_WEIGHTS):
-        moves = pos.legal_moves((int(d1), int(d2)))
-        values = [bot0.probabilities(m.after.board[None])[0] for m in moves]
-        best = max(values, key=lambda v: equity(flip(v[None]))[0])
-        expected += weight * flip(best[None])[0]
-    got = bot1.lookahead(pos.board[None], 1)[0]
-    assert np.allclose(got, expected, atol=1e-5)
-    ev = bot1.evaluate(pos)
-    assert ev.equity == pytest.approx(float(equity(expected[None])[0]), abs=1e-4)
-
-
-def test_one_ply_scores_finished_games_exactly_and_plays_legal_moves():
-    from bgai import Position
-    from bgai.bot import load_bot
-
-    bot1 = load_bot(plies=1)
-    lost = Position.from_points({6: 15}, {})  # the opponent bore off: a gammon against the player on roll
-    assert bot1.lookahead(lost.board[None], 1)[0].tolist() == [0, 0, 0, 1, 0]
-    pos = Position.start()
-    assert bot1.choose_move(pos, (6, 4)) in pos.legal_moves((6, 4))
-    with pytest.raises(BgaiError, match="plies"):
-        load_bot(plies=3)

@@ -1,0 +1,243 @@
+"""Lookahead (0, 1 and 2-ply) and move filtering, checked against slow references written with plain loops."""
+
+import numpy as np
+import pytest
+
+import bgai.bot
+from bgai import Position
+from bgai.bot import ROLLS, ROLL_WEIGHTS, MoveFilter, load_bot
+from bgai.errors import BgaiError
+from bgai.movegen import afterstates
+from bgai.network import equity, flip
+
+
+@pytest.fixture(scope="module")
+def bot0():
+    return load_bot()
+
+
+def mover_equity(probs) -> float:
+    """The equity, for the player who just moved, of probabilities seen by the player now on roll."""
+    return float(equity(flip(np.asarray(probs, dtype=np.float64)[None]))[0])
+
+
+def exact_result(pos: Position):
+    """The outcome of a finished game for the player on roll (the loser), from the rules: None if not finished."""
+    board = pos.board
+    if (board < 0).any():
+        return None
+    on_board = int(board[board > 0].sum())
+    gammon = on_board == 15
+    backgammon = gammon and int(board[19:26].clip(min=0).sum()) > 0  # in the winner's home board or on the bar
+    return np.array([0, 0, 0, gammon, backgammon], dtype=np.float64)
+
+
+def slow_lookahead(bot0, pos: Position, plies: int) -> np.ndarray:
+    """n-ply by the definition, one position and one roll at a time: over the 21 rolls, the (n-1)-ply value of
+    the play with the best 0-ply equity, seen from the side of the player on roll."""
+    finished = exact_result(pos)
+    if finished is not None:
+        return finished
+    if plies == 0:
+        return bot0.probabilities(pos.board[None])[0].astype(np.float64)
+    plays = [pos.legal_moves((int(d1), int(d2))) for d1, d2 in ROLLS]
+    values = bot0.probabilities(np.stack([m.after.board for moves in plays for m in moves]))  # one network call
+    total, first = np.zeros(5), 0
+    for moves, weight in zip(plays, ROLL_WEIGHTS):
+        best = max(range(len(moves)), key=lambda i: mover_equity(values[first + i]))
+        after = moves[best].after
+        if plies == 1 and exact_result(after) is None:
+            value = values[first + best]  # its 0-ply value, at hand
+        else:
+            value = slow_lookahead(bot0, after, plies - 1)
+        total += weight * flip(value[None])[0]
+        first += len(moves)
+    return total
+
+
+def game_positions(bot0, count: int, seed: int) -> list[Position]:
+    """The first ``count`` positions after the opening of a game the 0-ply bot plays against itself."""
+    rng = np.random.default_rng(seed)
+    pos, seen = Position.start(), []
+    while len(seen) < count:
+        pos = bot0.choose_move(pos, tuple(int(d) for d in rng.integers(1, 7, size=2))).after
+        seen.append(pos)
+    return seen
+
+
+# Evaluating positions --------------------------------------------------------------------------------------
+
+
+def test_one_ply_averages_the_opponents_best_reply_over_its_21_rolls(bot0):
+    """Given a position, 1-ply is the weighted mean over the 21 rolls of the 0-ply value of the best play, seen
+    from the side of the player on roll: checked against a slow loop over Position.legal_moves."""
+    bot1 = load_bot(plies=1)
+    pos = Position.start().play("8/5 6/5", "31").after
+    expected = slow_lookahead(bot0, pos, 1)
+    assert np.allclose(bot1.lookahead(pos.board[None], 1)[0], expected, atol=1e-5)
+    assert bot1.evaluate(pos).equity == pytest.approx(float(equity(expected[None])[0]), abs=1e-4)
+
+
+def test_two_ply_agrees_with_the_slow_reference(bot0):
+    """Given positions from a game, one with a checker on the bar, and a bear-off, the batched 2-ply values equal
+    the definition evaluated one position and one roll at a time."""
+    positions = [
+        Position.start(),
+        *game_positions(bot0, 4, seed=7)[:2],
+        Position.from_points({"bar": 1, 6: 4, 8: 3, 13: 5, 24: 2}, {19: 2, 20: 2, 21: 2, 22: 2, 23: 2, 1: 5}),
+        Position.from_points({1: 2, 2: 3, 4: 1}, {22: 2, 23: 3, 24: 2}),
+    ]
+    got = load_bot(plies=2).lookahead(np.stack([p.board for p in positions]), 2)
+    for pos, value in zip(positions, got):
+        assert np.allclose(value, slow_lookahead(bot0, pos, 2), atol=1e-5), pos
+
+
+def test_two_ply_values_of_every_play_agree_with_the_reference_at_full_width(bot0):
+    """Given a roll with few plays, rank_moves at 2-ply without filters gives each play its 2-ply equity."""
+    pos = Position.from_points({24: 2, 13: 5, 8: 3, 6: 5}, {18: 2, 17: 2, 16: 2, 12: 3, 5: 2, 3: 2, 1: 2})
+    bot2 = load_bot(plies=2, filters=())
+    ranked = bot2.rank_moves(pos, (6, 6))
+    assert 2 <= len(ranked) <= 6
+    for move, value in ranked:
+        assert value == pytest.approx(mover_equity(slow_lookahead(bot0, move.after, 2)), abs=1e-4)
+    assert [v for _, v in ranked] == sorted((v for _, v in ranked), reverse=True)
+
+
+def test_finished_games_are_scored_exactly_at_every_depth():
+    """Given a game just lost by a backgammon, every depth scores it exactly; given a position where every roll
+    bears off the last checker (the opponent still has a checker in our home board, none off), 1 and 2-ply see a
+    certain backgammon win."""
+    lost = Position.from_points({3: 1, 19: 14}, {})  # on roll, the opponent has borne off all 15
+    assert exact_result(lost).tolist() == [0, 0, 0, 1, 1]
+    winning = Position.from_points({1: 1}, {3: 1, 19: 14})
+    for plies in range(3):
+        bot = load_bot(plies=plies)
+        assert bot.lookahead(lost.board[None], plies)[0].tolist() == [0, 0, 0, 1, 1]
+        if plies:
+            assert bot.lookahead(winning.board[None], plies)[0].tolist() == [1, 1, 1, 0, 0]
+    assert load_bot(plies=2).evaluate(winning).equity == 3
+
+
+def test_chunked_levels_give_the_same_values(bot0, monkeypatch):
+    """Given memory bounds small enough to cut every level into many chunks, 2-ply values do not change."""
+    boards = np.stack([p.board for p in game_positions(bot0, 6, seed=3)])
+    bot2 = load_bot(plies=2)
+    whole = bot2.lookahead(boards, 2)
+    monkeypatch.setattr(bgai.bot, "PAIR_CHUNK", 50)
+    monkeypatch.setattr(bgai.bot, "NET_CHUNK", 1000)
+    assert np.allclose(bot2.lookahead(boards, 2), whole, atol=1e-6)
+
+
+# Move filtering -----------------------------------------------------------------------------------------------
+
+
+def slow_filter(values, owner, keep, window) -> set[int]:
+    """The plays a filter keeps, position by position: the best ``keep`` within ``window`` of the best."""
+    kept = set()
+    for group in set(owner.tolist()):
+        rows = sorted(np.flatnonzero(owner == group), key=lambda i: (-values[i], i))
+        best = values[rows[0]]
+        kept.update(int(i) for i in rows[:keep] if values[i] >= best - window)
+    return kept
+
+
+@pytest.mark.parametrize("keep,window", [(1, 0.5), (3, 0.04), (8, 0.16), (50, 0.16), (4, 0.0)])
+def test_a_filter_keeps_the_best_and_every_play_within_the_window_up_to_its_count(keep, window):
+    """Given random equities of plays grouped by position (ties included), a filter keeps each position's best
+    play, no play outside the window, and drops a play within the window only when ``keep`` better ones stay."""
+    rng = np.random.default_rng(keep)
+    owner = np.sort(rng.integers(0, 40, size=600))
+    values = np.round(rng.normal(0, 0.1, size=600), 2)  # rounding makes ties
+    kept = MoveFilter(keep, window).apply(values, owner)
+    assert set(np.flatnonzero(kept).tolist()) == slow_filter(values, owner, keep, window)
+    for group in np.unique(owner):
+        rows = owner == group
+        assert kept[rows].any() and values[rows & kept].max() == values[rows].max()
+        within = rows & (values >= values[rows].max() - window)
+        assert kept[within].sum() == min(keep, within.sum())
+
+
+def test_filtered_two_ply_plays_the_best_survivor_at_two_ply(bot0):
+    """Given a roll with many plays, the 2-ply choice is the best, at 2-ply, of the plays kept by filtering at
+    0-ply and then at 1-ply (the filters applied here by hand); the dropped plays follow it in the ranking."""
+    pos = game_positions(bot0, 6, seed=11)[-1]
+    moves = pos.legal_moves((4, 2))
+    boards = np.stack([m.after.board for m in moves])
+    bot2 = load_bot(plies=2)
+    first, second = bot2.filters
+    zero = np.array([mover_equity(v) for v in bot0.probabilities(boards)])
+    alive = sorted(slow_filter(zero, np.zeros(len(moves), int), first.keep, first.window))
+    one = np.array([mover_equity(v) for v in bot2.lookahead(boards[alive], 1)])
+    alive = [alive[i] for i in sorted(slow_filter(one, np.zeros(len(alive), int), second.keep, second.window))]
+    two = [mover_equity(v) for v in bot2.lookahead(boards[alive], 2)]
+    ranked = bot2.rank_moves(pos, (4, 2))
+    assert len(ranked) == len(moves) > second.keep
+    assert ranked[0][0] == moves[alive[int(np.argmax(two))]]
+    assert ranked[0][1] == pytest.approx(max(two), abs=1e-6)
+    assert {str(m) for m, _ in ranked[:len(alive)]} == {str(moves[i]) for i in alive}
+    assert bot2.choose_move(pos, (4, 2)) == ranked[0][0]
+
+
+class Pessimist(bgai.bot.Bot):
+    """A bot whose every judgement deeper than 0-ply says the mover loses a backgammon."""
+
+    def lookahead(self, boards, plies):
+        if plies == 0:
+            return super().lookahead(boards, 0)
+        return np.tile(np.array([1, 1, 1, 0, 0], dtype=np.float32), (len(boards), 1))
+
+
+@pytest.mark.parametrize("plies", [1, 2])
+def test_a_play_the_filters_dropped_is_never_chosen_whatever_its_shallower_equity(bot0, plies):
+    """Given deeper judgements worse than any 0-ply one, the bot still plays one of the two plays its filter kept
+    (the two best at 0-ply), and rank_moves lists them first."""
+    bot = Pessimist(bot0.net, plies=plies, filters=(MoveFilter(2, 1.0),))
+    pos = Position.start()
+    moves = pos.legal_moves((6, 2))
+    boards = np.stack([m.after.board for m in moves])
+    zero = [mover_equity(v) for v in bot0.probabilities(boards)]
+    kept = {str(moves[i]) for i in np.argsort(zero)[-2:]}
+    ranked = bot.rank_moves(pos, (6, 2))
+    assert {str(m) for m, _ in ranked[:2]} == kept and [v for _, v in ranked[:2]] == [-3, -3]
+    after = np.stack([m.after.board for m in moves])
+    pick = bot.choose(pos.board[None], after, np.zeros(len(after), dtype=np.int64))[0]
+    assert str(moves[pick]) in kept
+
+
+@pytest.mark.parametrize("plies", [1, 2])
+def test_batched_choices_equal_the_head_of_rank_moves(bot0, plies):
+    """Given a batch of positions and rolls, Bot.choose (which stops early on a settled choice) picks the play
+    that rank_moves puts first, position by position."""
+    positions = game_positions(bot0, 8, seed=plies)[:4] + [Position.from_points({1: 2, 2: 1}, {24: 1, 20: 3})]
+    rolls = np.array([(6, 5), (3, 3), (2, 1), (4, 1), (6, 6)][:len(positions)])
+    bot = load_bot(plies=plies)
+    boards = np.stack([p.board for p in positions])
+    moves = afterstates(boards, rolls)
+    chosen = moves.after[bot.choose(boards, moves.after, moves.owner)]
+    for pos, roll, after in zip(positions, rolls, chosen):
+        head = bot.rank_moves(pos, tuple(int(d) for d in roll))[0][0]
+        assert np.array_equal(head.after.board, after)
+
+
+# Bad input ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("plies", [3, -1, 1.5, "2", True])
+def test_plies_outside_0_to_2_are_refused(plies):
+    with pytest.raises(BgaiError, match="plies must be an integer 0..2"):
+        load_bot(plies=plies)
+
+
+@pytest.mark.parametrize("keep,window,message", [
+    (0, 0.1, "keeps at least 1"), (2.5, 0.1, "keeps at least 1"), (2, -0.01, "window"), (2, "wide", "window"),
+])
+def test_bad_filters_are_refused(keep, window, message):
+    with pytest.raises(BgaiError, match=message):
+        MoveFilter(keep, window)
+
+
+def test_filters_must_fit_the_plies():
+    with pytest.raises(BgaiError, match="at most 1 MoveFilter"):
+        load_bot(plies=1, filters=(MoveFilter(8, 0.16), MoveFilter(2, 0.04)))
+    with pytest.raises(BgaiError, match="MoveFilter or None"):
+        load_bot(plies=2, filters=((8, 0.16),))
