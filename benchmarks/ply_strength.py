@@ -2,6 +2,7 @@
 opponent, written to JSON after every chunk of games so that a long run can be read (or stopped) midway.
 
     python benchmarks/ply_strength.py --plies 2 --opponent bgai0 --games 200 --json benchmarks/results/x.json
+    python benchmarks/ply_strength.py --compare A.json B.json     # A's gain over B on the same dice sequences
 
 ``--opponent`` is ``bgai0``/``bgai1``/``bgai2`` (the same network at that ply) or a built-in player
 (``pubeval``, ``heuristic``, ``random``). ``--games`` counts dice sequences; each is played twice with the seats
@@ -56,15 +57,36 @@ def summary(points: np.ndarray, turns: np.ndarray, seconds: float) -> dict:
     }
 
 
+def compare(first: Path, second: Path) -> dict:
+    """The difference in points per game of two runs with the same seed, sequence by sequence (the same dice):
+    what the first bot gains over the second against their opponents."""
+    a, b = (json.loads(Path(f).read_text()) for f in (first, second))
+    if a["seed"] != b["seed"] or "points" not in a or "points" not in b:
+        raise SystemExit("compare needs two runs with the same seed, each with its points")
+    n = min(len(a["points"]), len(b["points"]))
+    diff = np.asarray(a["points"][:n], dtype=float).mean(axis=1) - np.asarray(b["points"][:n], dtype=float).mean(axis=1)
+    figures = {"first": str(first), "second": str(second), "sequences": n, "ppg_difference": float(diff.mean()),
+               "ppg_difference_se": float(diff.std(ddof=1) / np.sqrt(n))}
+    print(f"{first} - {second}: {figures['ppg_difference']:+.3f} ± {figures['ppg_difference_se']:.3f} points/game "
+          f"over the same {n} dice sequences")
+    return figures
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--plies", type=int, required=True, help="lookahead of the shipped bot")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar="JSON", help="compare two runs (see compare)")
+    parser.add_argument("--plies", type=int, help="lookahead of the shipped bot")
     parser.add_argument("--opponent", default="bgai0", help="bgai0, bgai1, bgai2 or a built-in player")
     parser.add_argument("--games", type=int, default=100, help="dice sequences, each played twice (default 100)")
     parser.add_argument("--chunk", type=int, default=50, help="sequences played at once between writes")
     parser.add_argument("--seed", type=int, default=0, help="seed of the dice")
     parser.add_argument("--json", type=Path, help="write the figures here after every chunk")
     args = parser.parse_args(argv)
+    if args.compare:
+        print(json.dumps(compare(*args.compare)))
+        return
+    if args.plies is None:
+        parser.error("--plies is required")
 
     bot, opponent = load_bot(plies=args.plies), opponent_player(args.opponent)
     command = "python " + shlex.join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])])
