@@ -245,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "or with --cube the same bot without its cube")
     bench.add_argument("--games", type=int, default=1000, help="dice sequences, each played twice (default 1000)")
     bench.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
-    bench.add_argument("--plies", type=int, default=0, help="lookahead of the bot: 0 or 1 (default 0)")
+    bench.add_argument("--plies", type=int, default=0, help="lookahead of the bot: 0, 1 or 2 (default 0)")
     bench.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
     bench.add_argument("--batch", type=int, default=1024, help="games played at once (default 1024)")
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
