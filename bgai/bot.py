@@ -242,8 +242,9 @@ class Bot:
         """The play the bot picks for ``pos`` with ``dice`` (a ``Move``): the first of ``rank_moves``."""
         return self.rank_moves(pos, dice)[0][0]
 
-    def rank_moves(self, pos: Position, dice):
-        """Every legal play with its cubeless equity for the mover, best first.
+    def rank_moves(self, pos: Position, dice, with_plies: bool = False):
+        """Every legal play with its cubeless equity for the mover, best first: (move, equity) pairs, or
+        (move, equity, plies) with ``with_plies``.
 
         The plays that survive the filters come first, judged at the bot's plies; the plays a filter dropped
         follow, each with the equity of the ply it was dropped at (deepest first, then best), as in GNU
@@ -253,6 +254,8 @@ class Bot:
         after = np.stack([m.after.board for m in moves])
         values, depth = self.judge(after, np.zeros(len(after), dtype=np.int64), 1)
         order = np.lexsort((-values, -depth))
+        if with_plies:
+            return [(moves[i], float(values[i]), int(depth[i])) for i in order]
         return [(moves[i], float(values[i])) for i in order]
 
     def choose_many(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:

@@ -168,14 +168,14 @@ def _hint(args: argparse.Namespace) -> None:
     pos = Position.parse(args.position)
     dice = parse_dice(args.dice)
     bot = load_bot(args.checkpoint, plies=args.plies)
-    ranked = bot.rank_moves(pos, dice)
+    ranked = bot.rank_moves(pos, dice, with_plies=True)
     print(pos)
     print(f"{len(ranked)} legal play{'s' if len(ranked) != 1 else ''} of {dice[0]}{dice[1]}, ranked by {bot.name} "
-          f"at {args.plies}-ply (cubeless equity of the mover):")
+          f"(cubeless equity of the mover; plays dropped by move filtering keep the ply they were judged at):")
     best = ranked[0][1]
-    for i, (move, value) in enumerate(ranked[: args.top], 1):
+    for i, (move, value, plies) in enumerate(ranked[: args.top], 1):
         diff = "" if i == 1 else f"  ({value - best:+.3f})"
-        print(f"{i:4d}. {str(move):<28} {value:+.3f}{diff}")
+        print(f"{i:4d}. {str(move):<28} {plies}-ply  {value:+.3f}{diff}")
     if len(ranked) > args.top:
         print(f"      ... {len(ranked) - args.top} more (--top)")
 

@@ -123,3 +123,10 @@ def test_hint_ranks_the_plays_best_first(capsys):
     values = [float(line.split()[-2 if "(" in line else -1]) for line in lines]
     assert len(values) == 16 and values == sorted(values, reverse=True)
     assert lines[0].split(".", 1)[1].split()[:2] == ["8/5", "6/5"]  # the 3-1 opening: make the 5-point
+
+
+def test_hint_at_one_ply_lists_the_filter_survivors_first_with_their_ply(capsys):
+    assert main(["hint", "4HPwATDgc/ABMA", "64", "--plies", "1", "--top", "20"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "-ply  " in line]
+    plies = [int(line.split("-ply")[0].split()[-1]) for line in lines]
+    assert plies[0] == 1 and plies == sorted(plies, reverse=True) and 0 in plies  # 8 kept at most, of 14
