@@ -248,3 +248,37 @@ def test_cube_model_fed_gnubgs_probabilities_makes_gnubgs_decisions():
     score = model_only(json.loads(REFERENCE.read_text())["entries"])
     assert score["decisions"] > 2000
     assert score["mp_per_decision"] < 2.0 and score["take_agreement"] > 0.97 and score["double_agreement"] > 0.85
+
+
+def test_random_cubes_and_scores_give_bounded_equities_rising_with_the_winning_chance():
+    # Property check over many random cube states, scores and gammon rates: every equity is finite where it is
+    # defined, within what the game can pay, and no worse for the player on roll as its winning chance rises.
+    rng = np.random.default_rng(7)
+    n = 4000
+    p = rng.random(n)
+    wg, lg = rng.random(n) * 0.6, rng.random(n) * 0.6
+    probs = np.stack([p, p * wg, p * wg * 0.1, (1 - p) * lg, (1 - p) * lg * 0.1], axis=1)
+    boards = np.repeat(START[None], n, axis=0)
+    for match_play in (False, True):
+        value = 2 ** rng.integers(0, 7, n)
+        owner = np.where(value == 1, rng.choice([CENTERED, ON_ROLL, OPPONENT], n), rng.choice([ON_ROLL, OPPONENT], n))
+        away = rng.integers(1, 12, (n, 2)) if match_play else None
+        crawford = post = None
+        if match_play:
+            one = (away == 1).any(axis=1) & ~(away == 1).all(axis=1)
+            crawford = one & (rng.random(n) < 0.5)
+            post = (away == 1).any(axis=1) & ~crawford
+        state = CubeState(value, owner.astype(np.int8), away, crawford, post)
+        e = cube_equities(probs, boards, state)
+        defined = e.may_double
+        for values in (e.no_double, e.double_take[defined], e.double_pass[defined], e.equity):
+            assert np.isfinite(values).all()
+            low, high = (0, 1) if match_play else (-6, 6)
+            assert (values >= low - 1e-9).all() and (values <= high + 1e-9).all()
+        # Same cube, score and gammon rates, winning chance raised: the equity does not fall.
+        probs_up = probs.copy()
+        probs_up[:, 0] = np.minimum(p + 0.05, 1)
+        probs_up[:, 1:3] = probs_up[:, [0]] * probs[:, 1:3] / np.maximum(p, 1e-12)[:, None]
+        probs_up[:, 3:] = (1 - probs_up[:, [0]]) * probs[:, 3:] / np.maximum(1 - p, 1e-12)[:, None]
+        up = cube_equities(probs_up, boards, state)
+        assert (up.no_double >= e.no_double - 1e-9).all()
