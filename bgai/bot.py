@@ -7,6 +7,7 @@ and plays the one with the highest cubeless equity. Finished games are scored ex
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +16,10 @@ import torch
 
 from bgai import encoding
 from bgai.checkpoint import load_checkpoint
-from bgai.cube import CubeDecision, CubeEquities, CubeState, cube_equities, decide
+from bgai.cube import (
+    CENTERED, MAX_CUBE, CubeDecision, CubeEquities, CubeState, cube_equities, cube_state, decision, may_double,
+    payoff_of, validate,
+)
 from bgai.errors import BgaiError
 from bgai.game import game_over, result_points
 from bgai.movegen import afterstates
@@ -266,9 +270,67 @@ class Bot:
     # The cube (bgai.cube: Janowski's cubeful equities from the bot's cubeless probabilities at its plies) -----
 
     def cube_equities(self, boards: np.ndarray, state: CubeState) -> CubeEquities:
-        """Cubeful equities of N positions (on-roll view, before the roll) with the cubes of ``state``."""
+        """Cubeful equities of N positions (on-roll view, before the roll) with the cubes of ``state``.
+
+        0-ply: Janowski's formula (``bgai.cube``) on the network's probabilities. n-ply, as GNU Backgammon
+        computes its cubeful equities: no double and double/take are each the average, over the 21 rolls, of
+        the opponent's (n-1)-ply cubeful equity after the play chosen at 0-ply, the opponent taking its own best
+        cube action; Janowski's formula applies at the leaves. (Beavers count at the root and the leaves.) The
+        ``cubeless`` field is the bot's n-ply cubeless equity.
+        """
         boards = np.asarray(boards, dtype=np.int8)
-        return cube_equities(self.lookahead(boards, self.plies), boards, state)
+        validate(state)
+        root = cube_equities(self.lookahead(boards, self.plies), boards, state)
+        if self.plies == 0:
+            return root
+        allowed = root.may_double
+        nd, dt = self._cubeful_after_rolls(boards, [state, state.doubled()], self.plies)
+        beaver = np.zeros(len(boards), dtype=bool)
+        if state.beavers:
+            (beavered,) = self._cubeful_after_rolls(boards, [state.doubled().doubled()], self.plies)
+            beaver = allowed & (np.asarray(state.value) * 4 <= MAX_CUBE) & (beavered < dt)
+            dt = np.where(beaver, beavered, dt)
+        scale = 1.0 if state.is_match else np.asarray(state.value, dtype=np.float64)
+        return dataclasses.replace(
+            root, no_double=nd / scale, double_take=np.where(allowed, dt / scale, np.nan), beaver=beaver
+        )
+
+    def _cubeful_after_rolls(self, boards: np.ndarray, states: list, plies: int) -> list:
+        """For each cube state, the (N,) cubeful equity of N live or finished boards after the player on roll
+        rolls and plays (0-ply choice), the opponent answering with its own cube action at ``plies - 1``. In
+        absolute units: points for money, match-winning chances for matches."""
+        n = len(boards)
+        rows = np.repeat(np.arange(n), len(ROLLS))
+        moves = afterstates(boards[rows], np.tile(ROLLS, (n, 1)), validate=False)
+        pick = segment_argmax(equity(flip(self.probabilities(moves.after))), moves.owner, len(rows))
+        chosen = moves.after[pick]
+        over = game_over(chosen)
+        live, done = np.flatnonzero(~over), np.flatnonzero(over)
+        results = []
+        for state in states:
+            mine = np.empty(len(rows))
+            expanded = state.select(rows)
+            if len(live):
+                theirs = expanded.select(live).switched()
+                their_best = self._best_cubeful(chosen[live], theirs, plies - 1)
+                mine[live] = 1 - their_best if state.is_match else -their_best
+            if len(done):  # the player on roll bore off its last checker: it wins at this cube
+                finished = expanded.select(done)
+                points = result_points(chosen[done]).astype(np.int64)
+                if finished.jacoby:
+                    points = np.where(finished.owner == CENTERED, 1, points)
+                mine[done] = payoff_of(finished)((points * finished.value)[:, None])[:, 0]
+            results.append((mine.reshape(n, len(ROLLS)) * ROLL_WEIGHTS).sum(axis=1))
+        return results
+
+    def _best_cubeful(self, boards: np.ndarray, state: CubeState, plies: int) -> np.ndarray:
+        """(N,) cubeful equity of the player on roll with its best cube action (absolute units)."""
+        if plies == 0:
+            best = cube_equities(self.probabilities(boards), boards, state).equity
+            return best if state.is_match else best * state.value
+        nd, dt = self._cubeful_after_rolls(boards, [state, state.doubled()], plies)
+        dp = payoff_of(state)(np.asarray(state.value)[:, None])[:, 0]
+        return np.where(may_double(state), np.maximum(nd, np.minimum(dt, dp)), nd)
 
     def cube_actions(self, boards: np.ndarray, state: CubeState) -> tuple[np.ndarray, np.ndarray]:
         """(double, take): whether the player on roll of each position should double, and whether its opponent
@@ -283,8 +345,8 @@ class Bot:
         ``cube`` 1..64; ``owner`` "centered", "me" (the player on roll) or "opponent"; ``match`` ``None`` for a
         money game or a ``bgai.match.MatchScore``; ``jacoby`` and ``beavers`` are money-game options.
         """
-        probs = self.lookahead(pos.board[None], self.plies)[0]
-        return decide(probs, pos.board, cube, owner, match, jacoby=jacoby, beavers=beavers)
+        state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
+        return decision(self.cube_equities(pos.board[None], state), state, match)
 
 
 SHIPPED = Path(__file__).resolve().parent / "data" / "bgai-default.pt"

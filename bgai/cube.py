@@ -53,6 +53,17 @@ class CubeState:
     def is_match(self) -> bool:
         return self.away is not None
 
+    def select(self, rows) -> "CubeState":
+        """The states of ``rows`` (an index or mask)."""
+        pick = lambda a: None if a is None else np.asarray(a)[rows]  # noqa: E731
+        return CubeState(pick(self.value), pick(self.owner), pick(self.away), pick(self.crawford),
+                         pick(self.post_crawford), self.jacoby, self.beavers)
+
+    def doubled(self) -> "CubeState":
+        """The cubes after the player on roll doubles and its opponent takes (kept at 64 where already there)."""
+        return CubeState(np.minimum(np.asarray(self.value) * 2, MAX_CUBE), np.full(len(self), OPPONENT, np.int8),
+                         self.away, self.crawford, self.post_crawford, self.jacoby, self.beavers)
+
     def switched(self) -> "CubeState":
         """The same cubes seen from the other side (after the turn passes)."""
         owner = np.select([self.owner == ON_ROLL, self.owner == OPPONENT], [OPPONENT, ON_ROLL], CENTERED)
@@ -221,7 +232,7 @@ def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np
     x = efficiency(boards) if x is None else np.broadcast_to(np.asarray(x, dtype=np.float64), (len(probs),))
     value = np.asarray(state.value, dtype=np.int64)
     crawford = np.zeros(n, bool) if state.crawford is None else np.asarray(state.crawford, dtype=bool)
-    payoff = _payoff(state)
+    payoff = payoff_of(state)
 
     # Levels j = 0, 1, 2, ...: the cube at value * 2**j, up to 64 (beyond a row's top level, levels repeat it).
     top = np.log2(MAX_CUBE // value).astype(np.int64)
@@ -312,7 +323,7 @@ def _curve(j, owner, curves, lost, won, drop, cash):
     return xs, ys
 
 
-def _payoff(state: CubeState):
+def payoff_of(state: CubeState):
     """What the player on roll ends with when it wins ``points`` (negative: loses them): points for money,
     match-winning chances for a match."""
     if not state.is_match:
@@ -419,19 +430,18 @@ def describe(eq: CubeEquities, i: int, state: CubeState) -> str:
     return f"No {verb}, {answer}"
 
 
-def decide(probs, board, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
-           beavers: bool = False) -> CubeDecision:
-    """The cube decision of one position from its cubeless probabilities (the player on roll's, before it rolls).
-
-    ``match`` is ``None`` for money or a ``bgai.match.MatchScore``.
-    """
+def cube_state(cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
+               beavers: bool = False) -> CubeState:
+    """The ``CubeState`` of one position: money when ``match`` is ``None``, else a ``bgai.match.MatchScore``."""
     owner = parse_owner(owner)
     if match is None:
-        state = CubeState.money(1, cube, owner, jacoby=jacoby, beavers=beavers)
-    else:
-        state = CubeState(np.array([cube]), np.array([owner], np.int8), np.array([match.away]),
-                          np.array([match.crawford]), np.array([match.post_crawford]), jacoby, beavers)
-    eq = cube_equities(np.asarray(probs, dtype=np.float64).reshape(1, 5), np.asarray(board)[None], state)
+        return CubeState.money(1, cube, owner, jacoby=jacoby, beavers=beavers)
+    return CubeState(np.array([cube]), np.array([owner], np.int8), np.array([match.away]),
+                     np.array([match.crawford]), np.array([match.post_crawford]), jacoby, beavers)
+
+
+def decision(eq: CubeEquities, state: CubeState, match=None) -> CubeDecision:
+    """The ``CubeDecision`` of the one position of ``eq``."""
     pick = lambda a: None if np.isnan(a[0]) else float(a[0])  # noqa: E731
     emg = None
     if match is not None:
@@ -440,6 +450,16 @@ def decide(probs, board, cube: int = 1, owner="centered", match=None, *, jacoby:
         should_double=bool(eq.should_double[0]), should_take=bool(eq.should_take[0]), too_good=bool(eq.too_good[0]),
         beaver=bool(eq.beaver[0]), may_double=bool(eq.may_double[0]), no_double=float(eq.no_double[0]),
         double_take=pick(eq.double_take), double_pass=pick(eq.double_pass), cubeless=float(eq.cubeless[0]),
-        efficiency=float(eq.efficiency[0]), action=describe(eq, 0, state), cube=int(cube), owner=owner, match=match,
-        emg=emg,
+        efficiency=float(eq.efficiency[0]), action=describe(eq, 0, state), cube=int(state.value[0]),
+        owner=int(state.owner[0]), match=match, emg=emg,
     )
+
+
+def decide(probs, board, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
+           beavers: bool = False) -> CubeDecision:
+    """The cube decision of one position from its cubeless probabilities (the player on roll's, before it rolls),
+    by Janowski's formula. ``match`` is ``None`` for money or a ``bgai.match.MatchScore``.
+    """
+    state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
+    eq = cube_equities(np.asarray(probs, dtype=np.float64).reshape(1, 5), np.asarray(board)[None], state)
+    return decision(eq, state, match)

@@ -282,3 +282,33 @@ def test_random_cubes_and_scores_give_bounded_equities_rising_with_the_winning_c
         probs_up[:, 3:] = (1 - probs_up[:, [0]]) * probs[:, 3:] / np.maximum(1 - p, 1e-12)[:, None]
         up = cube_equities(probs_up, boards, state)
         assert (up.no_double >= e.no_double - 1e-9).all()
+
+
+def test_one_ply_cubeful_equity_averages_the_opponents_cube_decision_over_its_rolls():
+    # Slow reference, one position and one roll at a time: no double (and double/take) at 1-ply is the average over
+    # the 21 rolls of minus the opponent's best cubeful 0-ply equity after the bot's 0-ply play, at the same cube
+    # (or the doubled one, owned by the opponent); a play that bears off the last checker wins at that cube.
+    from bgai import load_bot
+    from bgai.bot import ROLL_WEIGHTS, ROLLS
+    from bgai.game import result_points
+
+    zero, one = load_bot(), load_bot(plies=1)
+    positions = [Position.from_position_id("4PPgASTgc/ABMA"),
+                 Position.from_points({1: 2, 2: 1}, {24: 1, 23: 2, 12: 1})]  # bear-offs that end the game
+    for pos in positions:
+        got = one.cube_equities(pos.board[None], CubeState.money(1))
+        expected = []
+        for value, owner in ((1, CENTERED), (2, OPPONENT)):
+            total = 0.0
+            for roll, weight in zip(ROLLS, ROLL_WEIGHTS):
+                after = zero.choose_move(pos, tuple(int(d) for d in roll)).after
+                if after.is_game_over():
+                    total += weight * value * int(result_points(after.board[None])[0])
+                    continue
+                theirs = CubeState.money(1, value, ON_ROLL if owner == OPPONENT else CENTERED)
+                best = zero.cube_equities(after.board[None], theirs).equity[0] * value
+                total -= weight * best
+            expected.append(total)
+        assert got.no_double[0] == pytest.approx(expected[0], abs=1e-5)
+        assert got.double_take[0] == pytest.approx(expected[1], abs=1e-5)  # per unit of the current cube
+        assert got.double_pass[0] == 1.0
