@@ -18,7 +18,7 @@ from bgai import encoding
 from bgai.checkpoint import load_checkpoint
 from bgai.cube import (
     CENTERED, MAX_CUBE, CubeDecision, CubeEquities, CubeState, cube_equities, cube_state, decision, may_double,
-    payoff_of, validate,
+    payoff_of,
 )
 from bgai.errors import BgaiError
 from bgai.game import game_over, result_points
@@ -279,7 +279,6 @@ class Bot:
         ``cubeless`` field is the bot's n-ply cubeless equity.
         """
         boards = np.asarray(boards, dtype=np.int8)
-        validate(state)
         root = cube_equities(self.lookahead(boards, self.plies), boards, state)
         if self.plies == 0:
             return root

@@ -238,15 +238,19 @@ def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np
     top = np.log2(MAX_CUBE // value).astype(np.int64)
     levels = int(top.max()) + 1
     cube = [value * 2 ** np.minimum(j, top) for j in range(levels)]
-    wins = [np.sum(outcomes[:, :3] * payoff(cube[j][:, None] * np.array([1, 2, 3])), axis=1) for j in range(levels)]
-    losses = [np.sum(outcomes[:, 3:] * payoff(-cube[j][:, None] * np.array([1, 2, 3])), axis=1)
-              for j in range(levels)]
-    won = [np.divide(wins[j], p, out=payoff(cube[j][:, None])[:, 0].astype(np.float64), where=p > 0)
-           for j in range(levels)]
-    lost = [np.divide(losses[j], 1 - p, out=payoff(-cube[j][:, None])[:, 0].astype(np.float64), where=p < 1)
-            for j in range(levels)]
-    cash = [payoff(cube[j][:, None])[:, 0] for j in range(levels)]  # the opponent passes a double from level j
-    drop = [payoff(-cube[j][:, None])[:, 0] for j in range(levels)]  # the player on roll passes one
+    won, lost, cash, drop = [], [], [], []
+    for j in range(levels):
+        # What the player on roll ends with on winning (losing) 1, 2 or 3 times the cube at level j; the first
+        # column is also the value of a pass: by the opponent (cash) or by the player on roll (drop).
+        win_values = payoff(cube[j][:, None] * np.array([1, 2, 3])).astype(np.float64)
+        lose_values = payoff(-cube[j][:, None] * np.array([1, 2, 3])).astype(np.float64)
+        cash.append(win_values[:, 0])
+        drop.append(lose_values[:, 0])
+        # The average value of a win (a loss), given the gammon rates; a single one where there are none.
+        wins = np.sum(outcomes[:, :3] * win_values, axis=1)
+        losses = np.sum(outcomes[:, 3:] * lose_values, axis=1)
+        won.append(np.divide(wins, p, out=win_values[:, 0].copy(), where=p > 0))
+        lost.append(np.divide(losses, 1 - p, out=lose_values[:, 0].copy(), where=p < 1))
     away = state.away
 
     # Live-cube curves, from the top level down. At level j the player on roll ("me") cashes at ``cash_at`` (where
@@ -278,7 +282,7 @@ def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np
     )
     if state.jacoby:
         # Jacoby: while the cube is centered, gammons and backgammons count as single games.
-        jacoby = cubeful(0, CENTERED, w=cash[0].astype(np.float64), l=drop[0].astype(np.float64))
+        jacoby = cubeful(0, CENTERED, w=cash[0], l=drop[0])
         no_double = np.where(owner == CENTERED, jacoby, no_double)
     allowed = may_double(state)
     double_take = cubeful(min(1, levels - 1), OPPONENT)
@@ -287,9 +291,9 @@ def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np
         beavered = cubeful(2, OPPONENT)
         beaver = allowed & (top >= 2) & (beavered < double_take)
         double_take = np.where(beaver, beavered, double_take)
-    double_pass = cash[0].astype(np.float64)
+    double_pass = cash[0]
     cubeless = p * won[0] + (1 - p) * lost[0]
-    stake = np.stack([drop[0], cash[0]], axis=1).astype(np.float64)
+    stake = np.stack([drop[0], cash[0]], axis=1)
     if not state.is_match:
         no_double, double_take, double_pass = no_double / value, double_take / value, double_pass / value
         cubeless, stake = cubeless / value, stake / value[:, None]
