@@ -6,9 +6,23 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run train test bench clean
+.PHONY: install system-deps run train test bench clean
 
-install: $(STAMP)
+install: $(STAMP) system-deps
+
+# Debian packages the tests and benchmarks use: GNU Backgammon (match files made by another program, the judge of
+# the reference sets) and Chromium with its driver (the web app's browser tests). Installed once, as root.
+SYSTEM_PACKAGES := gnubg chromium chromium-driver
+system-deps:
+	@missing=""; \
+	[ -x /usr/games/gnubg ] || missing="$$missing gnubg"; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	[ -x /usr/bin/chromedriver ] || missing="$$missing chromium-driver"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then echo "bgai needs the Debian packages:$$missing (run make as root or apt-get install them)"; exit 1; fi; \
+		echo "installing Debian packages:$$missing"; \
+		apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null; \
+	fi
 
 # torch is pinned to the CPU build that pip finds locally; an unpinned torch pulls a multi-GB CUDA build.
 $(STAMP): pyproject.toml Makefile
@@ -23,7 +37,7 @@ train: $(STAMP)
 
 run: train
 
-test: $(STAMP)
+test: $(STAMP) system-deps
 	$(PY) -m pytest -n 2 --durations=10
 
 bench: $(STAMP)
