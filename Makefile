@@ -12,7 +12,6 @@ install: $(STAMP) system-deps
 
 # Debian packages the tests and benchmarks use: GNU Backgammon (match files made by another program, the judge of
 # the reference sets) and Chromium with its driver (the web app's browser tests). Installed once, as root.
-SYSTEM_PACKAGES := gnubg chromium chromium-driver
 system-deps:
 	@missing=""; \
 	[ -x /usr/games/gnubg ] || missing="$$missing gnubg"; \
