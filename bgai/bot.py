@@ -2,7 +2,8 @@
 
 Every evaluation is from the side of the player on roll in the position evaluated. To choose a play, the bot
 evaluates every legal afterstate (where the opponent is on roll), turns each evaluation around to the mover's side
-and plays the one with the highest cubeless equity. Finished games are scored exactly, never by the network.
+and plays the one with the highest cubeless equity. Finished games are scored exactly, never by the network, and so
+are bear-offs (every checker of both sides in its home board) when the bear-off database is on (``bgai.bearoff``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bgai import encoding
+from bgai import bearoff, encoding
 from bgai.checkpoint import load_checkpoint
 from bgai.cube import (
     CENTERED, MAX_CUBE, CubeDecision, CubeEquities, CubeState, cube_equities, cube_state, decision, may_double,
@@ -38,6 +39,7 @@ class Evaluation:
     lose_gammon: float
     lose_backgammon: float
     equity: float
+    source: str = "network"
 
     def __str__(self) -> str:
         return (
@@ -45,6 +47,16 @@ class Evaluation:
             f"{100 * self.win_backgammon:.1f}%)  lose gammon {100 * self.lose_gammon:.1f}% (backgammon "
             f"{100 * self.lose_backgammon:.1f}%)  equity {self.equity:+.3f}"
         )
+
+
+#: Where an evaluation came from (``Evaluation.source``).
+SOURCES = {
+    "network": "the network",
+    "exact": "the bear-off database (exact, two-sided)",
+    "race": "the bear-off database (one-sided race estimate)",
+    "lookahead": "lookahead, with bear-offs at the leaves from the bear-off database",
+    "over": "the finished game",
+}
 
 
 def exact_probabilities(boards: np.ndarray) -> np.ndarray:
@@ -122,6 +134,11 @@ class Bot:
     all its plays), seen from its side. So 1-ply judges a position by each of the 21 replies the network would
     pick, and 2-ply by the replies to those replies.
 
+    **Bear-offs.** With ``use_bearoff`` (the default), positions where both sides are bearing off are scored by the
+    bear-off database at every depth instead of the network: exactly when both sides have at most six checkers
+    left (then no lookahead is needed either), otherwise by its one-sided race estimate. Money cube decisions in
+    exact bear-offs come from the database's exact cubeful equities.
+
     **Choosing a play (move filtering).** Every legal play is first judged at 0-ply. Then, stage by stage, the
     ``filters`` (one ``MoveFilter`` or ``None`` per ply below ``plies``; default ``FILTERS[plies]``) keep the best
     few plays of each position within an equity window of the best, and only those are judged one ply deeper.
@@ -138,7 +155,7 @@ class Bot:
     """
 
     def __init__(self, net: EquityNet, *, name: str = "bgai", plies: int = 0, info: dict | None = None,
-                 filters: tuple[MoveFilter | None, ...] | None = None) -> None:
+                 filters: tuple[MoveFilter | None, ...] | None = None, use_bearoff: bool = True) -> None:
         if not (isinstance(plies, int) and not isinstance(plies, bool) and 0 <= plies <= MAX_PLIES):
             raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {plies!r}")
         filters = FILTERS[plies] if filters is None else tuple(filters)
@@ -150,6 +167,7 @@ class Bot:
         self.plies = plies
         self.filters = filters
         self.info = info or {}
+        self.use_bearoff = use_bearoff
 
     # Batched core ---------------------------------------------------------------------------------------------
 
@@ -164,7 +182,29 @@ class Bot:
         over = game_over(boards)
         if over.any():
             probs[over] = exact_probabilities(boards[over])
+        if self.use_bearoff:
+            rows = np.flatnonzero(bearoff.is_bearoff(boards))
+            if len(rows):
+                probs[rows] = bearoff.database().probabilities(boards[rows])
         return probs
+
+    def _exact_bearoffs(self, boards: np.ndarray) -> np.ndarray:
+        """(N,) where the bear-off database knows the answer exactly (never with ``use_bearoff`` off)."""
+        if not self.use_bearoff:
+            return np.zeros(len(boards), dtype=bool)
+        return bearoff.is_bearoff(boards) & (
+            (np.maximum(boards, 0).sum(axis=1) <= bearoff.TWO_SIDED_CHECKERS)
+            & (np.maximum(-boards, 0).sum(axis=1) <= bearoff.TWO_SIDED_CHECKERS))
+
+    def sources(self, boards: np.ndarray, plies: int | None = None) -> list[str]:
+        """Where the bot's evaluation of each board at ``plies`` (default: its own) comes from: a key of
+        ``SOURCES``."""
+        boards = np.asarray(boards, dtype=np.int8)
+        plies = self.plies if plies is None else plies
+        over, exact = game_over(boards), self._exact_bearoffs(boards)
+        race = self.use_bearoff & bearoff.is_bearoff(boards) & ~exact
+        deep = "lookahead" if plies else "race"
+        return ["over" if o else "exact" if e else deep if r else "network" for o, e, r in zip(over, exact, race)]
 
     def lookahead(self, boards: np.ndarray, plies: int) -> np.ndarray:
         """(N, 5) probabilities of N boards (on-roll view) at ``plies`` of lookahead (see the class docstring).
@@ -176,10 +216,10 @@ class Bot:
         if plies == 0:
             return self.probabilities(boards)
         probs = np.zeros((len(boards), 5), dtype=np.float64)
-        over = game_over(boards)
-        if over.any():
-            probs[over] = exact_probabilities(boards[over])
-        live = np.flatnonzero(~over)
+        known = game_over(boards) | self._exact_bearoffs(boards)
+        if known.any():
+            probs[known] = self.probabilities(boards[known])
+        live = np.flatnonzero(~known)
         step = max(1, PAIR_CHUNK // len(ROLLS))
         for lo in range(0, len(live), step):
             rows = live[lo:lo + step]
@@ -240,7 +280,8 @@ class Bot:
     def evaluate_many(self, positions) -> list[Evaluation]:
         boards = np.stack([p.board for p in positions])
         probs = self.lookahead(boards, self.plies).astype(np.float64)
-        return [Evaluation(*row.tolist(), float(equity(row[None])[0])) for row in probs]
+        return [Evaluation(*row.tolist(), float(equity(row[None])[0]), source)
+                for row, source in zip(probs, self.sources(boards))]
 
     def choose_move(self, pos: Position, dice):
         """The play the bot picks for ``pos`` with ``dice`` (a ``Move``): the first of ``rank_moves``."""
@@ -281,7 +322,7 @@ class Bot:
         boards = np.asarray(boards, dtype=np.int8)
         root = cube_equities(self.lookahead(boards, self.plies), boards, state)
         if self.plies == 0:
-            return root
+            return self._exact_cube(boards, state, root)
         allowed = root.may_double
         nd, dt = self._cubeful_after_rolls(boards, [state, state.doubled()], self.plies)
         beaver = np.zeros(len(boards), dtype=bool)
@@ -290,9 +331,21 @@ class Bot:
             beaver = allowed & (np.asarray(state.value) * 4 <= MAX_CUBE) & (beavered < dt)
             dt = np.where(beaver, beavered, dt)
         scale = 1.0 if state.is_match else np.asarray(state.value, dtype=np.float64)
-        return dataclasses.replace(
+        deep = dataclasses.replace(
             root, no_double=nd / scale, double_take=np.where(allowed, dt / scale, np.nan), beaver=beaver
         )
+        return self._exact_cube(boards, state, deep)
+
+    def _exact_cube(self, boards: np.ndarray, state: CubeState, eq: CubeEquities) -> CubeEquities:
+        """``eq`` with the bear-off database's exact money equities where it has them (no beavers there)."""
+        rows = np.flatnonzero(self._exact_bearoffs(boards))
+        if state.is_match or state.beavers or not len(rows):
+            return eq
+        nd, dt = bearoff.database().cube_equities(boards[rows], np.asarray(state.owner)[rows])
+        no_double, double_take = eq.no_double.copy(), eq.double_take.copy()
+        no_double[rows] = nd
+        double_take[rows] = np.where(eq.may_double[rows], dt, np.nan)
+        return dataclasses.replace(eq, no_double=no_double, double_take=double_take)
 
     def _cubeful_after_rolls(self, boards: np.ndarray, states: list, plies: int) -> list:
         """For each cube state, the (N,) cubeful equity of N live or finished boards after the player on roll

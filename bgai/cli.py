@@ -150,7 +150,7 @@ def _cube_context(args: argparse.Namespace, text: str):
 
 
 def _eval(args: argparse.Namespace) -> None:
-    from bgai.bot import load_bot
+    from bgai.bot import SOURCES, load_bot
 
     pos = Position.parse(args.position)
     cube, owner, match = _cube_context(args, args.position)
@@ -158,7 +158,9 @@ def _eval(args: argparse.Namespace) -> None:
     decision = bot.cube_decision(pos, cube, owner, match, jacoby=args.jacoby, beavers=args.beavers)
     print(pos)
     print(f"Position ID: {pos.position_id()}   ({bot.name}, {args.plies}-ply, player on roll's view, before the roll)")
-    print(bot.evaluate(pos))
+    evaluation = bot.evaluate(pos)
+    print(evaluation)
+    print(f"evaluated by {SOURCES[evaluation.source]}")
     print(decision)
 
 
