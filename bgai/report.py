@@ -211,8 +211,15 @@ def _error_card(analysis: MatchAnalysis, d: Decision) -> str:
         for text, value in d.candidates:
             cls = " class='played'" if text.startswith(chosen[d.played]) else ""
             rows.append(f"<tr{cls}><td>{escape(text)}</td><td>{value:+.3f}</td></tr>")
-        legend = (f"<p class='small'>Equities in EMG for {escape(players[on_roll])}, who owns the decision to "
-                  f"double; played: {escape(d.played)}, best: {escape(d.best)}.</p>")
+        doubler, taker = escape(players[on_roll]), escape(players[1 - on_roll])
+        if d.kind == "double":
+            done = "doubled" if d.played == "double" else "did not double"
+            legend = (f"<p class='small'>Cubeful equities in EMG for {doubler}, on roll. {doubler} {done}; "
+                      f"best: {escape(d.best)}.</p>")
+        else:
+            done = "took" if d.played == "take" else "passed"
+            legend = (f"<p class='small'>{doubler} doubled. Cubeful equities in EMG for {doubler}; {taker} "
+                      f"{done}, the best answer was to {escape(d.best)}.</p>")
     pid = d.position.position_id()
     table = (f"<div>{head}<table class='num'>{''.join(rows)}</table>{legend}"
              f"<p class='small'>Position ID {pid} (from the side of {escape(players[on_roll])})</p></div>")
