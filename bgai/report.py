@@ -255,7 +255,7 @@ def equity_graph_svg(analysis: MatchAnalysis, width: int = 1040, height: int = 3
            'font-family="Helvetica, Arial, sans-serif" font-size="12">']
     ticks = [0, 0.25, 0.5, 0.75, 1.0] if record.length else _nice_ticks(lo, hi)
     for t in ticks:
-        label = f"{100 * t:.0f}%" if record.length else f"{t:+g}"
+        label = f"{100 * t:.0f}%" if record.length else ("0" if t == 0 else f"{t:+g}")
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#e7e2d6" '
                    f'stroke-width="{1.6 if (t == 0.5 and record.length) or (t == 0 and not record.length) else 1}"/>'
                    f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end" fill="#666">{label}</text>')
