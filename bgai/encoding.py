@@ -72,15 +72,46 @@ Expert features (in the spirit of GNU Backgammon's hand-crafted inputs, eval.c; 
     the 12-bit pattern of the points they hold in the 12 pips ahead (landings farther ahead count as open): the
     idea of GNU Backgammon's ``anEscapes`` table (eval.c), with bgai's own definition of an escape.
 
+Version 2 adds seven features to each side, after ``escapes`` (definitions bgai's own, in the spirit of the
+inputs GNU Backgammon's networks are documented to use in eval.c: I_BREAK_CONTACT, I_BACK_CHEQUER, I_BACK_ANCHOR,
+I_FORWARD_ANCHOR, I_CONTAIN, I_PIPLOSS, I_ENTER2):
+
+``break_contact`` (1)
+    The pips we still have to move so that every one of our checkers has passed every one of theirs: for each of
+    our checkers on a point at or behind their most advanced checker (the lowest point, in our numbering, holding
+    one of theirs; their bar counts as point 0), the distance to one point past it. / 100. 0.0 in a race.
+``back_checker`` (1)
+    The point of our rearmost checker (the bar counts as 25), / 25; 0.0 with no checker left.
+``back_anchor`` (1)
+    Our rearmost made point in their home board (our points 19..24): (point - 18) / 6; 0.0 with none.
+``forward_anchor`` (1)
+    Our most advanced made point in their home board or on their bar point (our points 18..24): (25 - point) / 7;
+    0.0 with none (so their bar point reads 1.0 and their ace point 1/7).
+``containment`` (1)
+    How well they contain us: 1 - the smallest, over the points 15..24, of the share of the 36 rolls with which a
+    lone checker of ours on that point would escape past their points on our 13..24 in front of it (as for
+    ``escapes``).
+``pip_loss`` (1)
+    The pips we would lose to their hit on their next roll, if nothing changed, averaged over the 36 rolls: for
+    each roll, the largest 25 - p over our blots on points p that it hits (counted as for ``hit_chance``). / 25.
+``double_shot`` (1)
+    The share of the 36 rolls with which they could hit two different blots of ours (each by some play of the
+    roll, counted as for ``hit_chance``; not always both in one play). (This also makes a version-2 half 116
+    features long, a whole number of the 16-byte rows the ``points`` block is gathered in.)
+``enter`` (1)
+    The share of the 36 rolls with which a checker of ours on the bar would enter: 1 - (their made home points /
+    6)**2.
+
 Shared block:
 
 ``contact`` (1)
     1.0 when some checker can still meet an opposing one, 0.0 in a pure race: exactly
     ``not bgai.players.pubeval.is_race(board)``. Symmetric, so it appears once.
 
-Names and offsets: ``BLOCKS`` lists every block as ``Block(name, start, size)``, own blocks prefixed ``own_``,
-opp blocks ``opp_``; ``block("own_points")`` finds one by name and ``Block.slice`` indexes the features. Changing
-any definition here must bump ``ENCODER_VERSION`` (checkpoints record it).
+Names and offsets: ``BLOCKS`` lists every block of the latest version as ``Block(name, start, size)``, own blocks
+prefixed ``own_``, opp blocks ``opp_``; ``block("own_points")`` finds one by name and ``Block.slice`` indexes the
+features; ``LAYOUTS[version]`` has the same for each version. Changing any definition here must add a version
+(checkpoints record theirs, and each version's inputs stay what they were, so old networks keep working).
 
     >>> from bgai import Position
     >>> x = encode(Position.start().board[None])
@@ -102,6 +133,10 @@ from bgai.players.pubeval import is_race
 
 __all__ = [
     "ENCODER_VERSION",
+    "VERSIONS",
+    "LAYOUTS",
+    "Layout",
+    "n_features",
     "N_FEATURES",
     "SIDE_SIZE",
     "Block",
@@ -116,8 +151,8 @@ __all__ = [
     "hit_rolls",
 ]
 
-#: Bump whenever any feature's definition, scaling or order changes.
-ENCODER_VERSION = 1
+#: The latest encoder version. Add a version whenever any feature's definition, scaling or order changes.
+ENCODER_VERSION = 2
 
 
 class Block(NamedTuple):
@@ -144,7 +179,7 @@ def _layout(names_sizes, start: int = 0, prefix: str = "") -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-_SIDE_LAYOUT = (
+_SIDE_LAYOUT_V1 = (
     ("points", 96),
     ("bar", 1),
     ("off", 1),
@@ -158,27 +193,70 @@ _SIDE_LAYOUT = (
     ("anchors", 1),
     ("escapes", 1),
 )
-#: One side's blocks, offsets relative to the start of its half.
-SIDE_BLOCKS = _layout(_SIDE_LAYOUT)
-SIDE_SIZE = SIDE_BLOCKS[-1].stop
-#: Every block of the input vector, in order; they tile ``range(N_FEATURES)``.
-BLOCKS = (
-    _layout(_SIDE_LAYOUT, 0, "own_")
-    + _layout(_SIDE_LAYOUT, SIDE_SIZE, "opp_")
-    + _layout((("contact", 1),), 2 * SIDE_SIZE)
+_SIDE_LAYOUT_V2 = _SIDE_LAYOUT_V1 + (
+    ("break_contact", 1),
+    ("back_checker", 1),
+    ("back_anchor", 1),
+    ("forward_anchor", 1),
+    ("containment", 1),
+    ("pip_loss", 1),
+    ("double_shot", 1),
+    ("enter", 1),
 )
-N_FEATURES = BLOCKS[-1].stop
-_BY_NAME = {b.name: b for b in BLOCKS}
-_S = {b.name: b.start for b in SIDE_BLOCKS}  # offsets within a half, for the writer below
-CONTACT = _BY_NAME["contact"].start
 
 
-def block(name: str) -> Block:
-    """The block called ``name`` (e.g. ``"own_points"``, ``"opp_hit_chance"``, ``"contact"``)."""
+class Layout:
+    """The input vector of one encoder version: ``side_blocks`` (offsets within a half), ``blocks`` (all of them,
+    tiling ``range(n_features)``), ``side_size`` and ``n_features``."""
+
+    def __init__(self, version: int, side_layout) -> None:
+        self.version = version
+        self.side_blocks = _layout(side_layout)
+        self.side_size = self.side_blocks[-1].stop
+        self.blocks = (
+            _layout(side_layout, 0, "own_")
+            + _layout(side_layout, self.side_size, "opp_")
+            + _layout((("contact", 1),), 2 * self.side_size)
+        )
+        self.n_features = self.blocks[-1].stop
+        self.by_name = {b.name: b for b in self.blocks}
+        self.offsets = {b.name: b.start for b in self.side_blocks}
+        self.contact = self.by_name["contact"].start
+
+    def block(self, name: str) -> Block:
+        try:
+            return self.by_name[name]
+        except KeyError:
+            raise KeyError(f"no block {name!r} in encoder version {self.version}; the blocks are "
+                           f"{', '.join(self.by_name)}") from None
+
+
+LAYOUTS = {1: Layout(1, _SIDE_LAYOUT_V1), 2: Layout(2, _SIDE_LAYOUT_V2)}
+VERSIONS = tuple(LAYOUTS)
+_LATEST = LAYOUTS[ENCODER_VERSION]
+#: The latest version's blocks of one side, offsets relative to the start of its half.
+SIDE_BLOCKS = _LATEST.side_blocks
+SIDE_SIZE = _LATEST.side_size
+#: Every block of the latest version's input vector, in order; they tile ``range(N_FEATURES)``.
+BLOCKS = _LATEST.blocks
+N_FEATURES = _LATEST.n_features
+
+
+def n_features(version: int = ENCODER_VERSION) -> int:
+    """The width of encoder ``version``'s input vector."""
+    return _layout_of(version).n_features
+
+
+def _layout_of(version: int) -> Layout:
     try:
-        return _BY_NAME[name]
+        return LAYOUTS[version]
     except KeyError:
-        raise KeyError(f"no block {name!r}; the blocks are {', '.join(_BY_NAME)}") from None
+        raise ValueError(f"unknown encoder version {version!r}; bgai has {', '.join(map(str, VERSIONS))}") from None
+
+
+def block(name: str, version: int = ENCODER_VERSION) -> Block:
+    """The block called ``name`` (e.g. ``"own_points"``, ``"opp_hit_chance"``, ``"contact"``) of ``version``."""
+    return _layout_of(version).block(name)
 
 
 #: Tesauro's 4 units for a point holding n checkers, n = 0..15.
@@ -192,7 +270,9 @@ _POINT_BITS = np.uint32(((1 << 25) - 1) & ~1)  # points 1..24
 _HOME_BITS = np.uint32(0b1111110)  # points 1..6
 _THEIR_HOME_BITS = np.uint32(0b111111 << 19)  # points 19..24
 _THEIR_SIDE_BITS = np.uint32(((1 << 12) - 1) << 13)  # points 13..24: their home and outer boards
+_ANCHOR_BITS = np.uint32(((1 << 7) - 1) << 18)  # points 18..24: their bar point and home board
 _ROLLS = tuple((a, b) for a in range(1, 7) for b in range(a, 7))  # the 21 distinct rolls
+_ROLL_COUNTS = tuple(np.uint8(1 if a == b else 2) for a, b in _ROLLS)  # of the 36
 
 
 def _escape_table() -> np.ndarray:
@@ -253,61 +333,90 @@ def hit_rolls(blots: np.ndarray, held: np.ndarray, shooters: np.ndarray, on_bar:
     counts, 0..36.
     """
     shape = blots.shape
-    blots, held, shooters, on_bar = (np.ravel(a) for a in (blots, held, shooters, on_bar))
-    open_ = ~held & _POINT_BITS  # where their checkers may land
-    lands = [None] + [shooters << np.uint32(d) for d in range(1, 7)]  # one checker moved d pips (none on bar)
-    direct = [None] + [(lands[d] & blots) != 0 for d in range(1, 7)]
-    via = [None] + [lands[d] & open_ for d in range(1, 7)]  # after one die, the other still to play
-    hits = np.zeros(len(blots), dtype=np.uint8)
-    for a, b in _ROLLS:
-        if a != b:
-            two = ((via[a] << np.uint32(b)) | (via[b] << np.uint32(a))) & blots
-            hit = direct[a] | direct[b] | (two != 0)
-            hits += hit.view(np.uint8) << 1
-        else:
-            reach, step = via[a], np.uint32(a)
-            hit = direct[a].copy()
-            for _ in range(3):
-                reach = (reach << step) & open_
-                hit |= (reach & blots) != 0
-            hits += hit.view(np.uint8)
-
-    barred = np.flatnonzero(on_bar > 0)
-    if len(barred):  # their checkers on the bar enter first: redo those boards
-        hits[barred] = _hit_rolls_from_bar(blots[barred], open_[barred], shooters[barred], on_bar[barred])
+    hits = np.zeros(blots.size, dtype=np.uint8)
+    for weight, mask in zip(_ROLL_COUNTS, hit_masks(blots, held, shooters, on_bar)):
+        hits += (mask != 0).view(np.uint8) * weight
     return hits.reshape(shape)
 
 
-def _hit_rolls_from_bar(blots, open_, shooters, on_bar) -> np.ndarray:
-    """``hit_rolls`` for boards where they have ``on_bar >= 1`` checkers on the bar, which must enter first."""
-    one = np.uint32(1)
-    hits = np.zeros(len(blots), dtype=np.uint8)
+_DEBRUIJN = np.uint32(0x077CB531)
+_DEBRUIJN_BIT = np.zeros(32, dtype=np.int8)
+_DEBRUIJN_BIT[[((1 << i) * 0x077CB531 & 0xFFFFFFFF) >> 27 for i in range(32)]] = np.arange(32)
+
+
+def lowest_bit(masks: np.ndarray) -> np.ndarray:
+    """Index of the lowest set bit of each uint32 mask (0 for an empty mask): a de Bruijn multiply and a table."""
+    with np.errstate(over="ignore"):
+        return _DEBRUIJN_BIT[((masks & (~masks + np.uint32(1))) * _DEBRUIJN) >> np.uint32(27)]
+
+
+def pip_loss(masks: list[np.ndarray]) -> np.ndarray:
+    """Mean over the 36 rolls of the pips lost to the hit of each roll (``hit_masks``): 25 - p for the most
+    advanced blot p it hits, 0 when it hits none (see the ``pip_loss`` feature)."""
+    total = np.zeros(masks[0].shape, dtype=np.int16)
+    for weight, mask in zip(_ROLL_COUNTS, masks):
+        total += np.where(mask != 0, 25 - lowest_bit(mask), 0).astype(np.int16) * weight
+    return total * np.float32(1 / 36)
+
+
+def hit_masks(blots: np.ndarray, held: np.ndarray, shooters: np.ndarray, on_bar: np.ndarray) -> list[np.ndarray]:
+    """For each of the 21 distinct rolls (``_ROLLS``), the uint32 mask of our blots that roll can hit, one per
+    board (flattened); arguments as for ``hit_rolls``."""
+    blots, held, shooters, on_bar = (np.ravel(a) for a in (blots, held, shooters, on_bar))
+    open_ = ~held & _POINT_BITS  # where their checkers may land
+    lands = [None] + [shooters << np.uint32(d) for d in range(1, 7)]  # one checker moved d pips (none on bar)
+    direct = [None] + [lands[d] & blots for d in range(1, 7)]
+    via = [None] + [lands[d] & open_ for d in range(1, 7)]  # after one die, the other still to play
+    masks = []
+    for a, b in _ROLLS:
+        if a != b:
+            masks.append(direct[a] | direct[b] | (((via[a] << np.uint32(b)) | (via[b] << np.uint32(a))) & blots))
+        else:
+            reach, step = via[a], np.uint32(a)
+            mask = direct[a].copy()
+            for _ in range(3):
+                reach = (reach << step) & open_
+                mask |= reach & blots
+            masks.append(mask)
+
+    barred = np.flatnonzero(on_bar > 0)
+    if len(barred):  # their checkers on the bar enter first: redo those boards
+        from_bar = _hit_masks_from_bar(blots[barred], open_[barred], shooters[barred], on_bar[barred])
+        for mask, redone in zip(masks, from_bar):
+            mask[barred] = redone
+    return masks
+
+
+def _hit_masks_from_bar(blots, open_, shooters, on_bar) -> list[np.ndarray]:
+    """``hit_masks`` for boards where they have ``on_bar >= 1`` checkers on the bar, which must enter first."""
+    one, none = np.uint32(1), np.uint32(0)
     single = on_bar == 1
     steps_left = 4 - on_bar.astype(np.int16)  # of a double, once all of them have entered
     entry = [None] + [one << np.uint32(d) for d in range(1, 7)]
     can_enter = [None] + [(open_ & entry[d]) != 0 for d in range(1, 7)]  # entering on our point d
-    hit_entering = [None] + [(blots & entry[d]) != 0 for d in range(1, 7)]
+    hit_entering = [None] + [blots & entry[d] for d in range(1, 7)]
+    masks = []
     for a, b in _ROLLS:
         if a != b:
             # One on the bar: it enters with one die, then any checker (it too) plays the other.
-            then_a = ((((shooters | entry[a]) << np.uint32(b)) & blots) != 0) & can_enter[a]
-            then_b = ((((shooters | entry[b]) << np.uint32(a)) & blots) != 0) & can_enter[b]
+            then_a = np.where(can_enter[a], ((shooters | entry[a]) << np.uint32(b)) & blots, none)
+            then_b = np.where(can_enter[b], ((shooters | entry[b]) << np.uint32(a)) & blots, none)
             # Two or more: only entering checkers move, and a blot on an entry point means that point is open.
-            hit = hit_entering[a] | hit_entering[b] | (single & (then_a | then_b))
-            hits += hit.view(np.uint8) << 1
+            masks.append(hit_entering[a] | hit_entering[b] | np.where(single, then_a | then_b, none))
         else:
-            reach, hit = shooters | entry[a], hit_entering[a].copy()
+            reach, mask = shooters | entry[a], hit_entering[a].copy()
             for k in range(1, 4):
                 reach = (reach << np.uint32(a)) & open_
-                hit |= (steps_left >= k) & ((reach & blots) != 0)
-            hits += (can_enter[a] & hit).view(np.uint8)
-    return hits
+                mask |= np.where(steps_left >= k, reach & blots, none)
+            masks.append(np.where(can_enter[a], mask, none))
+    return masks
 
 
-def _side_features(sides: np.ndarray, out: np.ndarray) -> None:
+def _side_features(sides: np.ndarray, out: np.ndarray, layout: Layout) -> None:
     """Write one side's features for ``sides`` (..., 32) int8 (boards padded with zeros to 32 columns, each seen
-    from the side described) into ``out`` (..., SIDE_SIZE) float32, which may be a strided view. ``pip_lead`` is
+    from the side described) into ``out`` (..., side_size) float32, which may be a strided view. ``pip_lead`` is
     left to the caller, which pairs the sides."""
+    _S = layout.offsets
     ours = np.maximum(sides[..., :BOARD_SIZE], 0)
     # Tesauro's units: a table row is 16 bytes, so gather whole rows as single 16-byte items.
     points = out[..., _S["points"]:_S["points"] + 96].view(_UNIT_ROW)
@@ -333,7 +442,11 @@ def _side_features(sides: np.ndarray, out: np.ndarray) -> None:
 
     out[..., _S["blots"]] = np.bitwise_count(blots) * np.float32(0.2)
     on_bar = np.maximum(-sides[..., 0], 0)
-    out[..., _S["hit_chance"]] = hit_rolls(blots, held, shooters, on_bar) * np.float32(1 / 36)
+    masks = hit_masks(blots, held, shooters, on_bar)
+    hits = np.zeros(blots.size, dtype=np.uint8)
+    for weight, mask in zip(_ROLL_COUNTS, masks):
+        hits += (mask != 0).view(np.uint8) * weight
+    out[..., _S["hit_chance"]] = hits.reshape(blots.shape) * np.float32(1 / 36)
     out[..., _S["home_points"]] = np.bitwise_count(held & _HOME_BITS) * np.float32(1 / 6)
     out[..., _S["anchors"]] = np.bitwise_count(held & _THEIR_HOME_BITS) * np.float32(0.5)
 
@@ -352,6 +465,42 @@ def _side_features(sides: np.ndarray, out: np.ndarray) -> None:
     farthest = np.where(blockade != 0, rearmost.astype(np.int64) - lowest, 0)
     pattern = ((ahead.astype(np.uint64) << np.uint64(12)) >> rearmost.astype(np.uint64)) & np.uint64(0xFFF)
     out[..., _S["escapes"]] = ESCAPE_TABLE[farthest, pattern]
+    if layout.version < 2:
+        return
+
+    # Their most advanced checker: the lowest index f holding one of theirs (their bar, index 0, included). Our
+    # checkers on points p >= f each need p - f + 1 pips: from prefix sums of our checkers and pips below f.
+    front = lowest_bit(theirs).astype(np.int64)[..., None]
+    below = np.zeros(ours.shape[:-1] + (BOARD_SIZE + 1,), dtype=np.int16)
+    np.cumsum(ours, axis=-1, out=below[..., 1:])
+    count = ours.sum(axis=-1, dtype=np.int16) - np.take_along_axis(below, front, axis=-1)[..., 0]
+    np.cumsum(ours * _PIP_WEIGHTS, axis=-1, out=below[..., 1:])
+    behind_pips = pips - np.take_along_axis(below, front, axis=-1)[..., 0]
+    needed = behind_pips - (front[..., 0] - 1) * count
+    out[..., _S["break_contact"]] = np.where(theirs != 0, needed, 0) * np.float32(0.01)
+    out[..., _S["back_checker"]] = rearmost * np.float32(1 / 25)
+    back = held & _THEIR_HOME_BITS
+    top = np.frexp(back.astype(np.float64))[1] - 1  # highest made point there, -1 if none
+    out[..., _S["back_anchor"]] = np.where(back != 0, top - 18, 0) * np.float32(1 / 6)
+    forward = held & _ANCHOR_BITS
+    low = np.frexp((forward & (~forward + np.uint32(1))).astype(np.float64))[1] - 1
+    out[..., _S["forward_anchor"]] = np.where(forward != 0, 25 - low, 0) * np.float32(1 / 7)
+    worst = np.ones(held.shape, dtype=np.float32)
+    blockade = their_held & _THEIR_SIDE_BITS
+    lowest = np.where(blockade != 0, lowest_bit(blockade), 32).astype(np.int64)  # the same for every start
+    wide = their_held.astype(np.uint64) << np.uint64(12)
+    for start in range(15, 25):  # a lone checker of ours on each of their points 15..24 (our numbering)
+        farthest = np.where(lowest < start, start - lowest, 0)
+        pattern = (wide >> np.uint64(start)) & np.uint64(0xFFF)  # the 12 points in front of it
+        np.minimum(worst, ESCAPE_TABLE[farthest, pattern], out=worst)
+    out[..., _S["containment"]] = 1 - worst
+    out[..., _S["pip_loss"]] = pip_loss(masks).reshape(blots.shape) * np.float32(1 / 25)
+    doubles = np.zeros(blots.size, dtype=np.uint8)
+    for weight, mask in zip(_ROLL_COUNTS, masks):
+        doubles += (np.bitwise_count(mask) >= 2).view(np.uint8) * weight
+    out[..., _S["double_shot"]] = doubles.reshape(blots.shape) * np.float32(1 / 36)
+    closed = np.bitwise_count(their_held & _THEIR_HOME_BITS).astype(np.float32)
+    out[..., _S["enter"]] = 1 - (closed / 6) ** 2
 
 
 _UNIT_ROW = np.dtype((np.void, 4 * POINT_UNITS.itemsize))
@@ -360,16 +509,16 @@ _PIP_WEIGHTS = np.arange(BOARD_SIZE, dtype=np.int8)
 _WIDE = 32  # boards are padded to 32 columns so that each reads as four uint64 words in `_bits`
 
 
-def _encode_chunk(boards: np.ndarray, out: np.ndarray) -> None:
+def _encode_chunk(boards: np.ndarray, out: np.ndarray, layout: Layout) -> None:
     n = len(boards)
     sides = np.zeros((n, 2, _WIDE), dtype=np.int8)  # [:, 0]: the boards as they are; [:, 1]: switched
     sides[:, 0, :BOARD_SIZE] = boards
     np.negative(boards[:, ::-1], out=sides[:, 1, :BOARD_SIZE])
-    halves = out[:, : 2 * SIDE_SIZE].reshape(n, 2, SIDE_SIZE)  # a view: [own half | opp half]
-    _side_features(sides, halves)
-    pips = halves[:, :, _S["pips"]]
-    halves[:, :, _S["pip_lead"]] = pips[:, ::-1] - pips
-    out[:, CONTACT] = ~is_race(boards)
+    halves = out[:, : 2 * layout.side_size].reshape(n, 2, layout.side_size)  # a view: [own half | opp half]
+    _side_features(sides, halves, layout)
+    pips = halves[:, :, layout.offsets["pips"]]
+    halves[:, :, layout.offsets["pip_lead"]] = pips[:, ::-1] - pips
+    out[:, layout.contact] = ~is_race(boards)
 
 
 _POOL: ThreadPoolExecutor | None = None
@@ -392,12 +541,14 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     return _POOL
 
 
-def encode(boards, out: np.ndarray | None = None) -> np.ndarray:
-    """The network inputs of ``boards`` (..., 26), each seen from the player on roll: float32 (..., N_FEATURES).
+def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION) -> np.ndarray:
+    """The network inputs of ``boards`` (..., 26), each seen from the player on roll: float32 (..., n_features),
+    for encoder ``version`` (default the latest).
 
-    See the module docstring for the features and ``BLOCKS`` for their offsets. ``out``: an optional C-contiguous
+    See the module docstring for the features and ``LAYOUTS`` for their offsets. ``out``: an optional C-contiguous
     float32 array of that shape to write into (a hot loop can reuse one buffer instead of allocating pages).
     """
+    layout = _layout_of(version)
     b = np.asarray(boards)
     if b.ndim == 0 or b.shape[-1] != BOARD_SIZE:
         raise ValueError(f"boards must have shape (..., {BOARD_SIZE}), got {b.shape}")
@@ -405,34 +556,39 @@ def encode(boards, out: np.ndarray | None = None) -> np.ndarray:
         raise TypeError(f"boards must be an integer array, got dtype {b.dtype}")
     lead = b.shape[:-1]
     b = np.ascontiguousarray(b.reshape(-1, BOARD_SIZE), dtype=np.int8)
-    shape = lead + (N_FEATURES,)
+    shape = lead + (layout.n_features,)
     if out is None:
         out = np.empty(shape, dtype=np.float32)
     elif out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous float32 array of shape {shape}, got {out.dtype} {out.shape}")
-    result, out = out, out.reshape(len(b), N_FEATURES)
+    result, out = out, out.reshape(len(b), layout.n_features)
     size = _chunk_size(len(b), threads())
     starts = range(0, len(b), size)
     workers = min(threads(), len(starts))
     if workers > 1:
-        list(_pool(workers).map(lambda i: _encode_chunk(b[i:i + size], out[i:i + size]), starts))
+        list(_pool(workers).map(lambda i: _encode_chunk(b[i:i + size], out[i:i + size], layout), starts))
     else:
         for i in starts:
-            _encode_chunk(b[i:i + size], out[i:i + size])
+            _encode_chunk(b[i:i + size], out[i:i + size], layout)
     return result
 
 
-def encode_torch(boards, device=None):
-    """``encode(boards)`` as a float32 ``torch.Tensor`` (on ``device`` if given)."""
+def encode_torch(boards, device=None, version: int = ENCODER_VERSION):
+    """``encode(boards, version=version)`` as a float32 ``torch.Tensor`` (on ``device`` if given)."""
     import torch  # only the callers that want tensors pay for importing torch
 
-    x = torch.from_numpy(encode(boards))
+    x = torch.from_numpy(encode(boards, version=version))
     return x if device is None else x.to(device)
 
 
 def swap_sides(features: np.ndarray) -> np.ndarray:
-    """The features with the own and opp halves exchanged: ``encode(switch(b)) == swap_sides(encode(b))``."""
+    """The features with the own and opp halves exchanged: ``encode(switch(b)) == swap_sides(encode(b))`` (for
+    any version, told by the width)."""
+    width = np.shape(features)[-1]
+    half = next((layout.side_size for layout in LAYOUTS.values() if layout.n_features == width), None)
+    if half is None:
+        raise ValueError(f"{width} features are no encoder version's input vector")
     x = np.array(features, copy=True)
-    x[..., :SIDE_SIZE] = features[..., SIDE_SIZE:2 * SIDE_SIZE]
-    x[..., SIDE_SIZE:2 * SIDE_SIZE] = features[..., :SIDE_SIZE]
+    x[..., :half] = features[..., half:2 * half]
+    x[..., half:2 * half] = features[..., :half]
     return x

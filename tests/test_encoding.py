@@ -16,6 +16,7 @@ from bgai.encoding import (
     BLOCKS,
     ENCODER_VERSION,
     ESCAPE_TABLE,
+    LAYOUTS,
     N_FEATURES,
     POINT_UNITS,
     SIDE_BLOCKS,
@@ -77,7 +78,8 @@ def test_shape_dtype_and_version():
     t = encode_torch(boards)
     assert isinstance(t, torch.Tensor) and t.dtype == torch.float32
     assert np.array_equal(t.numpy(), x)
-    assert ENCODER_VERSION == 1
+    assert ENCODER_VERSION == 2 and x.shape[1] == LAYOUTS[2].n_features
+    assert encode(boards, version=1).shape == (5, LAYOUTS[1].n_features)
     buffer = np.full((5, N_FEATURES), np.nan, dtype=np.float32)
     assert encode(boards, out=buffer) is buffer and np.array_equal(buffer, x)
 
@@ -91,6 +93,19 @@ def test_bad_input_says_what_is_wrong():
         encode(np.zeros((3, 26), dtype=np.int8), out=np.empty((3, N_FEATURES), dtype=np.float64))
     with pytest.raises(KeyError, match="own_points"):
         block("own_point")
+    with pytest.raises(ValueError, match="unknown encoder version 7"):
+        encode(np.zeros((3, 26), dtype=np.int8), version=7)
+    with pytest.raises(KeyError, match="version 1"):
+        block("own_containment", version=1)
+
+
+def test_version_1_is_version_2_without_its_new_blocks(positions):
+    """Version 1's inputs (the networks trained on them keep working) are version 2's blocks of the same names."""
+    old, new = encode(positions, version=1), encode(positions)
+    assert set(LAYOUTS[1].by_name) < set(LAYOUTS[2].by_name)
+    for b in LAYOUTS[1].blocks:
+        assert np.array_equal(old[:, b.slice], new[:, LAYOUTS[2].by_name[b.name].slice]), b.name
+    assert np.array_equal(encode(movegen.switch(positions), version=1), swap_sides(old))
 
 
 def test_blocks_tile_the_input_exactly():
@@ -171,7 +186,8 @@ def test_a_batch_encodes_like_its_rows(positions):
 RANGES = {  # per side: the documented range of each block
     "points": (0, 6.0), "bar": (0, 7.5), "off": (0, 1), "pips": (0, 3.75), "pip_lead": (-3.75, 3.75),
     "blots": (0, 3), "hit_chance": (0, 1), "back_checkers": (0, 3), "home_points": (0, 1), "prime": (0, 1),
-    "anchors": (0, 3), "escapes": (0, 1),
+    "anchors": (0, 3), "escapes": (0, 1), "break_contact": (0, 3.75), "back_checker": (0, 1), "back_anchor": (0, 1),
+    "forward_anchor": (0, 1), "containment": (0, 1), "pip_loss": (0, 1), "double_shot": (0, 1), "enter": (0, 1),
 }
 
 
@@ -311,6 +327,37 @@ def hit_rolls_by_movegen(boards: np.ndarray) -> np.ndarray:
     return rolls
 
 
+def hits_by_movegen(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exactly, from the move generator: the mean over the 36 rolls of the largest 25 - p over X's blots p that
+    some legal play of O's roll hits, and the rolls (of 36) for which two different blots can be hit."""
+    theirs = movegen.switch(boards)
+    loss, double = np.zeros(len(boards)), np.zeros(len(boards), dtype=np.int64)
+    for a, b in ROLLS:
+        weight = 1 if a == b else 2
+        moves = movegen.afterstates(theirs, np.tile([a, b], (len(boards), 1)), return_steps=True)
+        for i in range(len(boards)):
+            hit = set()
+            for steps in moves.steps[moves.owner == i]:
+                hit |= {25 - int(t) for f, t, h in steps if f >= 0 and h}  # O's point t is X's 25 - t
+            loss[i] += weight * max((25 - p for p in hit), default=0)
+            double[i] += weight * (len(hit) >= 2)
+    return loss / 36, double
+
+
+def test_pip_loss_and_double_shots_agree_with_the_move_generator(positions):
+    """As for ``hit_chance``: the masks leave out only the both-dice rule (and a double shot may need two plays),
+    so they can only count too many, and rarely do."""
+    sample = positions[:300]
+    x = encode(sample)
+    loss, double = hits_by_movegen(sample)
+    counted_loss = feature(x, "own_pip_loss") * 25
+    counted_double = np.rint(feature(x, "own_double_shot") * 36)
+    assert (counted_loss >= loss - 1e-4).all() and (counted_double >= double).all()
+    assert (np.abs(counted_loss - loss) < 1e-4).mean() >= 0.97
+    assert (counted_double == double).mean() >= 0.95
+    assert (loss > 0).mean() > 0.2 and (double > 0).mean() > 0.05
+
+
 def test_hit_chance_agrees_with_the_move_generator(positions):
     """The bit-mask count leaves out only the both-dice rule, so it can only count too many, and rarely does
     (99.8% exact on 60,000 boards from games; e.g. 10/7* with 5-3 is illegal when the 5 cannot be played after
@@ -329,11 +376,12 @@ def test_hit_chance_agrees_with_the_move_generator(positions):
 # The other features against plain-Python references ---------------------------------------------------------------
 
 
-def reference_escapes(board: np.ndarray) -> float:
-    """The ``escapes`` definition, checker step by checker step."""
+def reference_escapes(board: np.ndarray, start: int | None = None) -> float:
+    """The ``escapes`` definition, checker step by checker step: for our rearmost checker, or a lone checker on
+    ``start``."""
     ours = [i for i in range(1, 26) if board[i] > 0]
     held = {i for i in range(1, 25) if board[i] <= -2}
-    rearmost = max(ours, default=0)
+    rearmost = max(ours, default=0) if start is None else start
     blockade = [i for i in held if 13 <= i < rearmost]
     if not blockade:
         return 1.0
@@ -372,7 +420,23 @@ def reference_side(board: np.ndarray) -> dict[str, float]:
         "prime": min(longest, 6) / 6,
         "anchors": sum(p >= 19 for p in made) / 2,
         "escapes": reference_escapes(board),
+        # version 2
+        "break_contact": reference_break_contact(b) / 100,
+        "back_checker": max((p for p in range(1, 26) if b[p] > 0), default=0) / 25,
+        "back_anchor": max((p - 18 for p in made if p >= 19), default=0) / 6,
+        "forward_anchor": max((25 - p for p in made if p >= 18), default=0) / 7,
+        "containment": 1 - min(reference_escapes(board, start) for start in range(15, 25)),
+        "enter": 1 - (sum(1 for p in range(19, 25) if b[p] <= -2) / 6) ** 2,
     }
+
+
+def reference_break_contact(b: list[int]) -> int:
+    """Pips our checkers need to pass their most advanced checker, checker by checker."""
+    theirs = [p for p in range(0, 25) if b[p] < 0]
+    if not theirs:
+        return 0
+    front = min(theirs)
+    return sum(b[p] * (p - front + 1) for p in range(front, 26) if b[p] > 0)
 
 
 def test_side_features_match_plain_python_references(positions):
