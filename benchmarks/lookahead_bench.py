@@ -135,9 +135,9 @@ def bench_filters(pairs) -> dict:
     print(f"{len(unforced)} unforced positions judged at full width in {seconds:.0f} s")
     results = {"unforced": len(unforced), "full_width_seconds": seconds, "plies": {}}
     for plies, candidates in candidate_filters().items():
-        rows = [replay(bot.net, unforced, table, plies, f) for f in candidates]
+        rows = [replay(bot.model, unforced, table, plies, f) for f in candidates]
         rows.sort(key=lambda r: (r["judged_per_move"][-1], r["loss_mpt"]))
-        default = replay(bot.net, unforced, table, plies, FILTERS[plies])
+        default = replay(bot.model, unforced, table, plies, FILTERS[plies])
         print(f"\n{plies}-ply (judged per move: plays at " + ", ".join(f"{p}-ply" for p in range(1, plies + 1))
               + f"); default {FILTERS[plies]}")
         for r in rows + [dict(default, filters="default")]:

@@ -48,29 +48,27 @@ QUIET = {"bench_every": 10**9, "final_bench_games": 1, "checkpoint_minutes": 10*
 
 
 def bgai_training(games: int, config_path: str | None = None, checkpoint: str | None = None) -> float:
-    """Games per second of bgai's trainer (self-play plus learning), benchmarks switched off; from scratch, or
-    continuing ``checkpoint`` for ``games`` more games."""
+    """Games per second of bgai's TD trainer (self-play plus learning), benchmarks switched off; from scratch, or
+    starting from the weights of ``checkpoint``."""
     from bgai.checkpoint import load_checkpoint
-    from bgai.td import load_config, train
+    from bgai.training import load_config, run
 
-    with tempfile.TemporaryDirectory() as run_dir:
-        if checkpoint is None:
-            config = load_config(config_path, {"games": games, **QUIET})
-            summary = train(config, run_dir, progress=False)
-            return summary["games_per_s"]
+    overrides = {"games": games, "parallel_games": 512, **QUIET}
+    if checkpoint is not None:
         state = load_checkpoint(checkpoint)
-        shutil.copyfile(checkpoint, Path(run_dir) / "checkpoint.pt")
-        config = load_config(None, {**state["config"], "games": state["games"] + games, **QUIET})
-        train(config, run_dir, resume=True, progress=False)
-        after = load_checkpoint(Path(run_dir) / "checkpoint.pt")
-        return games / (after["seconds"] - state["seconds"])
+        overrides.update(init=checkpoint, hidden=",".join(map(str, state["hidden"])),
+                         encoder=state["encoder_version"], nets=",".join(state.get("phases", ["all"])))
+    with tempfile.TemporaryDirectory() as run_dir:
+        summary = run(load_config(config_path, overrides), run_dir, progress=False)
+    return summary["games"] / (3600 * summary["hours"])
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=4096, help="bgai training games, each way")
     parser.add_argument("--gnubg-games", type=int, default=400, help="gnubg self-play games")
-    parser.add_argument("--config", default="training/configs/default.toml", help="config of the run from scratch")
+    parser.add_argument("--config", default=None, help="TD run config of the run from scratch (default: the "
+                                                        "default TD stage, 512 games at once)")
     parser.add_argument("--checkpoint", default="checkpoints/shipped/checkpoint.pt", help="run to continue")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

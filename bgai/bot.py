@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from bgai import bearoff, encoding
-from bgai.checkpoint import load_checkpoint
+from bgai.checkpoint import load_checkpoint, model_from_checkpoint
 from bgai.cube import (
     CENTERED, MAX_CUBE, CubeDecision, CubeEquities, CubeState, cube_equities, cube_state, decision, may_double,
     payoff_of,
@@ -24,7 +24,8 @@ from bgai.cube import (
 from bgai.errors import BgaiError
 from bgai.game import game_over, result_points
 from bgai.movegen import afterstates
-from bgai.network import EquityNet, equity, flip
+from bgai.network import EquityModel, EquityNet, equity, flip
+from bgai.phase import classify
 from bgai.players.base import segment_argmax
 from bgai.position import Position, parse_dice
 
@@ -154,15 +155,21 @@ class Bot:
     ``PAIR_CHUNK``) so that memory stays bounded.
     """
 
-    def __init__(self, net: EquityNet, *, name: str = "bgai", plies: int = 0, info: dict | None = None,
-                 filters: tuple[MoveFilter | None, ...] | None = None, use_bearoff: bool = True) -> None:
+    def __init__(self, model: EquityModel | EquityNet, *, name: str = "bgai", plies: int = 0,
+                 info: dict | None = None, filters: tuple[MoveFilter | None, ...] | None = None,
+                 use_bearoff: bool = True) -> None:
         if not (isinstance(plies, int) and not isinstance(plies, bool) and 0 <= plies <= MAX_PLIES):
             raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {plies!r}")
         filters = FILTERS[plies] if filters is None else tuple(filters)
         if len(filters) > plies or not all(f is None or isinstance(f, MoveFilter) for f in filters):
             raise BgaiError(f"filters must be at most {plies} MoveFilter or None stages for {plies}-ply "
                             f"(one per ply below it), got {filters!r}")
-        self.net = net.eval()
+        if isinstance(model, EquityNet):  # one net for every phase, on the inputs of its width
+            version = next((v for v in encoding.VERSIONS if encoding.n_features(v) == model.n_inputs), None)
+            if version is None:
+                raise BgaiError(f"a net of {model.n_inputs} inputs fits no encoder version")
+            model = EquityModel({"all": model}, version)
+        self.model = model.eval()
         self.name = name
         self.plies = plies
         self.filters = filters
@@ -175,9 +182,11 @@ class Bot:
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """(N, 5) cumulative probabilities of N boards (on-roll view), finished games scored exactly."""
         boards = np.asarray(boards, dtype=np.int8)
+        version, split = self.model.encoder_version, len(self.model.phases) > 1
         probs = np.concatenate([
-            self.net(torch.from_numpy(encoding.encode(boards[lo:lo + NET_CHUNK]))).numpy()
-            for lo in range(0, max(len(boards), 1), NET_CHUNK)
+            self.model(torch.from_numpy(encoding.encode(chunk, version=version)),
+                       torch.from_numpy(classify(chunk)) if split else None).numpy()
+            for chunk in (boards[lo:lo + NET_CHUNK] for lo in range(0, max(len(boards), 1), NET_CHUNK))
         ])
         over = game_over(boards)
         if over.any():
@@ -409,8 +418,6 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None) -> Bo
     with bgai. ``filters`` overrides the move filters (see ``Bot``)."""
     path = SHIPPED if path is None else Path(path)
     checkpoint = load_checkpoint(path, weights_only_ok=True)
-    net = EquityNet(checkpoint["n_inputs"], tuple(checkpoint["hidden"]))
-    net.load_state_dict(checkpoint["model"])
     name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "")
-    return Bot(net, name=name, plies=plies, filters=filters,
+    return Bot(model_from_checkpoint(checkpoint), name=name, plies=plies, filters=filters,
                info={k: checkpoint.get(k) for k in ("games", "config")})

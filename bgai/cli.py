@@ -55,17 +55,15 @@ def _duel(args: argparse.Namespace) -> None:
 
 
 def _train(args: argparse.Namespace) -> None:
-    import dataclasses
+    from bgai.training import load_config, run
 
-    from bgai.td import TrainConfig, load_config, train
-
-    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
+    overrides = {name: getattr(args, name) for name in _train_settings()}
     config = load_config(args.config, overrides)
     run_dir = args.run_dir or f"runs/{config.run_name}"
-    summary = train(config, run_dir, resume=args.resume, progress=not args.quiet)
+    summary = run(config, run_dir, resume=args.resume, progress=not args.quiet)
     final = summary["final"]
-    print(f"trained {summary['games']} games in {summary['hours']:.2f} h ({summary['games_per_s']:.1f} games/s); "
-          f"checkpoint {run_dir}/checkpoint.pt")
+    print(f"trained stages {', '.join(summary['stages'])}: {summary['games']} self-play games in "
+          f"{summary['hours']:.2f} h; checkpoint {run_dir}/checkpoint.pt")
     for name, figures in final.items():
         print(f"  v {name:<9} {figures['ppg']:+.3f} ± {figures['ppg_se']:.3f} points/game, "
               f"{100 * figures['win_rate']:.1f}% wins ({figures['games']} duplicate games)")
@@ -209,6 +207,20 @@ def _analyse(args: argparse.Namespace) -> None:
         print(text_report(analysis), end="")
 
 
+def _train_settings() -> dict:
+    """The run and stage settings ``bgai train`` takes on the command line, by name (first definition wins)."""
+    import dataclasses
+
+    from bgai.training import STAGES, RunConfig
+
+    settings = {}
+    for cls in (RunConfig, *STAGES.values()):
+        for f in dataclasses.fields(cls):
+            if f.name not in ("stages", "name", "method"):
+                settings.setdefault(f.name, f)
+    return settings
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bgai", description="bgai: a backgammon engine")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -266,17 +278,17 @@ def build_parser() -> argparse.ArgumentParser:
     analyse.add_argument("--quiet", action="store_true", help="no progress bar")
     analyse.set_defaults(run=_analyse)
 
-    import dataclasses
-
-    from bgai.td import TrainConfig
-
-    train = commands.add_parser("train", help="TD(λ) self-play training")
-    train.add_argument("--config", help="TOML file of TrainConfig fields (see training/configs/)")
+    train = commands.add_parser("train", help="train a model: TD(λ) self-play and lookahead generations",
+                                description="Train a model through the stages of a run config (see "
+                                            "bgai.training and training/configs/). The settings below override the "
+                                            "config's: run settings, and stage settings in every stage that has "
+                                            "them.")
+    train.add_argument("--config", help="TOML run config (see training/configs/)")
     train.add_argument("--run-dir", help="folder of the checkpoint and TensorBoard logs (default runs/RUN_NAME)")
     train.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its checkpoint")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
-    for f in dataclasses.fields(TrainConfig):
-        train.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(f.default), default=None,
+    for name, f in _train_settings().items():
+        train.add_argument(f"--{name.replace('_', '-')}", dest=name, type=type(f.default), default=None,
                            help=f"{f.metadata['help']} (default {f.default!r})")
     train.set_defaults(run=_train)
 

@@ -18,7 +18,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from bgai.phase import BEAROFF, CONTACT, OVER, RACE
+
 OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+
+#: The nets a model may have, and the phases (``bgai.phase``) each evaluates. A model's nets cover every phase
+#: once: ``("all",)`` or ``("contact", "race")``. (Finished games are scored exactly; a race net also sees
+#: bear-offs, for bots that do not use the bear-off database.)
+PHASE_NETS = {"all": (OVER, BEAROFF, RACE, CONTACT), "contact": (CONTACT,), "race": (OVER, BEAROFF, RACE)}
 
 
 class EquityNet(nn.Module):
@@ -61,3 +68,62 @@ def flip(probs):
     if isinstance(probs, torch.Tensor):
         return torch.stack([1 - probs[:, 0], probs[:, 3], probs[:, 4], probs[:, 1], probs[:, 2]], dim=1)
     return np.stack([1 - probs[:, 0], probs[:, 3], probs[:, 4], probs[:, 1], probs[:, 2]], axis=1)
+
+
+class EquityModel(nn.Module):
+    """A bot's networks: one ``EquityNet`` per group of phases (``PHASE_NETS``), all reading the inputs of one
+    encoder version (``bgai.encoding``). This is the one network API: the bot evaluates with it, the trainers
+    train it, checkpoints hold it.
+
+    ``model(x, phase)`` evaluates N encoded positions, each by the net of its phase (``phase`` (N,) from
+    ``bgai.phase.classify``; ignored when the model has one net).
+    """
+
+    def __init__(self, nets: dict[str, EquityNet], encoder_version: int) -> None:
+        super().__init__()
+        covered = sorted(p for name in nets for p in PHASE_NETS[name])
+        if covered != sorted(PHASE_NETS["all"]):
+            raise ValueError(f"the nets {sorted(nets)} must cover every phase exactly once: "
+                             f"('all',) or ('contact', 'race')")
+        self.nets = nn.ModuleDict(nets)
+        self.encoder_version = int(encoder_version)
+        route = torch.zeros(max(PHASE_NETS["all"]) + 1, dtype=torch.long)
+        for i, name in enumerate(self.nets):
+            route[list(PHASE_NETS[name])] = i
+        self.register_buffer("route", route, persistent=False)
+
+    @classmethod
+    def create(cls, hidden: tuple[int, ...], phases=("all",), encoder_version: int | None = None):
+        """A freshly initialised model reading encoder ``encoder_version`` (default: the latest)."""
+        from bgai import encoding
+
+        version = encoding.ENCODER_VERSION if encoder_version is None else encoder_version
+        return cls({name: EquityNet(encoding.n_features(version), hidden) for name in phases}, version)
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        return tuple(self.nets)
+
+    @property
+    def n_inputs(self) -> int:
+        return next(iter(self.nets.values())).n_inputs
+
+    @property
+    def hidden(self) -> tuple[int, ...]:
+        return next(iter(self.nets.values())).hidden
+
+    def forward(self, x: torch.Tensor, phase=None) -> torch.Tensor:
+        nets = list(self.nets.values())
+        if len(nets) == 1:
+            return nets[0](x)
+        which = self.route[torch.as_tensor(phase, dtype=torch.long)]
+        out = x.new_empty((len(x), len(OUTPUTS)))
+        for i, net in enumerate(nets):
+            rows = torch.nonzero(which == i).flatten()
+            if len(rows):
+                out[rows] = net(x[rows])
+        return out
+
+    def describe(self) -> str:
+        nets = " + ".join(f"{name} {list(net.hidden)}" for name, net in self.nets.items())
+        return f"{nets} hidden, encoder version {self.encoder_version} ({self.n_inputs} inputs)"

@@ -231,7 +231,7 @@ def test_a_checksum_mismatch_is_never_used(db, tmp_path):
 def bots():
     from bgai.bot import load_bot
 
-    return load_bot(), load_bot(plies=1), load_bot().__class__(load_bot().net, use_bearoff=False)
+    return load_bot(), load_bot(plies=1), load_bot().__class__(load_bot().model, use_bearoff=False)
 
 
 def test_the_bot_scores_bear_offs_from_the_database_at_every_ply(db, bots):

@@ -191,7 +191,7 @@ class Pessimist(bgai.bot.Bot):
 def test_a_play_the_filters_dropped_is_never_chosen_whatever_its_shallower_equity(bot0, plies):
     """Given deeper judgements worse than any 0-ply one, the bot still plays one of the two plays its filter kept
     (the two best at 0-ply), and rank_moves lists them first."""
-    bot = Pessimist(bot0.net, plies=plies, filters=(MoveFilter(2, 1.0),))
+    bot = Pessimist(bot0.model, plies=plies, filters=(MoveFilter(2, 1.0),))
     pos = Position.start()
     moves = pos.legal_moves((6, 2))
     boards = np.stack([m.after.board for m in moves])

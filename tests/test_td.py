@@ -6,18 +6,27 @@ import torch
 
 from bgai import encoding
 from bgai.bot import Bot, load_bot
-from bgai.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from bgai.checkpoint import CheckpointError, load_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
-from bgai.network import EquityNet, equity, flip
+from bgai.network import EquityModel, EquityNet, equity, flip
 from bgai.position import START_BOARD
-from bgai.td import SelfPlayWorker, TrainConfig, load_config, train
+from bgai.td import SelfPlayWorker
+from bgai.training import RunConfig, load_config, run
 
 
-def tiny_config(**kw) -> TrainConfig:
+def tiny_config(**kw) -> RunConfig:
     values = dict(games=64, parallel_games=32, hidden="16", bench_every=10**9, bench_games=4,
                   final_bench_games=4, checkpoint_minutes=10**6, threads=1)
     values.update(kw)
     return load_config(None, values)
+
+
+def train(config, run_dir, resume=False, progress=False):
+    return run(config, run_dir, resume=resume, progress=progress)
+
+
+def model(hidden=(8,)) -> EquityModel:
+    return EquityModel.create(hidden)
 
 
 def test_network_outputs_are_coherent_by_construction():
@@ -42,7 +51,7 @@ def test_equity_and_flip():
 
 def test_lambda_returns_follow_the_recursion():
     """Given a three-move game recorded by hand, the targets are flip((1-λ)V' + λG') back from the exact result."""
-    worker = SelfPlayWorker(encoding.N_FEATURES, (8,), lam=0.6, seed=0)
+    worker = SelfPlayWorker(model((8,)), lam=0.6, seed=0)
     b1, b2 = START_BOARD.copy(), START_BOARD.copy()
     b1[24] -= 1
     b1[23] += 1
@@ -65,7 +74,7 @@ def test_lambda_returns_follow_the_recursion():
 
 
 def test_selfplay_targets_are_probabilities_and_games_end():
-    worker = SelfPlayWorker(encoding.N_FEATURES, (16,), lam=0.7, seed=3)
+    worker = SelfPlayWorker(model((16,)), lam=0.7, seed=3)
     exp = worker.play(0, 16, np.random.default_rng(0))
     assert exp.games == 16 and len(exp.boards) == len(exp.targets) > 16
     t = exp.targets
@@ -85,6 +94,7 @@ def test_training_writes_a_checkpoint_and_resume_continues_exactly(tmp_path):
         assert torch.equal(a["model"][key], b["model"][key]), key
     assert (tmp_path / "whole" / "tensorboard").is_dir()
     assert a["encoder_version"] == encoding.ENCODER_VERSION and a["config"]["hidden"] == "16"
+    assert a["config"]["stages"][0]["games"] == 64
 
 
 def test_starting_over_an_existing_run_is_refused(tmp_path):
@@ -102,8 +112,7 @@ def test_corrupt_and_foreign_checkpoints_get_clear_errors(tmp_path):
     with pytest.raises(CheckpointError, match="not a readable bgai checkpoint"):
         load_checkpoint(corrupt)
     truncated = tmp_path / "truncated.pt"
-    save_checkpoint(truncated, {"n_inputs": encoding.N_FEATURES, "hidden": [4],
-                                "model": EquityNet(encoding.N_FEATURES, (4,)).state_dict()})
+    save_checkpoint(truncated, model_payload(model((4,))))
     truncated.write_bytes(truncated.read_bytes()[:200])
     with pytest.raises(CheckpointError):
         load_checkpoint(truncated)
@@ -112,16 +121,19 @@ def test_corrupt_and_foreign_checkpoints_get_clear_errors(tmp_path):
     with pytest.raises(CheckpointError, match="lacks"):
         load_checkpoint(other)
     old = tmp_path / "old.pt"
-    save_checkpoint(old, {"n_inputs": 10, "hidden": [4], "model": {}})
+    save_checkpoint(old, {"encoder_version": 1, "n_inputs": 10, "hidden": [4], "model": {}})
     with pytest.raises(CheckpointError, match="encoder version"):
         load_checkpoint(old)
+    future = tmp_path / "future.pt"
+    save_checkpoint(future, {**model_payload(model((4,))), "encoder_version": 9})
+    with pytest.raises(CheckpointError, match="encoder version 9"):
+        load_checkpoint(future)
 
 
 def test_checkpoint_writes_leave_no_temporary_files(tmp_path):
     path = tmp_path / "c.pt"
     for _ in range(3):
-        save_checkpoint(path, {"n_inputs": encoding.N_FEATURES, "hidden": [4],
-                               "model": EquityNet(encoding.N_FEATURES, (4,)).state_dict()})
+        save_checkpoint(path, model_payload(model((4,))))
     assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
 
 
@@ -129,9 +141,10 @@ def test_config_files_and_overrides(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text('games = 123\nlam = 0.5\nhidden = "64,32"\n')
     config = load_config(path, {"lam": 0.9})
-    assert (config.games, config.lam, config.hidden_sizes()) == (123, 0.9, (64, 32))
+    (stage,) = config.stages
+    assert (stage.games, stage.lam, config.hidden_sizes()) == (123, 0.9, (64, 32))
     path.write_text("gamez = 1\n")
-    with pytest.raises(BgaiError, match="unknown config key"):
+    with pytest.raises(BgaiError, match="unknown stage 1 key"):
         load_config(path)
     with pytest.raises(BgaiError, match="hidden"):
         load_config(None, {"hidden": "wide"})

@@ -1,0 +1,478 @@
+"""Training runs: one model improved by a sequence of named stages, resumable, with TensorBoard curves.
+
+A run's config (a TOML file; ``RunConfig``) says what model it trains (encoder version, hidden layers, one net for
+every phase or one each for contact and race positions, optionally the weights it starts from) and lists its
+stages (the phases of the run) in order, each a table ``[[stage]]`` with a ``name`` and a ``method``:
+
+``td`` (``TDStage``)
+    TD(λ) self-play (``bgai.td``): the model plays itself and learns from the λ-returns of its games.
+``lookahead`` (``LookaheadStage``)
+    Generations of supervised learning on the model's own search. Each generation: (1) the model plays
+    ``games`` self-play games (0-ply, with ``epsilon`` exploration) and ``positions`` of the positions they pass
+    through are kept (bear-offs and finished games left out: the bear-off database answers those); (2) a frozen
+    copy of the model evaluates each at ``plies`` of lookahead (``Bot.lookahead``: the mean over the 21 rolls of
+    the position after the play it would choose, bear-offs at the leaves from the bear-off database, finished
+    games exact); (3) the model is trained on those targets and on the previous ``buffer - 1`` generations'
+    (minibatch Adam, the learning rate falling linearly from ``lr`` to ``lr_end`` within each generation), a
+    held-out share measuring its error. So generation k + 1 learns what generation k's lookahead saw; this is
+    how the strongest engines trained their nets, with their own earlier nets.
+
+A config without stages is a one-stage TD run whose stage settings sit at the top level (bgai 0.1's format).
+
+Everything a run needs to continue is in ``RUN_DIR/checkpoint.pt`` (written atomically every
+``checkpoint_minutes`` and at the end of every stage and generation) and, for a lookahead stage, in the generation's
+data files under ``RUN_DIR/data/`` (positions, then targets in parts, each written once, atomically). ``run(...,
+resume=True)`` continues where it stopped; a killed run loses at most a checkpoint interval of TD games or one
+part of target computation. Curves go to ``RUN_DIR/tensorboard`` under ``<stage name>/...``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import io
+import json
+import os
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bgai import encoding
+from bgai.bot import Bot
+from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
+from bgai.errors import BgaiError
+from bgai.game import play_duplicate
+from bgai.network import EquityModel, equity
+from bgai.phase import BEAROFF, OVER, classify
+from bgai.players import HeuristicPlayer, PubevalPlayer
+from bgai.td import Experience, Learner, SelfPlayWorker, bce, inputs
+
+
+def _field(default, help: str):
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class TDStage:
+    """TD(λ) self-play (``bgai.td``)."""
+
+    name: str = _field("td", "name of the stage (its TensorBoard namespace)")
+    method: str = _field("td", "td")
+    games: int = _field(20_000, "self-play games to train on in this stage")
+    parallel_games: int = _field(256, "games a worker plays at once (one round)")
+    lam: float = _field(0.7, "λ of the λ-returns: 0 is TD(0), 1 is Monte Carlo")
+    lr: float = _field(1e-3, "Adam learning rate at the start of the stage")
+    lr_end: float = _field(-1.0, "learning rate reached linearly at the stage's last game (negative: constant lr)")
+    batch_size: int = _field(512, "learner minibatch size")
+    epochs: int = _field(1, "passes of the learner over each round's experience")
+    epsilon: float = _field(0.0, "chance that a self-play move is random (exploration beyond the dice)")
+    bench_every: int = _field(5_000, "games between benchmarks against pubeval and the heuristic player")
+
+
+@dataclass
+class LookaheadStage:
+    """Generations of supervised learning on the model's own lookahead (see the module docstring)."""
+
+    name: str = _field("lookahead", "name of the stage (its TensorBoard namespace)")
+    method: str = _field("lookahead", "lookahead")
+    generations: int = _field(4, "generations in this stage")
+    games: int = _field(4_000, "self-play games a generation samples its positions from")
+    positions: int = _field(100_000, "positions kept per generation (at most; distinct ones, drawn at random)")
+    plies: int = _field(1, "lookahead of the targets: 1 or 2")
+    epsilon: float = _field(0.02, "chance that a self-play move is random while sampling positions")
+    buffer: int = _field(3, "generations of data the model trains on (this one and the ones before)")
+    epochs: int = _field(2, "passes over the buffer per generation")
+    lr: float = _field(3e-4, "Adam learning rate at the start of each generation's training")
+    lr_end: float = _field(3e-5, "learning rate at the end of each generation's training")
+    batch_size: int = _field(256, "minibatch size")
+    validation: float = _field(0.05, "share of each generation's positions held out to measure the model's error")
+    part: int = _field(20_000, "positions per part of the target computation (the unit of resuming)")
+    bench_every: int = _field(1, "generations between benchmarks against pubeval and the heuristic player")
+
+
+STAGES = {"td": TDStage, "lookahead": LookaheadStage}
+
+
+@dataclass
+class RunConfig:
+    """A training run: the model, then its stages. Every field can be set in a TOML file (``--config``); the
+    command line overrides run fields, and stage fields in every stage that has them."""
+
+    run_name: str = _field("default", "name of the run (its folder under runs/ unless --run-dir is given)")
+    seed: int = _field(0, "seed of the dice, the weight initialisation, sampling and shuffling")
+    encoder: int = _field(encoding.ENCODER_VERSION, "encoder version of the model's inputs (bgai.encoding)")
+    hidden: str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
+    nets: str = _field("all", "'all' (one net for every phase) or 'contact,race' (one net each)")
+    init: str = _field("", "checkpoint whose weights the run starts from (same model shape); empty: random")
+    threads: int = _field(2, "torch threads")
+    checkpoint_minutes: float = _field(5.0, "minutes between checkpoints (one is also written at stage ends)")
+    bench_games: int = _field(250, "dice sequences per benchmark (each played twice, seats swapped)")
+    final_bench_games: int = _field(1_000, "dice sequences of the benchmark at the end of the run")
+    stages: list = _field(None, "the stages, in order")  # type: ignore[assignment]
+
+    def hidden_sizes(self) -> tuple[int, ...]:
+        try:
+            sizes = tuple(int(part) for part in str(self.hidden).split(",") if part.strip())
+        except ValueError:
+            raise BgaiError(f"hidden must be comma-separated layer sizes, got {self.hidden!r}") from None
+        if not sizes or min(sizes) < 1:
+            raise BgaiError(f"hidden must name at least one positive layer size, got {self.hidden!r}")
+        return sizes
+
+    def net_names(self) -> tuple[str, ...]:
+        names = tuple(part.strip() for part in self.nets.split(",") if part.strip())
+        if sorted(names) not in (["all"], ["contact", "race"]):
+            raise BgaiError(f"nets must be 'all' or 'contact,race', got {self.nets!r}")
+        return names
+
+    def as_dict(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "stages"}
+        out["stages"] = [dataclasses.asdict(stage) for stage in self.stages]
+        return out
+
+
+def _typed(cls, values: dict, where: str):
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise BgaiError(f"unknown {where} key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    obj = cls()
+    for key, value in values.items():
+        kind = type(getattr(obj, key))
+        try:
+            setattr(obj, key, kind(value))
+        except (TypeError, ValueError):
+            raise BgaiError(f"{where} {key} must be {kind.__name__}, got {value!r}") from None
+    return obj
+
+
+def load_config(path: str | Path | None, overrides: dict | None = None) -> RunConfig:
+    """A run config from defaults, then a TOML file, then ``overrides`` (``None`` values ignored); unknown keys are
+    an error."""
+    values: dict = {}
+    if path is not None:
+        try:
+            values = tomllib.loads(Path(path).read_text())
+        except (OSError, tomllib.TOMLDecodeError) as error:
+            raise BgaiError(f"cannot read config {path}: {error}") from None
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    run_keys = {f.name for f in dataclasses.fields(RunConfig)} - {"stages"}
+    stage_tables = values.pop("stage", None)
+    flat_td = {k: values.pop(k) for k in list(values) if k not in run_keys}
+    if stage_tables is None:  # bgai 0.1's format: one TD stage, its settings at the top level
+        stage_tables = [flat_td]
+    elif flat_td:
+        raise BgaiError(f"unknown config key(s) {', '.join(sorted(flat_td))}; stage settings go in [[stage]] tables")
+    if not stage_tables:
+        raise BgaiError("a run needs at least one [[stage]]")
+    config = _typed(RunConfig, {**values, **{k: v for k, v in overrides.items() if k in run_keys}}, "config")
+    stages, names = [], set()
+    for i, table in enumerate(stage_tables):
+        method = table.get("method", "td")
+        if method not in STAGES:
+            raise BgaiError(f"stage {i + 1}: unknown method {method!r}; known: {', '.join(STAGES)}")
+        cls = STAGES[method]
+        fields = {f.name for f in dataclasses.fields(cls)}
+        stage = _typed(cls, {**table, **{k: v for k, v in overrides.items() if k in fields}}, f"stage {i + 1}")
+        if stage.name in names:
+            raise BgaiError(f"two stages are called {stage.name!r}")
+        names.add(stage.name)
+        stages.append(stage)
+    unused = sorted(set(overrides) - run_keys - {f.name for s in stages for f in dataclasses.fields(s)})
+    if unused:
+        raise BgaiError(f"no stage of this run has the setting(s) {', '.join(unused)}")
+    for stage in stages:
+        if isinstance(stage, LookaheadStage) and stage.plies not in (1, 2):
+            raise BgaiError(f"stage {stage.name}: plies must be 1 or 2, got {stage.plies}")
+    config.stages = stages
+    config.hidden_sizes()
+    config.net_names()
+    if config.encoder not in encoding.VERSIONS:
+        raise BgaiError(f"encoder must be one of {', '.join(map(str, encoding.VERSIONS))}, got {config.encoder!r}")
+    return config
+
+
+# Benchmarks ---------------------------------------------------------------------------------------------------
+
+
+def benchmark(model: EquityModel, sequences: int, seed: int = 12345) -> dict:
+    """Duplicate-game results of the model at 0-ply against pubeval and the heuristic player."""
+    bot = Bot(copy.deepcopy(model))
+    out = {}
+    for name, opponent in (("pubeval", PubevalPlayer()), ("heuristic", HeuristicPlayer())):
+        s = play_duplicate(bot, opponent, sequences, seed=seed, batch=1024).summary()
+        out[name] = {k: s[k] for k in ("games", "ppg", "ppg_se", "win_rate", "gammon_rate", "backgammon_rate")}
+    return out
+
+
+# The run ------------------------------------------------------------------------------------------------------
+
+
+class Run:
+    """The state of a training run and the writing of it: model, stage position, history, clocks."""
+
+    def __init__(self, config: RunConfig, run_dir: Path, resume: bool, progress: bool) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.config, self.run_dir, self.progress = config, run_dir, progress
+        self.path = run_dir / "checkpoint.pt"
+        torch.set_num_threads(max(1, config.threads))
+        torch.manual_seed(config.seed)
+        self.model = EquityModel.create(config.hidden_sizes(), config.net_names(), config.encoder)
+        self.rng = np.random.default_rng(config.seed)
+        self.stage, self.step, self.games, self.seconds, self.history = 0, 0, 0, 0.0, []
+        self.optimizer_state = None
+        if resume:
+            state = load_checkpoint(self.path)
+            saved = model_from_checkpoint(state)
+            if (saved.phases, saved.hidden, saved.encoder_version) != (
+                    self.model.phases, self.model.hidden, self.model.encoder_version):
+                raise CheckpointError(f"{self.path} holds {saved.describe()}; the config asks "
+                                      f"{self.model.describe()}")
+            self.model = saved
+            self.rng.bit_generator.state = state["numpy_rng"]
+            torch.set_rng_state(state["torch_rng"])
+            self.stage, self.step = state["stage"], state["step"]
+            self.games, self.seconds, self.history = state["games"], state["seconds"], state["history"]
+            self.optimizer_state = state.get("optimizer")
+        elif self.path.exists():
+            raise BgaiError(f"{self.path} exists: pass --resume to continue that run, or choose another --run-dir")
+        elif config.init:
+            start = model_from_checkpoint(load_checkpoint(config.init))
+            try:
+                self.model.load_state_dict(start.state_dict())
+            except RuntimeError:
+                raise BgaiError(f"--init {config.init} holds {start.describe()}; the config asks "
+                                f"{self.model.describe()}") from None
+        self.writer = SummaryWriter(log_dir=str(run_dir / "tensorboard"), purge_step=self.games or None)
+        if not resume:
+            self.writer.add_text("config", "    " + json.dumps(config.as_dict(), indent=2).replace("\n", "\n    "))
+        self.last_save = time.monotonic()
+
+    def save(self, optimizer: torch.optim.Optimizer | None = None) -> None:
+        save_checkpoint(self.path, {
+            **model_payload(self.model),
+            "optimizer": None if optimizer is None else optimizer.state_dict(),
+            "config": self.config.as_dict(),
+            "stage": self.stage,
+            "step": self.step,
+            "games": self.games,
+            "seconds": self.seconds,
+            "numpy_rng": self.rng.bit_generator.state,
+            "torch_rng": torch.get_rng_state(),
+            "history": self.history,
+        })
+        self.last_save = time.monotonic()
+
+    def save_if_due(self, optimizer: torch.optim.Optimizer) -> None:
+        if time.monotonic() - self.last_save > 60 * self.config.checkpoint_minutes:
+            self.save(optimizer)
+
+    def bench(self, stage_name: str, x: int) -> float:
+        result = benchmark(self.model, self.config.bench_games)
+        self.history.append({"stage": stage_name, "step": self.step, "games": self.games,
+                             "seconds": self.seconds, **result})
+        for name, figures in result.items():
+            self.writer.add_scalar(f"{stage_name}/eval/ppg_vs_{name}", figures["ppg"], x)
+            self.writer.add_scalar(f"eval/ppg_vs_{name}", figures["ppg"], self.games)
+        return result["pubeval"]["ppg"]
+
+
+def run(config: RunConfig, run_dir: str | Path, resume: bool = False, progress: bool = True) -> dict:
+    """Run (or continue) the stages of ``config`` in ``run_dir``; returns the final summary."""
+    run_dir = Path(run_dir)
+    state = Run(config, run_dir, resume, progress)
+    try:
+        while state.stage < len(config.stages):
+            stage = config.stages[state.stage]
+            if isinstance(stage, TDStage):
+                _td_stage(state, stage)
+            else:
+                _lookahead_stage(state, stage)
+            # Not saved: a finished run resumed with a longer last stage goes on with that stage.
+            state.stage, state.step, state.optimizer_state = state.stage + 1, 0, None
+        final = benchmark(state.model, config.final_bench_games, seed=777)
+        summary = {"run_dir": str(run_dir), "games": state.games, "hours": state.seconds / 3600,
+                   "stages": [s.name for s in config.stages], "final": final}
+        state.writer.add_hparams(
+            {k: v for k, v in config.as_dict().items() if isinstance(v, (int, float, str))},
+            {"hparam/ppg_vs_pubeval": final["pubeval"]["ppg"], "hparam/ppg_vs_heuristic": final["heuristic"]["ppg"]},
+            run_name=".",
+        )
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        return summary
+    finally:
+        state.writer.close()
+
+
+def _td_stage(state: Run, stage: TDStage) -> None:
+    """TD(λ) self-play; ``state.step`` counts the stage's games."""
+    from tqdm.auto import tqdm
+
+    learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs)
+    if state.optimizer_state is not None:
+        learner.optimizer.load_state_dict(state.optimizer_state)
+    worker = SelfPlayWorker(state.model, stage.lam, state.config.seed, stage.epsilon)
+    next_bench = (state.step // stage.bench_every + 1) * stage.bench_every
+    last = state.history[-1]["pubeval"]["ppg"] if state.history else float("nan")
+    bar = tqdm(total=stage.games, initial=state.step, unit="game", disable=not state.progress,
+               desc=f"{state.config.run_name}/{stage.name}")
+    try:
+        while state.step < stage.games:
+            started = time.perf_counter()
+            n = min(stage.parallel_games, stage.games - state.step)
+            if stage.lr_end >= 0:
+                for group in learner.optimizer.param_groups:
+                    group["lr"] = stage.lr + (stage.lr_end - stage.lr) * state.step / stage.games
+            worker.load_weights(state.model.state_dict())
+            # Game ids follow the run's games, so every stage and round plays new dice.
+            experience = worker.play(state.games, n, state.rng)
+            play_seconds = time.perf_counter() - started
+            loss = learner.update(experience, state.rng)
+            elapsed = time.perf_counter() - started
+            state.seconds += elapsed
+            state.step += n
+            state.games += n
+            bar.update(n)
+            w, x = state.writer, state.games
+            w.add_scalar(f"{stage.name}/loss/td", loss, x)
+            w.add_scalar(f"{stage.name}/opt/lr", learner.optimizer.param_groups[0]["lr"], x)
+            w.add_scalar(f"{stage.name}/perf/games_per_s", n / elapsed, x)
+            w.add_scalar(f"{stage.name}/perf/selfplay_games_per_s", n / play_seconds, x)
+            w.add_scalar(f"{stage.name}/selfplay/gammon_rate", experience.gammons / n, x)
+            w.add_scalar(f"{stage.name}/selfplay/backgammon_rate", experience.backgammons / n, x)
+            if state.step >= next_bench or state.step >= stage.games:
+                last = state.bench(stage.name, x)
+                next_bench += stage.bench_every
+            bar.set_postfix(games_per_s=f"{n / elapsed:.0f}", td_loss=f"{loss:.4f}", ppg_pubeval=f"{last:+.3f}")
+            state.save_if_due(learner.optimizer)
+        state.save(learner.optimizer)
+    finally:
+        bar.close()
+
+
+# Lookahead generations ----------------------------------------------------------------------------------------
+
+
+def _write_npz(path: Path, **arrays) -> None:
+    """Write ``arrays`` to ``path`` atomically (a temporary file renamed into place)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(buffer.getvalue())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def sample_positions(model: EquityModel, games: int, first_game: int, seed: int, epsilon: float,
+                     rng: np.random.Generator, keep: int) -> np.ndarray:
+    """Up to ``keep`` distinct positions (on-roll view, before the roll) from ``games`` self-play games of
+    ``model`` at 0-ply with ``epsilon`` exploration, bear-offs and finished games left out, in random order."""
+    worker = SelfPlayWorker(model, lam=0.0, seed=seed, epsilon=epsilon)
+    boards = [worker.play(lo, min(1024, first_game + games - lo), rng).boards
+              for lo in range(first_game, first_game + games, 1024)]
+    boards = np.unique(np.concatenate(boards), axis=0)
+    boards = boards[~np.isin(classify(boards), (OVER, BEAROFF))]
+    return boards[rng.permutation(len(boards))[:keep]]
+
+
+def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int) -> np.ndarray:
+    """(N, 5) probabilities of ``boards`` (on-roll view) at ``plies`` of lookahead by a bot of ``model``."""
+    return Bot(model, plies=plies).lookahead(boards, plies)
+
+
+def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path:
+    """The folder of one generation's data; its positions and targets are made (or found) there."""
+    from tqdm.auto import tqdm
+
+    folder = state.run_dir / "data" / f"{stage.name}-{generation:03d}"
+    positions = folder / "positions.npz"
+    if not positions.exists():
+        first_game = state.games
+        boards = sample_positions(state.model, stage.games, first_game, state.config.seed, stage.epsilon,
+                                  state.rng, stage.positions)
+        _write_npz(positions, boards=boards, first_game=first_game)
+        state.games += stage.games
+        state.save()
+    boards = np.load(positions)["boards"]
+    parts = range(0, len(boards), stage.part)
+    frozen = copy.deepcopy(state.model).eval()
+    bar = tqdm(total=len(boards), unit="pos", disable=not state.progress,
+               desc=f"{state.config.run_name}/{stage.name} gen {generation} {stage.plies}-ply targets")
+    for i, lo in enumerate(parts):
+        part = folder / f"targets-{i:04d}.npz"
+        if not part.exists():
+            started = time.perf_counter()
+            targets = lookahead_targets(frozen, boards[lo:lo + stage.part], stage.plies)
+            _write_npz(part, targets=targets.astype(np.float32))
+            elapsed = time.perf_counter() - started
+            state.seconds += elapsed
+            state.writer.add_scalar(f"{stage.name}/perf/targets_per_s", len(targets) / elapsed, state.games)
+        bar.update(min(stage.part, len(boards) - lo))
+    bar.close()
+    return folder
+
+
+def _load_generation(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    boards = np.load(folder / "positions.npz")["boards"]
+    targets = np.concatenate([np.load(p)["targets"] for p in sorted(folder.glob("targets-*.npz"))])
+    if len(targets) != len(boards):
+        raise BgaiError(f"{folder}: {len(targets)} targets for {len(boards)} positions")
+    return boards, targets
+
+
+def evaluation_error(model: EquityModel, boards: np.ndarray, targets: np.ndarray) -> dict:
+    """The model's cross-entropy and mean absolute cubeless-equity error against ``targets``."""
+    model.eval()
+    with torch.inference_mode():
+        x, phase = inputs(model, boards)
+        pred = model(x, phase)
+        y = torch.from_numpy(targets).clamp(0, 1)
+        return {"bce": float(bce(pred, y)), "equity_mae": float((equity(pred) - equity(y)).abs().mean())}
+
+
+def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
+    """Generations of lookahead targets and supervised learning; ``state.step`` counts finished generations."""
+    while state.step < stage.generations:
+        generation = state.step
+        folder = _generation_data(state, stage, generation)
+        recent = [state.run_dir / "data" / f"{stage.name}-{g:03d}"
+                  for g in range(max(0, generation - stage.buffer + 1), generation + 1)]
+        data = [_load_generation(f) for f in recent]
+        held = max(1, int(len(data[-1][0]) * stage.validation))
+        val_boards, val_targets = data[-1][0][:held], data[-1][1][:held]
+        data[-1] = (data[-1][0][held:], data[-1][1][held:])
+        boards = np.concatenate([b for b, _ in data])
+        targets = np.concatenate([t for _, t in data])
+        before = evaluation_error(state.model, val_boards, val_targets)
+        started = time.perf_counter()
+        learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs)
+        loss = learner.update(Experience(boards, targets, 0, 0, 0, 0), state.rng,
+                              lr_schedule=(stage.lr, stage.lr_end), progress=state.progress)
+        state.seconds += time.perf_counter() - started
+        after = evaluation_error(state.model, val_boards, val_targets)
+        state.step += 1
+        w, x = state.writer, state.step
+        w.add_scalar(f"{stage.name}/loss/train_bce", loss, x)
+        for key in after:
+            w.add_scalar(f"{stage.name}/loss/validation_{key}_before", before[key], x)
+            w.add_scalar(f"{stage.name}/loss/validation_{key}", after[key], x)
+        w.add_scalar(f"{stage.name}/data/buffer_positions", len(boards), x)
+        if state.step % stage.bench_every == 0 or state.step == stage.generations:
+            ppg = state.bench(stage.name, x)
+            if state.progress:
+                print(f"{stage.name} generation {generation}: validation equity error {before['equity_mae']:.4f} "
+                      f"-> {after['equity_mae']:.4f}; v pubeval {ppg:+.3f}", flush=True)
+        state.save()

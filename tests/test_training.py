@@ -1,0 +1,203 @@
+"""Training runs (bgai.training): configs with stages, lookahead generations, their targets, resuming, and every
+kind of checkpoint loading as a bot."""
+
+import numpy as np
+import pytest
+import torch
+
+from bgai import Position, encoding, training
+from bgai.bot import Bot, load_bot
+from bgai.checkpoint import export_for_play, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
+from bgai.errors import BgaiError
+from bgai.network import EquityModel
+from bgai.phase import BEAROFF, OVER, classify
+from bgai.training import LookaheadStage, TDStage, load_config, lookahead_targets, run, sample_positions
+from tests.test_lookahead import slow_lookahead
+
+TINY = dict(hidden="8", bench_games=2, final_bench_games=2, threads=1, checkpoint_minutes=10**6)
+
+STAGED = """
+run_name = "staged"
+hidden = "8"
+nets = "contact,race"
+bench_games = 2
+final_bench_games = 2
+threads = 1
+
+[[stage]]
+name = "warm-up"
+method = "td"
+games = 64
+parallel_games = 32
+bench_every = 1000000
+
+[[stage]]
+name = "search"
+method = "lookahead"
+generations = 2
+games = 12
+positions = 150
+part = 60
+epochs = 1
+buffer = 2
+bench_every = 100
+"""
+
+
+def test_a_config_names_its_stages_and_overrides_reach_them(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text(STAGED)
+    config = load_config(path, {"games": 40, "plies": 2, "seed": 9})
+    td, search = config.stages
+    assert isinstance(td, TDStage) and isinstance(search, LookaheadStage)
+    assert (td.name, search.name) == ("warm-up", "search")
+    assert td.games == search.games == 40 and search.plies == 2 and config.seed == 9
+    assert config.net_names() == ("contact", "race") and config.encoder == encoding.ENCODER_VERSION
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[stage]]\nmethod = "rollout"\n', "unknown method 'rollout'"),
+    ('[[stage]]\nname = "a"\n[[stage]]\nname = "a"\n', "two stages are called 'a'"),
+    ('[[stage]]\nmethod = "lookahead"\nlam = 0.5\n', "unknown stage 1 key"),
+    ('games = 5\n[[stage]]\nmethod = "td"\n', "go in \\[\\[stage\\]\\] tables"),
+    ('nets = "race"\n', "nets must be"),
+    ('encoder = 7\n', "encoder must be one of"),
+    ('[[stage]]\nmethod = "lookahead"\nplies = 3\n', "plies must be 1 or 2"),
+    ('[[stage]]\nmethod = "td"\ngames = "many"\n', "games must be int"),
+])
+def test_bad_configs_say_what_is_wrong(tmp_path, text, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(BgaiError, match=message):
+        load_config(path)
+
+
+def test_an_override_no_stage_has_is_refused():
+    with pytest.raises(BgaiError, match="no stage of this run has the setting"):
+        load_config(None, {"plies": 2})  # the default run is one TD stage
+
+
+def test_positions_are_sampled_from_self_play_without_bear_offs_or_duplicates():
+    model = EquityModel.create((8,))
+    boards = sample_positions(model, 8, 0, seed=1, epsilon=0.1, rng=np.random.default_rng(0), keep=10_000)
+    assert len(boards) > 100 and len(np.unique(boards, axis=0)) == len(boards)
+    assert not np.isin(classify(boards), (OVER, BEAROFF)).any()
+    assert len(sample_positions(model, 8, 0, 1, 0.1, np.random.default_rng(0), keep=50)) == 50
+
+
+def test_lookahead_targets_match_the_slow_definition():
+    bot = load_bot()
+    boards = sample_positions(bot.model, 4, 100, seed=2, epsilon=0.0, rng=np.random.default_rng(1), keep=6)
+    targets = lookahead_targets(bot.model, boards, 1)
+    for board, target in zip(boards, targets):
+        assert np.allclose(target, slow_lookahead(bot, Position(board), 1), atol=1e-5)
+
+
+def test_a_staged_run_trains_contact_and_race_nets_and_its_targets_come_from_the_frozen_model(tmp_path):
+    # Given a TD run, and a lookahead run that starts from its weights
+    td_dir, search_dir = tmp_path / "td", tmp_path / "search"
+    run(load_config(None, {**TINY, "games": 64, "parallel_games": 32, "bench_every": 10**6, "nets": "contact,race"}),
+        td_dir, progress=False)
+    config = load_config(None, {**TINY, "nets": "contact,race", "init": str(td_dir / "checkpoint.pt")})
+    config.stages = [LookaheadStage(name="search", generations=1, games=12, positions=150, part=60, epochs=1)]
+    summary = run(config, search_dir, progress=False)
+
+    # Then generation 0's targets are the 1-ply values of the TD model, in three parts
+    folder = search_dir / "data" / "search-000"
+    boards = np.load(folder / "positions.npz")["boards"]
+    parts = sorted(folder.glob("targets-*.npz"))
+    assert len(boards) == 150 and len(parts) == 3
+    td_model = model_from_checkpoint(load_checkpoint(td_dir / "checkpoint.pt"))
+    stored = np.concatenate([np.load(p)["targets"] for p in parts])
+    assert np.allclose(stored, lookahead_targets(td_model, boards, 1), atol=1e-6)
+
+    # And the trained model has moved, loads as a bot with both nets, and the summary names the stage
+    bot = load_bot(search_dir / "checkpoint.pt")
+    assert bot.model.phases == ("contact", "race") and summary["stages"] == ["search"]
+    assert any(not torch.equal(a, b) for a, b in zip(bot.model.state_dict().values(),
+                                                        td_model.state_dict().values()))
+    assert bot.choose_move(Position.start(), (3, 1)) in Position.start().legal_moves((3, 1))
+
+
+def test_a_killed_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    path = tmp_path / "run.toml"
+    path.write_text(STAGED)
+    whole = run(load_config(path), tmp_path / "whole", progress=False)
+
+    # Given the same run killed while computing the second part of generation 1's targets
+    calls = []
+
+    def dies_at_the_fifth_part(*args):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return lookahead_targets(*args)
+
+    monkeypatch.setattr(training, "lookahead_targets", dies_at_the_fifth_part)
+    with pytest.raises(KeyboardInterrupt):
+        run(load_config(path), tmp_path / "split", progress=False)
+    gen1 = tmp_path / "split" / "data" / "search-001"
+    assert [p.name for p in sorted(gen1.glob("targets-*"))] == ["targets-0000.npz"]
+
+    # When it is resumed, Then it computes only the missing parts and ends with the same weights
+    run(load_config(path), tmp_path / "split", resume=True, progress=False)
+    assert len(calls) == 7
+    a = load_checkpoint(tmp_path / "whole" / "checkpoint.pt")
+    b = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
+    assert a["games"] == b["games"] == whole["games"] == 64 + 2 * 12
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+
+
+def test_a_finished_generation_missing_data_is_an_error_not_a_silent_skip(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text(STAGED)
+    run(load_config(path, {"generations": 1}), tmp_path, progress=False)
+    (tmp_path / "data" / "search-000" / "targets-0001.npz").unlink()
+    with pytest.raises(BgaiError, match="90 targets for 150 positions"):
+        run(load_config(path), tmp_path, resume=True, progress=False)
+
+
+def test_every_kind_of_checkpoint_loads_as_a_bot(tmp_path):
+    # bgai 0.1's TD network (format 1, encoder version 1, one net) is the default; format 2 holds either kind
+    shipped = load_bot()
+    assert shipped.model.encoder_version in encoding.VERSIONS and shipped.model.phases == ("all",)
+    one = tmp_path / "one.pt"
+    save_checkpoint(one, model_payload(EquityModel.create((8,), ("all",), 1)))
+    two = tmp_path / "two.pt"
+    save_checkpoint(two, model_payload(EquityModel.create((8, 4), ("contact", "race"))))
+    for path, phases, version in ((one, ("all",), 1), (two, ("contact", "race"), encoding.ENCODER_VERSION)):
+        bot = load_bot(path)
+        assert (bot.model.phases, bot.model.encoder_version) == (phases, version)
+        probs = bot.probabilities(np.stack([Position.start().board] * 3))
+        assert probs.shape == (3, 5) and np.isfinite(probs).all()
+    # A format-1 file exported for play becomes format 2 with the same evaluations
+    legacy = tmp_path / "legacy.pt"
+    torch.save({"format": 1, "encoder_version": 1, "n_inputs": encoding.n_features(1), "hidden": [8],
+                "model": EquityModel.create((8,), ("all",), 1).nets["all"].state_dict()}, legacy)
+    export_for_play(legacy, tmp_path / "exported.pt")
+    assert load_checkpoint(tmp_path / "exported.pt")["format"] == 2
+    boards = np.stack([Position.start().board])
+    assert np.allclose(load_bot(legacy).probabilities(boards), load_bot(tmp_path / "exported.pt").probabilities(boards))
+
+
+def test_a_checkpoint_whose_weights_do_not_fit_its_description_is_refused(tmp_path):
+    path = tmp_path / "odd.pt"
+    payload = model_payload(EquityModel.create((8,)))
+    save_checkpoint(path, {**payload, "hidden": [16]})
+    with pytest.raises(BgaiError, match="do not fit"):
+        load_bot(path)
+    save_checkpoint(path, {**payload, "phases": ["contact"]})
+    with pytest.raises(BgaiError, match="phases"):
+        load_bot(path)
+
+
+def test_a_split_model_routes_each_phase_to_its_net():
+    model = EquityModel.create((4,), ("contact", "race"))
+    with torch.no_grad():
+        model.nets["race"].head.bias.fill_(-20.0)  # the race net says: certain loss
+        model.nets["contact"].head.bias.fill_(20.0)  # the contact net: certain backgammon win
+    race = Position.from_points({6: 3, 5: 2, 12: 1}, {20: 4}).board
+    boards = np.stack([Position.start().board, race])
+    probs = Bot(model).probabilities(boards)
+    assert probs[0, 2] > 0.99 and probs[1, 0] < 0.01
