@@ -21,3 +21,7 @@ class InvalidDiceError(BgaiError):
 
 class IllegalMoveError(BgaiError):
     """A play that is malformed or not legal for the position and dice."""
+
+
+class GameStateError(BgaiError):
+    """An action that the game does not allow now: out of turn, the wrong phase, a cube that may not be turned."""

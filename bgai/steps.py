@@ -187,7 +187,8 @@ class PartialPlay:
         move = f"{_name(src)}/{_name(dst)}"
         board = self._boards[self._state]
         if board[src] <= 0:
-            raise IllegalMoveError(f"{move}: there is no checker of yours on {_name(src)}")
+            where = "the bar" if src == OWN_BAR else str(src)
+            raise IllegalMoveError(f"{move}: there is no checker of yours on {where}")
         if board[OWN_BAR] > 0 and src != OWN_BAR:
             raise IllegalMoveError(f"{move}: a checker on the bar must enter first")
         if dst >= src:
@@ -231,9 +232,13 @@ class PartialPlay:
                     if star and point not in hits:
                         raise IllegalMoveError(f"{path.token!r} in {text!r} marks a hit on {point}, but no "
                                                "opposing blot is hit there")
-        except IllegalMoveError:
+        except IllegalMoveError as error:
+            done = self.complete and len(self._moves) > made
             del self._moves[made:]
-            raise
+            if done:
+                raise IllegalMoveError(f"{text!r} is not a legal play of {self.dice[0]}{self.dice[1]} here: it "
+                                       "moves more checkers than the roll allows") from None
+            raise error
         return [step for move in self._moves[made:] for step, _ in move]
 
     def undo(self) -> list[Step]:
