@@ -197,6 +197,25 @@ def _play(args: argparse.Namespace) -> None:
     Terminal(session, save_path=save).run()
 
 
+def _serve(args: argparse.Namespace) -> None:
+    try:
+        import uvicorn
+
+        from bgai.web import create_app
+    except ImportError as error:
+        raise BgaiError(f"bgai serve needs the web extra (pip install 'bgai[web]'): {error}") from None
+    from bgai.bot import MAX_PLIES
+
+    if not 0 <= args.plies <= MAX_PLIES:
+        raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {args.plies}")
+    if not 0 < args.port < 65536:
+        raise BgaiError(f"--port must be 1..65535, got {args.port}")
+    app = create_app(plies=args.plies, checkpoint=args.checkpoint)
+    app.state.bots.get()  # load the bot before the first request
+    print(f"bgai serve: play at http://{args.host}:{args.port}/  (API docs: /docs; Ctrl-C to stop)", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bgai", description="bgai: a backgammon engine")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -245,6 +264,14 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--no-save", action="store_true", help="do not save the games")
     play.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     play.set_defaults(run=_play)
+
+    serve = commands.add_parser("serve", help="the web app: play the bot in the browser, and the JSON API (/docs)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--plies", type=int, default=1, help="default lookahead of the bot and its hints: 0, 1 or 2 "
+                                                            "(default 1)")
+    serve.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    serve.set_defaults(run=_serve)
 
     duel = commands.add_parser("duel", help="play duplicate cubeless games between two built-in players")
     duel.add_argument("player1", nargs="?", default="pubeval", help="random, heuristic or pubeval (default pubeval)")

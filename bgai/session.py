@@ -249,11 +249,12 @@ class Session:
         self.version += 1
         return steps
 
-    def play(self, text: str, finish: bool = True) -> bool:
-        """Make moves written in standard notation (phase ``MOVE``): a whole play or part of it. With ``finish``,
-        a play that is then complete is finished too. Returns whether the play was finished."""
+    def play(self, text: str, finish: bool = True, reset: bool = False) -> bool:
+        """Make moves written in standard notation (phase ``MOVE``): a whole play or part of it, after the steps
+        already made (``reset``: instead of them). With ``finish``, a play that is then complete is finished too.
+        Returns whether the play was finished."""
         self._expect(Phase.MOVE, "play")
-        self.partial.play_text(text)
+        self.partial.play_text(text, reset=reset)
         self.version += 1
         if finish and self.partial.complete:
             return self.finish()

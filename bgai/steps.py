@@ -213,12 +213,16 @@ class PartialPlay:
         left = self.remaining_dice
         return f"{self.dice[0]}{self.dice[1]}" + (f" (left: {'-'.join(map(str, left))})" if self._moves else "")
 
-    def play_text(self, text: str) -> list[Step]:
+    def play_text(self, text: str, reset: bool = False) -> list[Step]:
         """Make the moves written in standard notation (part of a play or all of it, e.g. ``13/7`` then
-        ``8/7``, or ``bar/22* 6/off``). All or nothing: on ``IllegalMoveError`` no step is kept."""
+        ``8/7``, or ``bar/22* 6/off``), after the steps made so far or, with ``reset``, instead of them. All or
+        nothing: on ``IllegalMoveError`` the steps are as they were."""
         paths = parse_paths(text)
         if not paths:
             raise IllegalMoveError("write a play such as 13/7 8/7, bar/22* or 6/off")
+        saved = list(self._moves)
+        if reset:
+            self._moves.clear()
         made = len(self._moves)
         try:
             hits = set()
@@ -234,7 +238,7 @@ class PartialPlay:
                                                "opposing blot is hit there")
         except IllegalMoveError as error:
             done = self.complete and len(self._moves) > made
-            del self._moves[made:]
+            self._moves[:] = saved
             if done:
                 raise IllegalMoveError(f"{text!r} is not a legal play of {self.dice[0]}{self.dice[1]} here: it "
                                        "moves more checkers than the roll allows") from None
