@@ -184,8 +184,6 @@ def board_svg(
         add(f'<text x="{cx}" y="{MID - 22}" text-anchor="middle" font-size="10" fill="{THEME["numbers"]}" '
             f'opacity="0.75">PIPS</text>')
     add(_cube(cube, cube_owner, cube_offered))
-    if dice is not None:
-        add(_dice(dice, dice_left, roller))
     # Click areas, on top of everything: a column per point, the bottom player's bar and tray.
     for point in range(1, 25):
         x, _ = point_xy(point, 0)
@@ -196,6 +194,8 @@ def board_svg(
         f'fill="transparent"/>')
     add(f'<rect class="hit" data-point="off" x="{TRAY_X}" y="{MID + 20}" width="{TRAY_W}" '
         f'height="{INNER_H // 2 - 20}" fill="transparent"/>')
+    if dice is not None:  # above the click areas: a page may let the dice be clicked
+        add(_dice(dice, dice_left, roller))
     add("</svg>")
     return "\n".join(parts)
 
@@ -327,7 +327,8 @@ def _dice(dice: Sequence[int], left: Sequence[int] | None, roller: str) -> str:
     total = len(faces) * size + (len(faces) - 1) * gap
     cx = RIGHT + HALF / 2 if roller == "bottom" else LEFT + HALF / 2
     fill, pip = ("#fbf7ee", "#2a2522") if roller == "bottom" else ("#2a2522", "#fbf7ee")
-    out = [f'<g class="dice" data-roller="{roller}">']
+    out = [f'<g class="dice" data-roller="{roller}">', f'<rect x="{cx - total / 2 - 4}" y="{MID - size / 2 - 4}" '
+           f'width="{total + 8}" height="{size + 8}" fill="transparent"/>']
     for i, (face, faded) in enumerate(zip(faces, used)):
         x = cx - total / 2 + i * (size + gap)
         y = MID - size / 2

@@ -81,6 +81,12 @@ async function load() {
   if (params.has("seed")) options.seed = Number(params.get("seed"));
   if (params.has("position")) options.position = params.get("position");
   await newSession(options);
+  if (!state && options.position) { // a position that cannot be set up: say why, and start from the beginning
+    const message = $("error").textContent;
+    delete options.position;
+    await newSession(options);
+    showError(message);
+  }
 }
 
 // Drawing -----------------------------------------------------------------------------------------------------
@@ -294,9 +300,9 @@ function startDrag(svg, event, source) {
     }
   };
   const up = (e) => {
-    svg.removeEventListener("pointermove", move);
-    svg.removeEventListener("pointerup", up);
-    svg.removeEventListener("pointercancel", up);
+    window.removeEventListener("pointermove", move);
+    window.removeEventListener("pointerup", up);
+    window.removeEventListener("pointercancel", up);
     $("board").classList.remove("dragging");
     if (!ghost) return; // a click: the checker stays picked up
     ghost.remove();
@@ -304,10 +310,9 @@ function startDrag(svg, event, source) {
     const dest = pointOf(document.elementFromPoint(e.clientX, e.clientY));
     if (dest !== null && targetsOf(source).includes(dest)) act("step", { from: source, to: dest });
   };
-  svg.setPointerCapture && svg.setPointerCapture(event.pointerId);
-  svg.addEventListener("pointermove", move);
-  svg.addEventListener("pointerup", up);
-  svg.addEventListener("pointercancel", up);
+  window.addEventListener("pointermove", move);
+  window.addEventListener("pointerup", up);
+  window.addEventListener("pointercancel", up);
 }
 
 // Hints -------------------------------------------------------------------------------------------------------
