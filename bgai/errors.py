@@ -25,3 +25,12 @@ class IllegalMoveError(BgaiError):
 
 class GameStateError(BgaiError):
     """An action that the game does not allow now: out of turn, the wrong phase, a cube that may not be turned."""
+
+
+class MatchFileError(BgaiError):
+    """A match file (.mat or SGF) that is malformed or records something the rules forbid; the message names the
+    line. ``line`` is that line number (1-based), or ``None`` when the error is not tied to one line."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(f"line {line}: {message}" if line is not None else message)
+        self.line = line
