@@ -216,6 +216,33 @@ def _serve(args: argparse.Namespace) -> None:
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 
+def _analyse(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from bgai.analysis import analyse_match
+    from bgai.bot import load_bot
+    from bgai.matchfile import read_match
+    from bgai.report import html_report, text_report
+
+    if not Path(args.file).is_file():
+        raise BgaiError(f"no match file {args.file}")
+    record = read_match(Path(args.file))
+    if not record.games:
+        raise BgaiError(f"{args.file} holds no game to analyse")
+    bot = load_bot(args.checkpoint, plies=args.plies)
+    analysis = analyse_match(record, bot, progress=not args.quiet)
+    if args.json:
+        text = json.dumps(analysis.to_dict(), indent=1)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n")
+    if args.html:
+        Path(args.html).write_text(html_report(analysis))
+    if args.json != "-":
+        print(text_report(analysis), end="")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bgai", description="bgai: a backgammon engine")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -281,6 +308,18 @@ def build_parser() -> argparse.ArgumentParser:
     duel.add_argument("--batch", type=int, default=2048, help="games played at once (default 2048)")
     duel.add_argument("--quiet", action="store_true", help="no progress bar")
     duel.set_defaults(run=_duel)
+
+    analyse = commands.add_parser("analyse", aliases=["analyze"],
+                                  help="judge every decision of a match file (.mat or SGF): errors, error rates, luck")
+    analyse.add_argument("file", help="a .mat (Jellyfish, GNU Backgammon, eXtreme Gammon) or GNU Backgammon SGF file")
+    analyse.add_argument("--plies", type=int, default=0, help="lookahead of the judge: 0, 1 or 2 (default 0)")
+    analyse.add_argument("--json", metavar="PATH", help="write the analysis as JSON to PATH ('-': standard output, "
+                                                        "instead of the text report)")
+    analyse.add_argument("--html", metavar="PATH", help="write an HTML report (boards of the marked errors, equity "
+                                                        "graph) to PATH")
+    analyse.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    analyse.add_argument("--quiet", action="store_true", help="no progress bar")
+    analyse.set_defaults(run=_analyse)
 
     import dataclasses
 

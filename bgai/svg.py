@@ -1,23 +1,26 @@
 """A backgammon board as SVG: a pure function of a position and what to show on it.
 
-``board_svg(position, ...)`` draws the board with the player on roll at the bottom (or its opponent, with
-``bottom="opponent"``): wooden frame, felt, points numbered from the bottom player's side, the bar, the borne-off
-trays, pip counts, the cube by its owner, the dice of the player on roll, and optional marks (the last play, a
-selected checker, the points it may go to). Every point number it takes is the bottom player's: 1..24, 25 for its
-bar, 0 for its tray.
+One drawing serves the web page (``bgai serve``), the HTML analysis report and notebooks. ``board_svg`` draws the
+position with the player on roll at the bottom (or its opponent, ``bottom="opponent"``): wooden frame, felt, points
+numbered from the bottom player's side, the bar (each side's checkers on its own half), the borne-off trays on the
+right (the bottom player's below), pip counts, the cube on its owner's side (in the middle when centered), the dice
+of the player on roll on its side, and marks: arrows, the last play, a picked-up checker and where it may go.
 
-Clickable parts carry ``data-point`` attributes for a page to use (``"1"``..``"24"``, ``"bar"`` and ``"off"`` for
-the bottom player's bar and tray); the drawing itself knows no rules.
+Point numbers given to it are the player on roll's (1..24, 25 its bar, 0 off), except ``last_move``, which is in
+the numbering of the player who made it. Clickable parts carry ``data-point`` attributes in the bottom player's
+numbering (``"1"``..``"24"``, ``"bar"`` and ``"off"`` for its bar and tray), for a page to use; the drawing knows no
+rules.
 
     >>> from bgai import Position
-    >>> svg = board_svg(Position.start(), dice=(6, 5))
-    >>> svg.startswith("<svg") and svg.count('class="checker') == 30
+    >>> svg = board_svg(Position.start(), dice=(6, 5), arrows=[(24, 18), (18, 13)])
+    >>> svg.startswith("<svg") and svg.count('class="checker') == 30 and "167" in svg
     True
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from html import escape
 
 import numpy as np
 
@@ -35,6 +38,7 @@ TRAY_W = 76
 NUMBERS = 30  # the frame above and below the points, where their numbers are written
 POINT_H = 250
 INNER_H = 580
+NAME_H = 24  # a band above and below the board for the players' names, when given
 
 LEFT = CUBE_W  # x of the left half's edge
 BAR_X = LEFT + HALF
@@ -51,7 +55,7 @@ THEME = {
     "point_light": "#e9d9b4", "point_dark": "#a5432c", "numbers": "#f1e6cf",
     "bottom": "#f6efe0", "bottom_edge": "#b9ab8f", "bottom_text": "#3a2a1a",
     "top": "#2a2522", "top_edge": "#0d0b0a", "top_text": "#f1e6cf",
-    "highlight": "#ffd54a", "target": "#7dd3fc", "last": "#ffb74d",
+    "highlight": "#ffd54a", "target": "#7dd3fc", "last": "#ffb74d", "arrow": "#e0442f", "names": "#2b2b2b",
 }
 
 
@@ -79,42 +83,74 @@ def _bar_xy(bottom: bool, slot: int) -> tuple[float, float]:
 def board_svg(
     position: Position,
     *,
-    bottom: str = "on_roll",
     dice: Sequence[int] | None = None,
-    dice_left: Sequence[int] | None = None,
     cube: int = 1,
-    cube_owner: str | None = None,
+    cube_owner: str | None = "centered",
+    arrows: Iterable[tuple] = (),
+    names: tuple[str, str] | None = None,
+    show_pips: bool = True,
+    width: int | None = 540,
+    title: str | None = None,
+    bottom: str = "on_roll",
+    dice_left: Sequence[int] | None = None,
     cube_offered: bool = False,
     last_move: Iterable[tuple[int, int]] = (),
-    last_mover: str = "bottom",
+    last_mover: str = "opponent",
     selected: int | None = None,
     targets: Iterable[int] = (),
     point_numbers: bool = True,
-    pips: bool = True,
-    size: int | None = None,
 ) -> str:
     """The SVG of ``position`` (seen from the player on roll, as always).
 
-    ``bottom``: ``"on_roll"`` draws the player on roll at the bottom (moving from 24 at the top right round to 1
-    at the bottom right, bearing off to the right), ``"opponent"`` its opponent. ``dice``: the roll of the player
-    on roll, drawn on its side; ``dice_left``: the dice it has still to play (the others are drawn faded).
-    ``cube``, ``cube_owner`` (``"bottom"``, ``"top"`` or ``None`` for centered) and ``cube_offered`` (the cube,
-    at its new value, is being offered to the player ``cube_owner`` names). ``last_move``: (from, to) checker
-    steps of the last play, in the numbering of ``last_mover`` (``"bottom"`` or ``"top"``; 25 its bar, 0 off).
-    ``selected``: a point (25: the bar) whose top checker is picked up; ``targets``: points it may go to (0:
-    off). ``size``: width in pixels (default: scales to its container).
+    ``dice``: the roll of the player on roll, drawn on its side; ``dice_left``: the dice it has still to play (the
+    others are drawn faded). ``cube``: its value; ``cube_owner``: ``"centered"``, ``"me"`` (the player on roll),
+    ``"opponent"`` or ``None`` (no cube, e.g. in the Crawford game); ``cube_offered``: the cube, at value
+    ``cube``, is being offered (drawn in the middle, lit). ``arrows``: checker steps ``(from, to)`` or
+    ``(from, to, colour)`` in the player on roll's numbering. ``names``: (player on roll, opponent), written with
+    the pip counts above and below the board; without names the pip counts stand between the trays
+    (``show_pips``). ``width``: in pixels (``None``: scales to its container); ``title``: a tooltip.
+
+    ``bottom``: ``"on_roll"`` (default) or ``"opponent"``, the player drawn at the bottom (moving from 24 at the
+    top right round to 1 at the bottom right, bearing off to the right). ``last_move``: the checker steps of the
+    last play, in the numbering of ``last_mover`` (``"me"`` the player on roll, or ``"opponent"``), marked by a
+    dashed ring where a checker left and a ring where it landed. ``selected``: a point whose top checker is
+    picked up; ``targets``: points it may go to.
     """
     if bottom not in ("on_roll", "opponent"):
         raise ValueError(f"bottom must be 'on_roll' or 'opponent', got {bottom!r}")
-    board = position.board.astype(np.int64) if bottom == "on_roll" else position.switched().board.astype(np.int64)
-    roller = "bottom" if bottom == "on_roll" else "top"
-    targets = set(int(t) for t in targets)
+    if cube_owner not in ("centered", "me", "opponent", None):
+        raise ValueError(f"cube_owner is 'centered', 'me', 'opponent' or None, got {cube_owner!r}")
+    if last_mover not in ("me", "opponent"):
+        raise ValueError(f"last_mover is 'me' or 'opponent', got {last_mover!r}")
+    flip = bottom == "opponent"
+    board = position.switched().board.astype(np.int64) if flip else position.board.astype(np.int64)
+    roller = "top" if flip else "bottom"
+
+    def side_of(whose: str) -> str:  # "me"/"opponent" -> where that player is drawn
+        return ("bottom" if whose == "me" else "top") if not flip else ("top" if whose == "me" else "bottom")
+
+    def drawn(point: int, whose: str = "me"):
+        """A point of ``whose`` numbering as the drawing's: 1..24 bottom numbering, or bar/off of a side."""
+        side = side_of(whose)
+        if point == OWN_BAR:
+            return "bar" if side == "bottom" else "top-bar"
+        if point <= 0:
+            return "off" if side == "bottom" else "top-off"
+        return point if side == "bottom" else 25 - point
+
+    targets = {drawn(int(t)) for t in targets}
+    selected = None if selected is None else drawn(int(selected))
+    extra = 2 * NAME_H if names else 0
     parts: list[str] = []
     add = parts.append
-    width_attr = f' width="{size}" height="{round(size * HEIGHT / WIDTH)}"' if size else ""
-    add(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}"{width_attr} '
-        f'class="bgai-board" font-family="Helvetica, Arial, sans-serif">')
+    width_attr = f' width="{width}" height="{round(width * (HEIGHT + extra) / WIDTH)}"' if width else ""
+    add(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT + extra}"{width_attr} '
+        f'class="bgai-board" font-family="Helvetica, Arial, sans-serif" role="img">')
+    if title:
+        add(f"<title>{escape(title)}</title>")
     add(_defs())
+    if names:
+        add(f'<g transform="translate(0 {NAME_H})">')
     # Frame, felt, bar, trays.
     add(f'<rect x="1.5" y="1.5" width="{WIDTH - 3}" height="{HEIGHT - 3}" rx="14" fill="url(#bg-wood)" '
         f'stroke="{THEME["wood_dark"]}" stroke-width="3"/>')
@@ -139,8 +175,8 @@ def board_svg(
             ny = BOTTOM + NUMBERS / 2 + 6 if up else NUMBERS / 2 + 5
             add(f'<text class="number" x="{x}" y="{ny}" text-anchor="middle" font-size="16" font-weight="700" '
                 f'fill="{THEME["numbers"]}">{point}</text>')
-    # Marks under the checkers: the last play's sources.
-    moved_from, moved_to = _last_move_points(last_move, last_mover)
+    moved_from = [drawn(int(a), last_mover) for a, _ in last_move]
+    moved_to = [drawn(int(b), last_mover) for _, b in last_move]
     # Checkers.
     for point in range(1, 25):
         count = int(board[point])
@@ -163,6 +199,10 @@ def board_svg(
             edge = THEME["bottom_edge"] if side == "bottom" else "#6d635b"
             add(f'<rect class="borne-off {side}" x="{sx}" y="{sy}" width="{2 * R}" height="13" rx="4" '
                 f'fill="url(#bg-{side})" stroke="{edge}" stroke-width="1.5"/>')
+        if off:
+            ty = BOTTOM - 12 - off * 16 if side == "bottom" else TOP + 24 + off * 16
+            add(f'<text class="off-count" x="{TRAY_X + TRAY_W / 2}" y="{ty}" text-anchor="middle" font-size="13" '
+                f'font-weight="700" fill="{THEME["numbers"]}">{off}</text>')
     # Marks: the last play, the picked-up checker, the targets.
     for point in moved_from:
         add(_ring_at(board, point, THEME["last"], dashed=True, empty_slot=True))
@@ -170,10 +210,12 @@ def board_svg(
         add(_ring_at(board, point, THEME["last"]))
     if selected is not None:
         add(_ring_at(board, selected, THEME["highlight"], width=4))
-    for point in sorted(targets):
+    for point in sorted(targets, key=str):
         add(_target_mark(board, point))
-    # Pip counts, between the trays; the cube; the dice.
-    if pips:
+    if arrows:
+        add(_arrows(board, [(drawn(int(a[0])), drawn(int(a[1])), *a[2:]) for a in arrows]))
+    # Pip counts, between the trays (or with the names); the cube; the dice.
+    if show_pips and not names:
         p_bottom = int(np.where(board > 0, board, 0) @ np.arange(26))
         p_top = int(np.where(board < 0, -board, 0) @ (25 - np.arange(26)))
         cx = TRAY_X + TRAY_W / 2
@@ -183,7 +225,8 @@ def board_svg(
                 f'font-size="14" font-weight="700" fill="{THEME["numbers"]}">{value}</text>')
         add(f'<text x="{cx}" y="{MID - 22}" text-anchor="middle" font-size="10" fill="{THEME["numbers"]}" '
             f'opacity="0.75">PIPS</text>')
-    add(_cube(cube, cube_owner, cube_offered))
+    if cube_owner is not None or cube_offered:
+        add(_cube(cube, None if cube_owner in ("centered", None) else side_of(cube_owner), cube_offered))
     # Click areas, on top of everything: a column per point, the bottom player's bar and tray.
     for point in range(1, 25):
         x, _ = point_xy(point, 0)
@@ -196,6 +239,16 @@ def board_svg(
         f'height="{INNER_H // 2 - 20}" fill="transparent"/>')
     if dice is not None:  # above the click areas: a page may let the dice be clicked
         add(_dice(dice, dice_left, roller))
+    if names:
+        add("</g>")
+        p_bottom = int(np.where(board > 0, board, 0) @ np.arange(26))
+        p_top = int(np.where(board < 0, -board, 0) @ (25 - np.arange(26)))
+        drawn_names = names[::-1] if flip else names
+        for who, pips, off, y in ((drawn_names[1], p_top, off_top, NAME_H - 6),
+                                  (drawn_names[0], p_bottom, off_bottom, HEIGHT + 2 * NAME_H - 6)):
+            text = f"  pips {pips}" + (f", {off} off" if off else "") if show_pips else ""
+            add(f'<text x="{LEFT}" y="{y}" font-size="15" fill="{THEME["names"]}"><tspan font-weight="bold">'
+                f'{escape(who)}</tspan>{text}</text>')
     add("</svg>")
     return "\n".join(parts)
 
@@ -234,25 +287,10 @@ def _checker(x: float, y: float, side: str, point, label: int | None) -> str:
             f'stroke-width="1" opacity="0.6"/>{text}</g>')
 
 
-def _last_move_points(steps, mover: str) -> tuple[list, list]:
-    """Sources and destinations of the last play in the bottom player's numbering (``"top-bar"`` etc. aside)."""
-    sources, dests = [], []
-    for src, dst in steps:
-        if mover == "top":
-            src = "top-bar" if src == OWN_BAR else 25 - src
-            dst = "top-off" if dst <= 0 else 25 - dst
-        else:
-            src = "bar" if src == OWN_BAR else src
-            dst = "off" if dst <= 0 else dst
-        sources.append(src)
-        dests.append(dst)
-    return sources, dests
-
-
 def _stack_top(board: np.ndarray, point) -> tuple[float, float, int]:
     """(x, y) of the top checker of a point or bar (and how many there are); of the first slot when empty."""
-    if point in ("bar", OWN_BAR, "top-bar"):
-        bottom = point != "top-bar"
+    if point in ("bar", "top-bar"):
+        bottom = point == "bar"
         count = abs(int(board[OWN_BAR if bottom else OPP_BAR]))
         return (*_bar_xy(bottom, max(count - 1, 0)), count)
     count = abs(int(board[point]))
@@ -260,7 +298,7 @@ def _stack_top(board: np.ndarray, point) -> tuple[float, float, int]:
 
 
 def _ring_at(board, point, colour: str, dashed: bool = False, width: float = 3, empty_slot: bool = False) -> str:
-    if point in ("off", 0, "top-off"):
+    if point in ("off", "top-off"):
         y0 = MID + 20 if point != "top-off" else TOP
         return (f'<rect class="mark" x="{TRAY_X + 2}" y="{y0 + 2}" width="{TRAY_W - 4}" height="{INNER_H // 2 - 24}" '
                 f'rx="4" fill="none" stroke="{colour}" stroke-width="{width}" pointer-events="none"/>')
@@ -278,9 +316,11 @@ def _ring_at(board, point, colour: str, dashed: bool = False, width: float = 3, 
             f'stroke-width="{width}"{dash} pointer-events="none"/>')
 
 
-def _target_mark(board: np.ndarray, point: int) -> str:
+def _target_mark(board: np.ndarray, point) -> str:
     colour = THEME["target"]
-    if point == 0:
+    if point in ("bar", "top-bar", "top-off"):
+        return ""
+    if point == "off":
         return (f'<rect class="target" data-point="off" x="{TRAY_X + 2}" y="{MID + 22}" width="{TRAY_W - 4}" '
                 f'height="{INNER_H // 2 - 24}" rx="4" fill="{colour}" fill-opacity="0.25" stroke="{colour}" '
                 f'stroke-width="3" pointer-events="none"/>')
@@ -342,3 +382,34 @@ def _dice(dice: Sequence[int], left: Sequence[int] | None, roller: str) -> str:
         out.append("</g>")
     out.append("</g>")
     return "".join(out)
+
+
+def _arrows(board: np.ndarray, arrows) -> str:
+    """Lines with heads from each step's source checker to where it lands, in order (drawn numbering)."""
+    counts = {p: abs(int(board[p])) for p in range(1, 25)}
+    counts["bar"], counts["top-bar"] = abs(int(board[OWN_BAR])), abs(int(board[OPP_BAR]))
+    out = ['<defs><marker id="bg-head" viewBox="0 0 10 10" refX="7" refY="5" markerWidth="4" markerHeight="4" '
+           'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>']
+    for arrow in arrows:
+        src, dst = arrow[0], arrow[1]
+        colour = arrow[2] if len(arrow) > 2 else THEME["arrow"]
+        x1, y1 = _slot_xy(src, max(counts.get(src, 1) - 1, 0))
+        counts[src] = max(counts.get(src, 1) - 1, 0)
+        if dst in ("off", "top-off"):
+            x2, y2 = TRAY_X + TRAY_W / 2, (BOTTOM - 40) if dst == "off" else (TOP + 40)
+        else:
+            hit = isinstance(dst, int) and counts.get(dst, 0) == 1 and (board[dst] > 0) != (
+                board[src] > 0 if isinstance(src, int) else src == "bar")
+            slot = 0 if hit else counts.get(dst, 0)
+            x2, y2 = _slot_xy(dst, slot)
+            counts[dst] = 1 if hit else counts.get(dst, 0) + 1
+        out.append(f'<line class="arrow" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{colour}" '
+                   f'stroke-width="7" stroke-opacity="0.8" stroke-linecap="round" marker-end="url(#bg-head)" '
+                   f'pointer-events="none"/>')
+    return "".join(out)
+
+
+def _slot_xy(point, slot: int) -> tuple[float, float]:
+    if point in ("bar", "top-bar"):
+        return _bar_xy(point == "bar", slot)
+    return point_xy(point, slot)

@@ -79,6 +79,22 @@ def _cell(action) -> str:
     raise TypeError(f"no .mat cell for {action!r}")
 
 
+def row_numbers(game: GameRecord) -> list[int | None]:
+    """The .mat row (1, 2, ...) of each of ``game``'s actions (``None`` for a resignation and the result, which
+    have no cell of their own): seat 0's action starts a row, seat 1's fills the row's right cell or starts one."""
+    numbers: list[int | None] = []
+    row, right_free = 0, False
+    for action in game.actions:
+        if isinstance(action, (Resign, Win)):
+            numbers.append(None)
+            continue
+        if action.player == 0 or not right_free:
+            row += 1
+        right_free = action.player == 0
+        numbers.append(row)
+    return numbers
+
+
 def write_mat(record: MatchRecord) -> str:
     """The .mat text of ``record`` (GNU Backgammon's layout; ``read_mat`` reads it back to an equal record).
 
@@ -98,12 +114,11 @@ def write_mat(record: MatchRecord) -> str:
         left = f" {record.players[0]} : {game.score[0]}"
         lines.append(f"{left:<32}{' ' if len(left) >= 32 else ''}{record.players[1]} : {game.score[1]}")
         rows: list[list[str]] = []
-        for action in game.actions:
-            if isinstance(action, (Resign, Win)):
-                continue
-            if action.player == 0 or not rows or len(rows[-1]) == 2:
-                rows.append([""] if action.player == 1 else [])
-            rows[-1].append(_cell(action))
+        for action, row in zip(game.actions, row_numbers(game)):
+            if row is not None:
+                if row > len(rows):
+                    rows.append([""] if action.player == 1 else [])
+                rows[-1].append(_cell(action))
         # The result goes where the winner's next cell would be, as GNU Backgammon writes it (and reads it back):
         # beside a lone left cell when the right-hand player wins, else on a line of its own.
         result = f"Wins {_points(game.result.points)}" if game.result is not None else None

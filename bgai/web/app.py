@@ -319,20 +319,20 @@ def _state(key: str, s: Session, svg: bool) -> m.SessionState:
 
 
 def session_svg(s: Session) -> str:
-    """The board of a session from the person's side (the person at the bottom)."""
+    """The board of a session from the person's side (the person at the bottom), scaled to the page."""
     from bgai.position import Position
 
-    owner = {None: None, HUMAN: "bottom", BOT: "top"}[s.cube_owner()]
-    last_steps, mover = (), "top"
+    on_roll = s.turn
+    owner = None if s.cube_owner() is None else "me" if s.cube_owner() == on_roll else "opponent"
+    options = dict(cube=s.cube, cube_owner=owner or "centered", width=None)
     if s.last_move is not None:
         player, move = s.last_move
-        last_steps = [(a, b) for a, b, _ in move.checker_steps()]
-        mover = "bottom" if player == HUMAN else "top"
-    options = dict(cube=s.cube, cube_owner=owner, last_move=last_steps, last_mover=mover)
-    if s.phase is Phase.TAKE:
-        options.update(cube=2 * s.cube, cube_owner="bottom", cube_offered=True)
+        options.update(last_move=[(a, b) for a, b, _ in move.checker_steps()],
+                       last_mover="me" if player == on_roll else "opponent")
+    if s.phase is Phase.TAKE:  # the bot on roll has doubled: the cube waits, lit, for the person's answer
+        options.update(cube=2 * s.cube, cube_offered=True)
     if s.phase is Phase.MOVE:
         if s.partial.steps:  # the person's own moves this turn show instead of the bot's last play
-            options.update(last_move=[(x.src, x.dst) for x in s.partial.steps], last_mover="bottom")
+            options.update(last_move=[(x.src, x.dst) for x in s.partial.steps], last_mover="me")
         return board_svg(Position(s.partial.board), dice=s.dice, dice_left=s.partial.remaining_dice, **options)
-    return board_svg(s.position, bottom="on_roll" if s.turn == HUMAN else "opponent", **options)
+    return board_svg(s.position, bottom="on_roll" if on_roll == HUMAN else "opponent", **options)

@@ -1,0 +1,211 @@
+"""Match analysis: errors, marks, forced plays, cube decisions, error rates, luck; the reports and the SVG board."""
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bgai import Position
+from bgai.analysis import CLOSE_CUBE, analyse_match, mark_of, rating_of
+from bgai.bot import load_bot
+from bgai.cli import main
+from bgai.matchfile import MatchRecord, read_mat, write_mat
+from bgai.report import html_report, text_report
+from bgai.svg import board_svg
+
+DATA = Path(__file__).parent / "data" / "matches"
+
+
+@pytest.fixture(scope="module")
+def bot():
+    return load_bot()
+
+
+@pytest.fixture(scope="module")
+def gnubg_match(bot):
+    return analyse_match(read_mat(DATA / "gnubg-3pt-seed6.mat"), bot, progress=False)
+
+
+def test_a_known_blunder_is_marked_very_bad(bot):
+    """Given the opening 65 played 13/2 instead of running 24/13, the analysis marks it very bad, best 24/13."""
+    match = MatchRecord(("Alice", "Bob"), 0)
+    game = match.new_game()
+    game.add_play("65", "13/2", player=0)
+    game.add_play("31", "8/5 6/5")
+    game.add_resign(1, player=0)
+    first = analyse_match(match, bot, progress=False).decisions[0]
+    assert first.kind == "move" and first.played == "13/2" and first.best == "24/13"
+    assert first.error > 0.12 and first.mark == "very bad" and first.counted
+    assert first.candidates[0][0] == "24/13" and first.candidates[0][1] - first.error == pytest.approx(
+        next(v for text, v, _ in first.candidates if text == "13/2"))
+
+
+def test_at_1_ply_the_play_made_and_the_best_are_judged_at_1_ply():
+    analysis = analyse_match(read_mat(DATA / "edge-cases.mat"), load_bot(plies=1), progress=False)
+    assert analysis.plies == 1
+    for d in analysis.decisions:
+        if d.kind == "move" and d.counted:
+            depths = {text: ply for text, _, ply in d.candidates}
+            assert depths[d.best] == 1 and depths[d.played] == 1
+
+
+def test_a_forced_play_has_no_error_and_is_not_counted(bot):
+    """Bob, on the bar against Alice's 6 point, rolls 66: no play is possible. It is not a decision."""
+    analysis = analyse_match(read_mat(DATA / "edge-cases.mat"), bot, progress=False)
+    dance = next(d for d in analysis.decisions if d.kind == "move" and d.played == "no play")
+    assert dance.dice == (6, 6) and dance.error == 0 and not dance.counted and dance.mark is None
+    bob = analysis.players[1]
+    legal = [len(d.position.legal_moves(d.dice)) for d in analysis.decisions if d.kind == "move" and d.player == 1]
+    assert bob.moves == len(legal) and bob.unforced == sum(n > 1 for n in legal)
+
+
+def test_error_rates_are_the_sums_over_the_counted_decisions(gnubg_match):
+    for seat, p in enumerate(gnubg_match.players):
+        mine = [d for d in gnubg_match.decisions if d.player == seat and d.counted]
+        moves = [d for d in mine if d.kind == "move"]
+        cube = [d for d in mine if d.kind != "move"]
+        assert p.unforced == len(moves) and p.close_cube == len(cube)
+        assert p.checker_rate == pytest.approx(1000 * sum(d.error for d in moves) / len(moves))
+        total = sum(d.error for d in mine)
+        assert p.error_rate == pytest.approx(1000 * total / len(mine))
+        assert p.pr == pytest.approx(p.error_rate / 2)
+        assert p.rating == rating_of(total / len(mine))
+        assert sum(p.checker_marks.values()) == sum(1 for d in moves if d.mark)
+    assert all(d.error >= 0 for d in gnubg_match.decisions)
+
+
+def test_cube_errors_follow_from_the_three_equities(gnubg_match):
+    """Doubler: best of ND and min(DT, DP) minus what it chose; taker: DT - DP for a wrong take, DP - DT for a
+    wrong pass; a no double counts only when close (GNU Backgammon's 0.16 rule); doubles and answers always."""
+    cube = [d for d in gnubg_match.decisions if d.kind != "move"]
+    assert {d.kind for d in cube} == {"double", "take"}
+    for d in cube:
+        (_, nd), (_, dt), (_, dp) = d.candidates
+        assert dp == pytest.approx(1.0)
+        if d.kind == "double":
+            doubled = d.played == "double"
+            assert d.error == pytest.approx(max(nd, min(dt, dp)) - (min(dt, dp) if doubled else nd))
+            assert d.counted == (doubled or max(nd, min(dt, dp)) - min(dt, 1.0) < CLOSE_CUBE)
+        else:
+            wrong = dt - dp if d.played == "take" else dp - dt
+            assert d.error == pytest.approx(max(0.0, wrong)) and d.counted
+
+
+def test_the_opening_rolls_luck_averages_to_zero(bot):
+    """Luck is the roll's best equity minus the mean over the rolls: over the 15 opening rolls (each 2 ways out of
+    30) it averages to exactly zero."""
+    match = MatchRecord(("Alice", "Bob"), 0)
+    for high in range(2, 7):
+        for low in range(1, high):
+            game = match.new_game()
+            game.add_play((high, low), bot.choose_move(game.position, (high, low)), player=0)
+            game.add_resign(1, player=0)
+    analysis = analyse_match(match, bot, progress=False)
+    luck = [d.luck for d in analysis.decisions if d.kind == "move"]
+    assert len(luck) == 15 and abs(np.mean(luck)) < 1e-9 and max(luck) > 0.05 > -0.05 > min(luck)
+
+
+def test_luck_totals_and_the_luck_adjusted_result(gnubg_match):
+    """A player's luck is the sum of its rolls' luck; the luck-adjusted result is the actual result minus the
+    difference in luck (MWC); the actual results of a finished match are +-50%."""
+    a, b = gnubg_match.players
+    for seat, p in enumerate(gnubg_match.players):
+        assert p.luck == pytest.approx(sum(d.luck for d in gnubg_match.decisions
+                                           if d.kind == "move" and d.player == seat))
+    assert (a.actual_result, b.actual_result) == (pytest.approx(-0.5), pytest.approx(0.5))
+    assert a.luck_adjusted_result == pytest.approx(a.actual_result - (a.luck_cost - b.luck_cost))
+    assert a.luck_adjusted_result == pytest.approx(-b.luck_adjusted_result)
+
+
+def test_the_equity_graph_runs_game_by_game_within_match_winning_chances(gnubg_match):
+    graph = gnubg_match.graph
+    starts = [p for p in graph if p["label"] == "start"]
+    assert [p["game"] for p in starts] == [1, 2, 3, 4] and starts[0]["value"] == pytest.approx(0.5)
+    assert all(0 <= p["value"] <= 1 for p in graph)
+    assert graph[-1]["value"] == 0.0  # Alice lost the match
+
+
+def test_marks_and_ratings_use_gnubgs_thresholds():
+    assert [mark_of(e) for e in (0.0, 0.029, 0.03, 0.06, 0.119, 0.12)] == [
+        None, None, "doubtful", "bad", "bad", "very bad"]
+    assert rating_of(0.0019) == "Supernatural" and rating_of(0.011) == "Advanced" and rating_of(0.05) == "Awful!"
+
+
+def test_money_sessions_count_results_in_points(bot):
+    analysis = analyse_match(read_mat(DATA / "xg-style-money.mat"), bot, progress=False)
+    carol, dave = analysis.players
+    assert (carol.actual_result, dave.actual_result) == (-3.0, 3.0)
+    assert analysis.graph[-1]["value"] == pytest.approx(-3.0)
+
+
+def test_reports_text_json_html(gnubg_match):
+    text = text_report(gnubg_match)
+    assert "Error rate, mEMG per decision" in text and "Marked errors" in text and "isCloseCubedecision" in text
+    data = json.loads(json.dumps(gnubg_match.to_dict()))
+    assert data["match"]["players"] == ["Alice", "Bob"] and data["units"] == {"error": "EMG", "cost": "MWC"}
+    assert len(data["decisions"]) == len(gnubg_match.decisions)
+    html = html_report(gnubg_match)
+    assert html.startswith("<!doctype html>") and html.count("<svg") == 1 + len(gnubg_match.marked)
+    assert "http" not in re.sub(r'xmlns="http://www.w3.org/2000/svg"', "", html)  # self-contained
+
+
+def test_board_svg_draws_the_position_from_the_player_on_roll():
+    pos = Position.from_points({6: 5, 8: 3, "bar": 2}, {1: 2, 19: 5})
+    svg = board_svg(pos, dice=(3, 1), cube=4, cube_owner="opponent", arrows=[(25, 22), (8, 7, "#0a0")],
+                    names=("Alice", "Bob"))
+    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    assert "Alice</tspan>  pips 104, 5 off" in svg  # 5x6 + 3x8 + 2x25, 10 checkers on the board
+    assert "Bob</tspan>  pips 78, 8 off" in svg  # from its side: 2 on its 24 point, 5 on its 6
+    assert svg.count("<line") >= 2 and ">4</text>" in svg
+    with pytest.raises(ValueError, match="cube_owner"):
+        board_svg(pos, cube_owner="nobody")
+
+
+# The command line ----------------------------------------------------------------------------------------------
+
+
+def test_cli_analyse_prints_a_report_and_writes_json_and_html(tmp_path, capsys):
+    out_json, out_html = tmp_path / "a.json", tmp_path / "a.html"
+    assert main(["analyse", str(DATA / "edge-cases.mat"), "--json", str(out_json), "--html", str(out_html),
+                 "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("Alice v Bob: 3-point match, 4 games, final score 5-2, Alice wins")
+    data = json.loads(out_json.read_text())
+    assert data["plies"] == 0 and data["players"][0]["name"] == "Alice"
+    assert "<svg" in out_html.read_text()
+
+
+def test_cli_analyse_json_to_standard_output(capsys):
+    assert main(["analyse", str(DATA / "gnubg-money-seed3.sgf"), "--json", "-", "--quiet"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["match"]["length"] == 0 and data["units"]["cost"] == "points"
+    assert all(math.isfinite(d["error"]) for d in data["decisions"])
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "no match file"),
+        (" 3 point match\n\n Game 1\n Alice : 0    Bob : 0\n  1) 31: 8/3\n", "line 5: Alice's 8/3 is not a legal play"),
+        ("(;GM[6]MI[length:3];W[31hefe];B[31hefe])", "line 1:"),
+    ],
+)
+def test_cli_analyse_bad_file_is_a_one_line_error(tmp_path, capsys, content, message):
+    path = tmp_path / "bad.mat"
+    if content is not None:
+        path.write_text(content)
+    assert main(["analyse", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and err.startswith("bgai analyse: error:")
+
+
+def test_a_written_match_analyses_the_same_as_the_file_it_came_from(bot, tmp_path):
+    record = read_mat(DATA / "edge-cases.mat")
+    path = tmp_path / "copy.mat"
+    path.write_text(write_mat(record))
+    one = analyse_match(record, bot, progress=False)
+    two = analyse_match(read_mat(path), bot, progress=False)
+    assert [d.to_dict() for d in one.decisions] == [d.to_dict() for d in two.decisions]
