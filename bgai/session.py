@@ -323,9 +323,50 @@ class Session:
 
     # The record -------------------------------------------------------------------------------------------------
 
+    def match_record(self):
+        """The games so far as a ``bgai.matchfile.MatchRecord`` (the person is seat 0, the bot seat 1), replayed
+        through its rules. A .mat file has no way to start from a set-up position, so the record holds the games
+        played from the opening position since the last set-up one (``games_left_out`` says how many are not in
+        it); accepted resignations are recorded, rejected offers are not."""
+        from bgai.matchfile import MatchRecord
+
+        record = MatchRecord(self.names, self.match_length, jacoby=self.jacoby,
+                             metadata={"Seed": str(self.seed), "Bot": f"{self.bot.name} {self.bot.plies}-ply"})
+        for game in self.games[self._first_recorded():]:
+            first = not record.games
+            rec = record.new_game(score=game.score if first else None, crawford=game.crawford if first else None)
+            actions = game.actions
+            for i, action in enumerate(actions):
+                if action.kind == "move":
+                    rec.add_play(action.dice, None if action.play == "no play" else action.play,
+                                 player=action.player)
+                elif action.kind == "double":
+                    rec.add_double(action.player)
+                elif action.kind == "take":
+                    rec.add_take(action.player)
+                elif action.kind == "drop":
+                    rec.add_drop(action.player)
+                elif action.kind == "resign" and i + 1 < len(actions) and actions[i + 1].kind == "accept":
+                    rec.add_resign(action.points, player=action.player)
+            if game.winner is not None and (rec.result is None or (rec.result.player, rec.result.points)
+                                            != (game.winner, game.points)):
+                raise GameStateError(f"game {game.number} does not replay to its result in the match record")
+        return record
+
+    @property
+    def games_left_out(self) -> int:
+        """Games of the session that ``match_record`` leaves out (those up to the last set-up position)."""
+        return self._first_recorded()
+
+    def _first_recorded(self) -> int:
+        set_up = [i for i, game in enumerate(self.games) if game.start is not None]
+        return set_up[-1] + 1 if set_up else 0
+
     def mat_text(self) -> str:
-        """The games so far as a .mat file."""
-        raise GameStateError("saving .mat files needs bgai.matchfile (not there yet)")
+        """The games so far as a .mat file (see ``match_record``)."""
+        from bgai.matchfile import write_mat
+
+        return write_mat(self.match_record())
 
     # Setting up a position ------------------------------------------------------------------------------------
 

@@ -216,9 +216,12 @@ class Terminal:
                  f"{fmt(h.equities['pass'])}. Advice: {h.action}.")
 
     def save(self, path) -> None:
-        text = self.session.mat_text()
-        Path(path).write_text(text)
-        self.say(f"Saved the match to {path}.")
+        s = self.session
+        Path(path).write_text(s.mat_text())
+        left_out = s.games_left_out
+        note = (f" ({left_out} game{'s' if left_out > 1 else ''} from a set-up position left out: .mat files start "
+                "every game from the opening position)") if left_out else ""
+        self.say(f"Saved the match to {path}.{note}")
 
 
 def play(session: Session, save_path=None, read=input, out=None) -> int:

@@ -167,3 +167,30 @@ def test_bad_play_options_are_one_line_and_exit_status_2(capsys, argv, message):
     assert main(argv + ["--no-save"]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_the_match_is_saved_as_a_mat_file_on_exit_and_on_request(bot, tmp_path):
+    """Given a seeded session played to the end of a game, When the person saves and then quits,
+    Then both files hold the game as .mat, which bgai.matchfile reads back to the same result."""
+    from bgai.matchfile import read_mat
+
+    session = Session(bot, seed=5)
+    asked = tmp_path / "asked.mat"
+    script = Script(session=session)
+
+    def read(prompt):
+        return f"save {asked}" if session.phase is Phase.GAME_OVER and not asked.exists() else script(prompt)
+
+    out = run_terminal(session, read, tmp_path)
+    assert f"Saved the match to {asked}." in out and f"Saved the match to {tmp_path / 'game.mat'}." in out
+    for path in (asked, tmp_path / "game.mat"):
+        record = read_mat(path)
+        assert (record.games[0].result.player, record.games[0].result.points) == (session.game.winner,
+                                                                                   session.game.points)
+
+
+def test_bgai_play_saves_where_it_is_told(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr("sys.stdin", io.StringIO("resign backgammon\n"))
+    path = tmp_path / "m.mat"
+    assert main(["play", "--seed", "3", "--match", "5", "--save", str(path)]) == 0
+    assert path.read_text().startswith('; [Seed "3"]') and " 5 point match" in path.read_text()

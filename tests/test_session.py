@@ -330,3 +330,49 @@ def test_with_its_dice_rolled_the_person_may_still_resign(bot):
     assert session.phase is Phase.MOVE
     assert session.resign(1) is False
     assert session.resign(2) is True and session.score == [0, 4]
+
+
+# The record as a .mat file ------------------------------------------------------------------------------------
+
+
+def test_a_match_is_saved_as_a_mat_file_that_reads_back_the_same(bot):
+    """Given a 3-point match played to its end with doubles, When it is written through bgai.matchfile,
+    Then the file reads back to the same games, scores and results, and the seed is in its header."""
+    from bgai.matchfile import Double, Take, read_mat
+
+    session = Session(bot, match_length=3, seed=11)
+    while session.phase is not Phase.MATCH_OVER:
+        play_out(session, human_doubles=True)
+        if session.phase is Phase.GAME_OVER:
+            session.next_game()
+    text = session.mat_text()
+    record = read_mat(text)
+    assert record == session.match_record() and '; [Seed "11"]' in text
+    assert record.players == ("You", "bgai") and record.length == 3
+    assert list(record.score) == session.score and record.winner == (HUMAN if session.score[0] >= 3 else BOT)
+    assert [(g.result.player, g.result.points) for g in record.games] == [(g.winner, g.points) for g in session.games]
+    kinds = [type(a) for g in record.games for a in g.actions]
+    assert Double in kinds and Take in kinds
+
+
+def test_the_record_keeps_accepted_resignations_and_leaves_out_set_up_games(bot):
+    session = Session(bot, seed=1)
+    session.setup(xgid(GAMMON, human_on_roll=False))
+    session.resign(1)  # rejected: not recorded
+    session.resign(2)
+    assert session.games_left_out == 1 and session.match_record().games == []
+    session.next_game()
+    play_out(session)
+    record = session.match_record()
+    assert len(record.games) == 1 and record.games[0].score == (0, 2)  # the score the set-up game left
+    assert record.games[0].result.points == session.game.points
+
+
+def test_an_unfinished_game_is_saved_as_far_as_it_went(bot):
+    from bgai.matchfile import read_mat
+
+    session = Session(bot, seed=5)
+    session.roll() if session.phase is Phase.ROLL else None
+    session.play(str(session.hint()[0].move))
+    record = read_mat(session.mat_text())
+    assert record.games[0].result is None and len(record.games[0].actions) >= 2

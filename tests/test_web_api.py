@@ -272,3 +272,16 @@ def test_concurrent_requests_on_one_session_apply_one_after_the_other(client):
     assert not errors and len(seen) == len(set(seen))
     final = client.get(f"/api/sessions/{key}").json()
     assert final["version"] == s["version"] + len(seen)
+
+
+def test_the_games_download_as_a_mat_file(client):
+    from bgai.matchfile import read_mat
+
+    s = new(client, seed=3, match_length=3)
+    key = s["id"]
+    s = client.post(f"/api/sessions/{key}/resign", json={"points": 3}).json()
+    r = client.get(f"/api/sessions/{key}/match.mat")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    assert r.headers["content-disposition"] == 'attachment; filename="bgai-match.mat"'
+    record = read_mat(r.text)
+    assert record.length == 3 and list(record.score) == s["score"] == [0, 3]
