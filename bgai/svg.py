@@ -99,6 +99,7 @@ def board_svg(
     selected: int | None = None,
     targets: Iterable[int] = (),
     point_numbers: bool = True,
+    interactive: bool = False,
 ) -> str:
     """The SVG of ``position`` (seen from the player on roll, as always).
 
@@ -114,7 +115,8 @@ def board_svg(
     top right round to 1 at the bottom right, bearing off to the right). ``last_move``: the checker steps of the
     last play, in the numbering of ``last_mover`` (``"me"`` the player on roll, or ``"opponent"``), marked by a
     dashed ring where a checker left and a ring where it landed. ``selected``: a point whose top checker is
-    picked up; ``targets``: points it may go to.
+    picked up; ``targets``: points it may go to. ``interactive``: add click areas (``class="hit"``) and hidden
+    landing marks (``class="landing"``, where a checker would land on each point and in the tray) for a page.
     """
     if bottom not in ("on_roll", "opponent"):
         raise ValueError(f"bottom must be 'on_roll' or 'opponent', got {bottom!r}")
@@ -227,16 +229,8 @@ def board_svg(
             f'opacity="0.75">PIPS</text>')
     if cube_owner is not None or cube_offered:
         add(_cube(cube, None if cube_owner in ("centered", None) else side_of(cube_owner), cube_offered))
-    # Click areas, on top of everything: a column per point, the bottom player's bar and tray.
-    for point in range(1, 25):
-        x, _ = point_xy(point, 0)
-        y0 = MID if point <= 12 else TOP
-        add(f'<rect class="hit" data-point="{point}" x="{x - PW / 2}" y="{y0}" width="{PW}" height="{INNER_H // 2}" '
-            f'fill="transparent"/>')
-    add(f'<rect class="hit" data-point="bar" x="{BAR_X}" y="{MID}" width="{BAR_W}" height="{INNER_H // 2}" '
-        f'fill="transparent"/>')
-    add(f'<rect class="hit" data-point="off" x="{TRAY_X}" y="{MID + 20}" width="{TRAY_W}" '
-        f'height="{INNER_H // 2 - 20}" fill="transparent"/>')
+    if interactive:
+        add(_interaction(board))
     if dice is not None:  # above the click areas: a page may let the dice be clicked
         add(_dice(dice, dice_left, roller))
     if names:
@@ -251,6 +245,32 @@ def board_svg(
                 f'{escape(who)}</tspan>{text}</text>')
     add("</svg>")
     return "\n".join(parts)
+
+
+def _interaction(board: np.ndarray) -> str:
+    """Click areas, on top of the drawing: a column per point, the bottom player's bar and tray; and a hidden
+    landing mark on each point and the tray, for a page to show where a checker may go."""
+    parts = []
+    add = parts.append
+    for point in range(1, 25):
+        x, _ = point_xy(point, 0)
+        y0 = MID if point <= 12 else TOP
+        add(f'<rect class="hit" data-point="{point}" x="{x - PW / 2}" y="{y0}" width="{PW}" height="{INNER_H // 2}" '
+            f'fill="transparent"/>')
+    add(f'<rect class="hit" data-point="bar" x="{BAR_X}" y="{MID}" width="{BAR_W}" height="{INNER_H // 2}" '
+        f'fill="transparent"/>')
+    add(f'<rect class="hit" data-point="off" x="{TRAY_X}" y="{MID + 20}" width="{TRAY_W}" '
+        f'height="{INNER_H // 2 - 20}" fill="transparent"/>')
+    for point in range(1, 25):
+        count = int(board[point])
+        x, y = point_xy(point, min(count, 4) if count > 0 else 0)
+        add(f'<circle class="landing" data-point="{point}" cx="{x}" cy="{y}" r="{R * 0.42}" '
+            f'fill="{THEME["target"]}" fill-opacity="0.9" stroke="#0c4a6e" stroke-width="2" visibility="hidden" '
+            f'pointer-events="none"/>')
+    add(f'<rect class="landing" data-point="off" x="{TRAY_X + 3}" y="{MID + 23}" width="{TRAY_W - 6}" '
+        f'height="{INNER_H // 2 - 26}" rx="4" fill="{THEME["target"]}" fill-opacity="0.25" stroke="{THEME["target"]}" '
+        f'stroke-width="3" visibility="hidden" pointer-events="none"/>')
+    return "".join(parts)
 
 
 def _defs() -> str:

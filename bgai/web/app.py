@@ -324,7 +324,7 @@ def session_svg(s: Session) -> str:
 
     on_roll = s.turn
     owner = None if s.cube_owner() is None else "me" if s.cube_owner() == on_roll else "opponent"
-    options = dict(cube=s.cube, cube_owner=owner or "centered", width=None)
+    options = dict(cube=s.cube, cube_owner=owner or "centered", width=None, interactive=True)
     if s.last_move is not None:
         player, move = s.last_move
         options.update(last_move=[(a, b) for a, b, _ in move.checker_steps()],

@@ -68,7 +68,7 @@ async function newSession(options) {
 
 async function load() {
   const params = new URLSearchParams(location.search);
-  const saved = localStorage.getItem("bgai-session");
+  const saved = params.get("session") || localStorage.getItem("bgai-session");
   if (!params.has("new") && !params.has("match") && !params.has("seed") && !params.has("position") && saved) {
     try {
       state = await api(`/api/sessions/${saved}?svg=true`);
@@ -174,7 +174,10 @@ function renderStatus(s) {
     text = `bgai doubles to ${s.cube.value * 2}: take or pass?`;
   }
   status.textContent = text;
-  const bot = s.log.filter((line) => !line.startsWith("You ")).slice(-2);
+  // What the bot did since the person's last action.
+  let since = s.log.length;
+  while (since > 0 && !s.log[since - 1].startsWith("You ")) since -= 1;
+  const bot = s.log.slice(since);
   if (bot.length && s.phase !== "game_over" && s.phase !== "match_over") {
     const latest = document.createElement("span");
     latest.className = "latest";
@@ -215,6 +218,7 @@ function highlight() {
   if (!svg) return;
   svg.querySelectorAll(".hit.lit, .hit.source").forEach((el) => el.classList.remove("lit", "source"));
   svg.querySelectorAll(".pick-ring").forEach((el) => el.remove());
+  svg.querySelectorAll(".landing.shown").forEach((el) => el.classList.remove("shown"));
   if (state.phase === "move") {
     for (const source of Object.keys(state.play.targets)) {
       const rect = hitRect(svg, Number(source));
@@ -227,6 +231,8 @@ function highlight() {
   for (const t of targetsOf(selected)) {
     const rect = hitRect(svg, t);
     if (rect) rect.classList.add("lit");
+    const mark = svg.querySelector(`.landing[data-point="${t === 0 ? "off" : t}"]`);
+    if (mark) mark.classList.add("shown");
   }
   const checker = topChecker(svg, selected);
   if (checker) {
