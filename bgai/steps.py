@@ -32,7 +32,7 @@ import numpy as np
 
 from bgai.errors import IllegalMoveError
 from bgai.movegen import OWN_BAR, single_steps, switch
-from bgai.notation import Move, format_steps, parse_paths
+from bgai.notation import Move, format_steps, parse_move, parse_paths
 from bgai.position import Position, parse_dice
 
 
@@ -242,6 +242,11 @@ class PartialPlay:
             if done:
                 raise IllegalMoveError(f"{text!r} is not a legal play of {self.dice[0]}{self.dice[1]} here: it "
                                        "moves more checkers than the roll allows") from None
+            if made == 0 and len(paths) > 1:  # a whole play, typed at once: say what is wrong with it whole
+                try:
+                    parse_move(self.position, text, self.dice)
+                except IllegalMoveError as whole:
+                    raise whole from None
             raise error
         return [step for move in self._moves[made:] for step, _ in move]
 
