@@ -166,6 +166,12 @@ class Position:
     def __str__(self) -> str:
         return render_board(self._board)
 
+    def _repr_svg_(self) -> str:
+        """The board drawn in notebooks (``bgai.svg.board_svg``)."""
+        from bgai.svg import board_svg
+
+        return board_svg(self)
+
 
 # GNU Backgammon Position ID ---------------------------------------------------------------------------------------
 #
