@@ -10,7 +10,7 @@ import pytest
 from bgai import Position, load_bot
 from bgai.cli import main
 from bgai.match import format_xgid
-from bgai.session import BOT, HUMAN, Phase, Session
+from bgai.session import BOT, Phase, Session
 from bgai.terminal import Terminal
 
 DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 4, 21: 4, 22: 2})
