@@ -8,7 +8,7 @@
     ['8/3 8/2', '13/2', '13/7 8/3', '13/8 13/7', '24/18 8/3', '24/18 13/8', '24/13']
 """
 
-from bgai.errors import BgaiError, IllegalMoveError, InvalidDiceError, InvalidPositionError
+from bgai.errors import BgaiError, GameStateError, IllegalMoveError, InvalidDiceError, InvalidPositionError
 from bgai.movegen import Afterstates, afterstates
 from bgai.notation import Move
 from bgai.position import Position
@@ -28,6 +28,7 @@ def __getattr__(name: str):
 __all__ = [
     "Afterstates",
     "BgaiError",
+    "GameStateError",
     "Bot",
     "Evaluation",
     "IllegalMoveError",

@@ -69,6 +69,17 @@ def exact_probabilities(boards: np.ndarray) -> np.ndarray:
     return probs
 
 
+@dataclass(frozen=True)
+class RankedPlay:
+    """One play of a hint: the ``move``, its cubeless ``equity`` for the mover, the ``plies`` it was judged at and
+    the ``evaluation`` (the mover's chances after the play, the same equity)."""
+
+    move: object  # a bgai.notation.Move
+    equity: float
+    plies: int
+    evaluation: Evaluation
+
+
 # The 21 distinct rolls and their weights out of 36 (a non-double comes two ways).
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
 ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1.0, 2.0) / 36.0
@@ -247,14 +258,17 @@ class Bot:
         replies = flip(chosen.astype(np.float64)).reshape(len(boards), len(ROLLS), 5)
         return (replies * ROLL_WEIGHTS[None, :, None]).sum(axis=1)
 
-    def judge(self, after: np.ndarray, owner: np.ndarray, n: int, settle: bool = False):
+    def judge(self, after: np.ndarray, owner: np.ndarray, n: int, settle: bool = False,
+              return_probs: bool = False):
         """Judge the plays ``after`` (M×26, grouped by ``owner`` into ``n`` positions) through the filters.
 
-        Returns ``(values, depth)``: each play's cubeless equity for the mover and the ply it was last judged at.
-        Survivors of every stage are judged at the bot's plies. With ``settle``, a position left with one
-        surviving play stops there (its choice is made); its play then counts as judged at full depth.
+        Returns ``(values, depth)``: each play's cubeless equity for the mover and the ply it was last judged at;
+        with ``return_probs`` also the (M, 5) probabilities behind each value, for the mover. Survivors of every
+        stage are judged at the bot's plies. With ``settle``, a position left with one surviving play stops there
+        (its choice is made); its play then counts as judged at full depth.
         """
-        values = equity(flip(self.probabilities(after))).astype(np.float64)
+        probs = flip(self.probabilities(after).astype(np.float64))
+        values = equity(probs)
         depth = np.zeros(len(after), dtype=np.int64)
         alive = np.arange(len(after))
         for ply in range(1, self.plies + 1):
@@ -268,9 +282,10 @@ class Bot:
             next_stage = self.filters[ply] if ply < len(self.filters) else None
             if len(alive) == 0 or (ply < self.plies and next_stage is None):
                 continue  # all settled, or nothing filters at this ply: go straight to the next
-            values[alive] = equity(flip(self.lookahead(after[alive], ply)))
+            probs[alive] = flip(self.lookahead(after[alive], ply).astype(np.float64))
+            values[alive] = equity(probs[alive])
             depth[alive] = ply
-        return values, depth
+        return (values, depth, probs) if return_probs else (values, depth)
 
     def choose(self, boards, after, owner, rng=None, dice=None):
         """Index into ``after`` of the best play of each position (the Player interface)."""
@@ -304,13 +319,19 @@ class Bot:
         follow, each with the equity of the ply it was dropped at (deepest first, then best), as in GNU
         Backgammon's hints. With ``filters=()`` every play is judged at the bot's plies.
         """
+        ranked = self.hint(pos, dice)
+        if with_plies:
+            return [(r.move, r.equity, r.plies) for r in ranked]
+        return [(r.move, r.equity) for r in ranked]
+
+    def hint(self, pos: Position, dice) -> list[RankedPlay]:
+        """``rank_moves`` with the probabilities behind each equity: a ``RankedPlay`` per legal play, best first."""
         moves = pos.legal_moves(parse_dice(dice))
         after = np.stack([m.after.board for m in moves])
-        values, depth = self.judge(after, np.zeros(len(after), dtype=np.int64), 1)
+        values, depth, probs = self.judge(after, np.zeros(len(after), dtype=np.int64), 1, return_probs=True)
         order = np.lexsort((-values, -depth))
-        if with_plies:
-            return [(moves[i], float(values[i]), int(depth[i])) for i in order]
-        return [(moves[i], float(values[i])) for i in order]
+        return [RankedPlay(moves[i], float(values[i]), int(depth[i]),
+                           Evaluation(*probs[i].tolist(), float(values[i]))) for i in order]
 
     def choose_many(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
         """The chosen afterstates (N×26, opponent's view) of N positions and rolls."""

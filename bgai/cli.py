@@ -180,6 +180,42 @@ def _hint(args: argparse.Namespace) -> None:
         print(f"      ... {len(ranked) - args.top} more (--top)")
 
 
+def _play(args: argparse.Namespace) -> None:
+    import datetime
+
+    from bgai.bot import load_bot
+    from bgai.session import Session
+    from bgai.terminal import Terminal
+
+    if args.match is not None and args.match < 1:
+        raise BgaiError(f"--match must be at least 1 point, got {args.match}")
+    bot = load_bot(args.checkpoint, plies=args.plies)
+    session = Session(bot, match_length=args.match or 0, seed=args.seed, jacoby=args.jacoby)
+    if args.position:
+        session.setup(args.position)
+    save = None if args.no_save else args.save or datetime.datetime.now().strftime("bgai-%Y%m%d-%H%M%S.mat")
+    Terminal(session, save_path=save).run()
+
+
+def _serve(args: argparse.Namespace) -> None:
+    try:
+        import uvicorn
+
+        from bgai.web import create_app
+    except ImportError as error:
+        raise BgaiError(f"bgai serve needs the web extra (pip install 'bgai[web]'): {error}") from None
+    from bgai.bot import MAX_PLIES
+
+    if not 0 <= args.plies <= MAX_PLIES:
+        raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {args.plies}")
+    if not 0 < args.port < 65536:
+        raise BgaiError(f"--port must be 1..65535, got {args.port}")
+    app = create_app(plies=args.plies, checkpoint=args.checkpoint)
+    app.state.bots.get()  # load the bot before the first request
+    print(f"bgai serve: play at http://{args.host}:{args.port}/  (API docs: /docs; Ctrl-C to stop)", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
 def _analyse(args: argparse.Namespace) -> None:
     from pathlib import Path
 
@@ -256,6 +292,27 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--top", type=int, default=10, help="plays shown (default 10)")
     hint.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     hint.set_defaults(run=_hint)
+
+    play = commands.add_parser("play", help="play the bot in the terminal (money games or a match, with the cube)")
+    play.add_argument("--match", type=int, metavar="N", help="a match to N points (default: money games)")
+    play.add_argument("--plies", type=int, default=0, help="the bot's lookahead: 0, 1 or 2 (default 0)")
+    play.add_argument("--seed", type=int, help="seed of the dice, to replay a session (default: random)")
+    play.add_argument("--jacoby", action="store_true", help="money: the Jacoby rule")
+    play.add_argument("--position", help="start from this Position ID or XGID (an XGID's cube, turn, dice and "
+                                         "score too; X is you)")
+    play.add_argument("--save", metavar="FILE", help="save the games as a .mat file on exit (default "
+                                                     "bgai-DATE-TIME.mat)")
+    play.add_argument("--no-save", action="store_true", help="do not save the games")
+    play.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    play.set_defaults(run=_play)
+
+    serve = commands.add_parser("serve", help="the web app: play the bot in the browser, and the JSON API (/docs)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--plies", type=int, default=1, help="default lookahead of the bot and its hints: 0, 1 or 2 "
+                                                            "(default 1)")
+    serve.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    serve.set_defaults(run=_serve)
 
     duel = commands.add_parser("duel", help="play duplicate cubeless games between two built-in players")
     duel.add_argument("player1", nargs="?", default="pubeval", help="random, heuristic or pubeval (default pubeval)")

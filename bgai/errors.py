@@ -23,6 +23,10 @@ class IllegalMoveError(BgaiError):
     """A play that is malformed or not legal for the position and dice."""
 
 
+class GameStateError(BgaiError):
+    """An action that the game does not allow now: out of turn, the wrong phase, a cube that may not be turned."""
+
+
 class MatchFileError(BgaiError):
     """A match file (.mat or SGF) that is malformed or records something the rules forbid; the message names the
     line. ``line`` is that line number (1-based), or ``None`` when the error is not tied to one line."""

@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeState, may_double
 from bgai.errors import BgaiError
+from bgai.match import crawford_next as next_is_crawford
 from bgai.movegen import CHECKERS, OWN_BAR, afterstates
 from bgai.players.base import Player
 from bgai.position import START_BOARD
@@ -398,7 +399,7 @@ def play_matches(
                 games[live] += 1
                 crawford_played[live] |= crawford
                 over = (score[live] >= length).any(axis=1)
-                crawford_next[live] = ~crawford_played[live] & (score[live] == length - 1).any(axis=1) & ~over
+                crawford_next[live] = next_is_crawford(score[live], length, crawford_played[live])
                 bar.update(int(over.sum()))
                 live = live[~over]
                 game += 1

@@ -106,6 +106,15 @@ class MatchScore:
         return text + (" (Crawford game)" if self.crawford else " (post-Crawford)" if self.post_crawford else "")
 
 
+def crawford_next(score, length: int, crawford_played) -> np.ndarray:
+    """Whether the next game is the Crawford game, after a game that left ``score`` (..., 2) points won: the first
+    game after one side reaches ``length - 1``, so only if none has been played (``crawford_played``, counting the
+    game just finished) and the match is not over."""
+    score = np.asarray(score)
+    over = (score >= length).any(axis=-1)
+    return ~np.asarray(crawford_played, dtype=bool) & (score == length - 1).any(axis=-1) & ~over
+
+
 def parse_score(text: str) -> tuple[int, int]:
     """'A-B' → (A, B)."""
     try:
@@ -142,3 +151,29 @@ def xgid_context(xgid: str):
         one_away = any(length - s == 1 for s in scores)
         match = MatchScore.from_score(length, scores, post_crawford=one_away and not crawford)
     return 2**exponent, owner, match
+
+
+def format_xgid(board, *, cube: int = 1, owner: int = 0, x_on_roll: bool = True, dice=None,
+                score: tuple[int, int] = (0, 0), crawford: bool = False, length: int = 0,
+                jacoby: bool = False) -> str:
+    """An XGID (the inverse of ``decode_xgid`` with ``xgid_context``), X being the player whose side ``board``
+    (a ``Position.board``) is seen from.
+
+    ``owner``: 1 X owns the cube, -1 O owns it, 0 centered; ``x_on_roll``: whose turn; ``dice``: the roll of the
+    player on roll, ``None`` before it rolls, or ``"D"`` when it has doubled and its opponent must answer;
+    ``score``: (X's, O's); ``crawford``: this is the Crawford game (matches; for money ``jacoby`` instead).
+    """
+    from bgai.position import encode_xgid_board
+
+    if cube not in (1, 2, 4, 8, 16, 32, 64) or owner not in (-1, 0, 1):
+        raise BgaiError(f"an XGID's cube is 1..64 owned by 1 (X), -1 (O) or 0 (centered), got {cube} and {owner}")
+    if dice is None:
+        roll = "00"
+    elif dice == "D":
+        roll = "D"
+    else:
+        roll = "".join(str(int(d)) for d in dice)
+    flag = int(crawford) if length > 0 else int(jacoby)
+    fields = [encode_xgid_board(board), int(cube).bit_length() - 1, owner, 1 if x_on_roll else -1, roll,
+              score[0], score[1], flag, length, 10]
+    return "XGID=" + ":".join(str(f) for f in fields)

@@ -179,6 +179,21 @@ def _step(boards: np.ndarray, die: np.ndarray, limit: np.ndarray, must: np.ndarr
     return k, src, tgt, hit, child
 
 
+def single_steps(boards: np.ndarray, dice: np.ndarray):
+    """Every legal single-checker move of ``dice[k]`` pips on ``boards[k]`` (N×26, on-roll view), one die at a time.
+
+    The rule of one checker step, the same one the generator expands: checkers on the bar enter first; a checker
+    lands on an open point; bearing off needs all checkers home and is exact or from the highest point. Whether a
+    step can be part of a legal play of the whole roll is for the caller to check against ``afterstates``.
+    Returns (parent row, source point, target point (0: borne off), hit?, child boards in the mover's view).
+    """
+    boards = np.asarray(boards, dtype=np.int8)
+    dice = np.asarray(dice, dtype=np.int16)
+    k, src, tgt, hit, child = _step(boards, dice, np.full(len(boards), OWN_BAR, dtype=np.int16),
+                                    np.full(len(boards), -1, dtype=np.int16))
+    return k, src, np.maximum(tgt, 0), hit, child
+
+
 _POOL: ThreadPoolExecutor | None = None
 
 

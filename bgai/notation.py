@@ -80,6 +80,38 @@ def format_steps(steps: list[tuple[int, int, bool]]) -> str:
 _TOKEN = re.compile(r"^(bar|\d{1,2})((?:/(?:\d{1,2}|off)\*?)+)(?:\((\d)\))?$")
 
 
+@dataclass(frozen=True)
+class Path:
+    """One token of a written play: a checker's journey through ``points`` (25 the bar, 0 off), ``stars`` telling
+    which landings are marked as hits, ``repeat`` times over (``8/5(2)``)."""
+
+    token: str
+    points: tuple[int, ...]
+    stars: tuple[bool, ...]
+    repeat: int = 1
+
+    def hops(self) -> list[tuple[int, int]]:
+        """The (from, to) hops of one journey, as written."""
+        return list(zip(self.points, self.points[1:]))
+
+
+def parse_paths(text: str) -> list[Path]:
+    """The tokens of a play written in standard notation, read but not checked against any position."""
+    paths = []
+    for token in text.strip().lower().split():
+        match = _TOKEN.match(token)
+        if not match:
+            raise IllegalMoveError(f"cannot read {token!r} in {text!r}: write plays like 24/18 13/11* bar/22 6/off 8/5(2)")
+        landings = re.findall(r"/(\d{1,2}|off)(\*?)", match[2])
+        numbers = [OWN_BAR if p == "bar" else 0 if p == "off" else int(p) for p in [match[1]] + [p for p, _ in landings]]
+        repeat = int(match[3] or 1)
+        if repeat < 1:
+            raise IllegalMoveError(f"{token!r} in {text!r} repeats a move {repeat} times")
+        stars = [False] + [bool(star) and point != "off" for point, star in landings]
+        paths.append(Path(token, tuple(numbers), tuple(stars), repeat))
+    return paths
+
+
 def parse_move(position: Position, text: str, dice) -> Move:
     """The legal play of ``position`` with ``dice`` written as ``text``; raises ``IllegalMoveError`` otherwise."""
     dice = parse_dice(dice)
@@ -92,20 +124,12 @@ def parse_move(position: Position, text: str, dice) -> Move:
     board = position.board.astype(np.int64).copy()
     hit_points: set[int] = set()
     starred: set[tuple[int, str]] = set()
-    for token in cleaned.split():
-        match = _TOKEN.match(token)
-        if not match:
-            raise IllegalMoveError(f"cannot read {token!r} in {text!r}: write plays like 24/18 13/11* bar/22 6/off 8/5(2)")
-        landings = re.findall(r"/(\d{1,2}|off)(\*?)", match[2])
-        numbers = [OWN_BAR if p == "bar" else 0 if p == "off" else int(p) for p in [match[1]] + [p for p, _ in landings]]
-        repeat = int(match[3] or 1)
-        if repeat < 1:
-            raise IllegalMoveError(f"{token!r} in {text!r} repeats a move {repeat} times")
-        for _ in range(repeat):
-            for src, dst in zip(numbers, numbers[1:]):
+    for path in parse_paths(cleaned):
+        for _ in range(path.repeat):
+            for src, dst in path.hops():
                 if _apply_step(board, src, dst, text):
                     hit_points.add(dst)
-        starred |= {(int(point), token) for point, star in landings if star and point != "off"}
+        starred |= {(point, path.token) for point, star in zip(path.points, path.stars) if star}
     for point, token in sorted(starred):
         if point not in hit_points:
             raise IllegalMoveError(f"{token!r} in {text!r} marks a hit on {point}, but no opposing blot is hit there")

@@ -166,6 +166,12 @@ class Position:
     def __str__(self) -> str:
         return render_board(self._board)
 
+    def _repr_svg_(self) -> str:
+        """The board drawn in notebooks (``bgai.svg.board_svg``)."""
+        from bgai.svg import board_svg
+
+        return board_svg(self)
+
 
 # GNU Backgammon Position ID ---------------------------------------------------------------------------------------
 #
@@ -280,8 +286,9 @@ def decode_xgid(xgid: str) -> np.ndarray:
 # ASCII board ---------------------------------------------------------------------------------------------------
 
 
-def render_board(board: np.ndarray) -> str:
-    """An ASCII diagram: X is the player on roll (moving from 24 down to 1, home at the bottom right), O the opponent."""
+def render_board(board: np.ndarray, players: tuple[str, str] = ("X (on roll)", "O")) -> str:
+    """An ASCII diagram: X is the player whose side ``board`` is seen from (moving from 24 down to 1, home at the
+    bottom right), O the other; ``players`` names them on the last line."""
     b = np.asarray(board, dtype=np.int64)
     rows = 5
 
@@ -315,7 +322,7 @@ def render_board(board: np.ndarray) -> str:
     lines += [line, footer]
     pips = _pips(b)
     off = _borne_off(b)
-    lines.append(f"X (on roll): pips {pips[0]}, off {off[0]}    O: pips {pips[1]}, off {off[1]}")
+    lines.append(f"{players[0]}: pips {pips[0]}, off {off[0]}    {players[1]}: pips {pips[1]}, off {off[1]}")
     return "\n".join(lines)
 
 

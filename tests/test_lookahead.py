@@ -219,6 +219,21 @@ def test_batched_choices_equal_the_head_of_rank_moves(bot0, plies):
         assert np.array_equal(head.after.board, after)
 
 
+def test_a_hint_gives_the_movers_chances_behind_each_equity(bot0):
+    """Given the opening 6-5 at 1-ply, each hinted play's probabilities are the mover's after the play: at the ply
+    it was judged at, they give its equity, and at 1-ply they are the flipped lookahead of the afterstate."""
+    bot = load_bot(plies=1)
+    hint = bot.hint(Position.start(), (6, 5))
+    assert [(r.move, r.equity, r.plies) for r in hint] == bot.rank_moves(Position.start(), (6, 5), with_plies=True)
+    for r in hint:
+        probs = np.array([r.evaluation.win, r.evaluation.win_gammon, r.evaluation.win_backgammon,
+                          r.evaluation.lose_gammon, r.evaluation.lose_backgammon])
+        assert r.evaluation.equity == pytest.approx(r.equity)
+        assert float(equity(probs[None])[0]) == pytest.approx(r.equity, abs=1e-9)
+        expected = flip(bot.lookahead(r.move.after.board[None], r.plies).astype(np.float64))[0]
+        assert probs == pytest.approx(expected, abs=1e-6)
+
+
 # Bad input ------------------------------------------------------------------------------------------------------
 
 

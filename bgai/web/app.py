@@ -1,0 +1,338 @@
+"""``bgai serve``: a page to play the bot, and a JSON API (OpenAPI at ``/docs``).
+
+The web layer translates only: requests into calls of the library (``bgai.session.Session`` for games,
+``bgai.bot.Bot`` for positions), its answers and errors into JSON. Endpoints are plain functions, which FastAPI
+runs in its thread pool, so the bot's thinking never blocks the event loop. Sessions live in memory, each behind its
+own lock, so that concurrent requests on one session apply one after the other.
+
+Errors: a request that does not fit the schema is a 422 naming the field (FastAPI's validation); input the rules
+refuse (a position, dice, an illegal play) is a 422 with the reason; an action the game does not allow now (out of
+turn) is a 409; an unknown session is a 404.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from importlib.resources import files
+from pathlib import Path
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
+from fastapi.staticfiles import StaticFiles
+
+from bgai.bot import Bot, load_bot
+from bgai.cube import CubeDecision
+from bgai.errors import BgaiError, GameStateError
+from bgai.match import xgid_context
+from bgai.session import BOT, HUMAN, Phase, Session
+from bgai.svg import board_svg
+from bgai.web import models as m
+
+STATIC = Path(str(files("bgai.web") / "static"))
+
+
+class Bots:
+    """The bot at each lookahead, loaded once and shared (evaluation is read-only)."""
+
+    def __init__(self, checkpoint=None, default_plies: int = 1) -> None:
+        self.checkpoint = checkpoint
+        self.default_plies = default_plies
+        self._bots: dict[int, Bot] = {}
+        self._lock = threading.Lock()
+
+    def get(self, plies: int | None = None) -> Bot:
+        plies = self.default_plies if plies is None else plies
+        with self._lock:
+            if plies not in self._bots:
+                self._bots[plies] = load_bot(self.checkpoint, plies=plies)
+            return self._bots[plies]
+
+
+class Sessions:
+    """Sessions by id, the least recently used dropped beyond ``limit``; each with its own lock."""
+
+    def __init__(self, limit: int = 1000) -> None:
+        self.limit = limit
+        self._items: OrderedDict[str, tuple[Session, threading.Lock]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, session: Session) -> str:
+        key = uuid.uuid4().hex
+        with self._lock:
+            self._items[key] = (session, threading.Lock())
+            while len(self._items) > self.limit:
+                self._items.popitem(last=False)
+        return key
+
+    def get(self, key: str) -> tuple[Session, threading.Lock]:
+        with self._lock:
+            if key not in self._items:
+                raise HTTPException(404, f"no session {key!r} (sessions live in the server's memory)")
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def remove(self, key: str) -> None:
+        with self._lock:
+            if self._items.pop(key, None) is None:
+                raise HTTPException(404, f"no session {key!r}")
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 1000) -> FastAPI:
+    """The app: ``plies`` is the default lookahead of hints, evaluations and the bot of new sessions."""
+    app = FastAPI(
+        title="bgai",
+        version="0.1.0",
+        description="Play bgai, a backgammon bot, and ask it about positions. Positions are Position IDs, XGIDs "
+                    "or 26-number boards, always seen from the player on roll; session values are yours.",
+    )
+    bots = Bots(checkpoint, plies)
+    sessions = Sessions(max_sessions)
+    app.state.bots, app.state.sessions = bots, sessions
+
+    @app.exception_handler(GameStateError)
+    def _out_of_turn(request: Request, error: GameStateError):
+        return JSONResponse({"detail": " ".join(str(error).split())}, status_code=409)
+
+    @app.exception_handler(BgaiError)
+    def _bad_input(request: Request, error: BgaiError):
+        return JSONResponse({"detail": " ".join(str(error).split())}, status_code=422)
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def page():
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon():
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
+    # Positions ----------------------------------------------------------------------------------------------
+
+    @app.post("/api/evaluate", response_model=m.EvaluateOut, tags=["positions"],
+              summary="Evaluate a position: chances, equity and the cube action of the player on roll")
+    def evaluate(body: m.EvaluateIn) -> m.EvaluateOut:
+        pos = m.to_position(body.position)
+        bot = bots.get(body.plies)
+        decision = _decide(bot, pos, body)
+        e = bot.evaluate(pos)
+        return m.EvaluateOut(position_id=pos.position_id(), xgid=pos.xgid(), pips=pos.pip_counts(),
+                             plies=bot.plies, evaluation=m.Probabilities(**e.__dict__), cube=_cube_out(decision))
+
+    @app.post("/api/moves", response_model=m.MovesOut, tags=["positions"],
+              summary="Rank the plays of a roll (a hint), with each play's equity and chances for the mover")
+    def moves(body: m.MovesIn) -> m.MovesOut:
+        pos = m.to_position(body.position)
+        bot = bots.get(body.plies)
+        ranked = bot.hint(pos, body.dice)
+        return m.MovesOut(position_id=pos.position_id(), dice=tuple(body.dice), plies=bot.plies,
+                          plays=_plays(ranked, body.limit))
+
+    @app.post("/api/cube", response_model=m.CubeOut, tags=["positions"],
+              summary="The cube action of the player on roll, before it rolls")
+    def cube(body: m.CubeIn) -> m.CubeOut:
+        pos = m.to_position(body.position)
+        return _cube_out(_decide(bots.get(body.plies), pos, body))
+
+    # Sessions -----------------------------------------------------------------------------------------------
+
+    def state(key: str, session: Session, svg: bool) -> m.SessionState:
+        return _state(key, session, svg)
+
+    def act(key: str, svg: bool, action) -> m.SessionState:
+        session, lock = sessions.get(key)
+        with lock:
+            action(session)
+            return state(key, session, svg)
+
+    @app.post("/api/sessions", response_model=m.SessionState, status_code=201, tags=["sessions"],
+              summary="Start a game (or match) against the bot")
+    def new_session(body: m.NewSession, svg: bool = False) -> m.SessionState:
+        session = Session(bots.get(body.plies), match_length=body.match_length, seed=body.seed,
+                          jacoby=body.jacoby)
+        if body.position:
+            session.setup(body.position)
+        key = sessions.add(session)
+        return state(key, session, svg)
+
+    @app.get("/api/sessions/{key}", response_model=m.SessionState, tags=["sessions"], summary="A session's state")
+    def get_session(key: str, svg: bool = False) -> m.SessionState:
+        return act(key, svg, lambda s: None)
+
+    @app.delete("/api/sessions/{key}", status_code=204, tags=["sessions"], summary="End a session")
+    def delete_session(key: str) -> None:
+        sessions.remove(key)
+
+    @app.post("/api/sessions/{key}/roll", response_model=m.SessionState, tags=["sessions"],
+              summary="Roll the dice (your turn, when you could double instead)")
+    def roll(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.roll())
+
+    @app.post("/api/sessions/{key}/double", response_model=m.SessionState, tags=["sessions"],
+              summary="Double (or redouble) the bot; it takes or passes at once")
+    def double(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.double())
+
+    @app.post("/api/sessions/{key}/take", response_model=m.SessionState, tags=["sessions"],
+              summary="Take the bot's double")
+    def take(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.take())
+
+    @app.post("/api/sessions/{key}/pass", response_model=m.SessionState, tags=["sessions"],
+              summary="Pass the bot's double (the game ends)")
+    def drop(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.drop())
+
+    @app.post("/api/sessions/{key}/step", response_model=m.SessionState, tags=["sessions"],
+              summary="Move one checker of your play (one die or several in a row)")
+    def step(key: str, body: m.StepIn, svg: bool = False):
+        return act(key, svg, lambda s: s.step(body.from_point, body.to_point))
+
+    @app.post("/api/sessions/{key}/play", response_model=m.SessionState, tags=["sessions"],
+              summary="Play a move written in standard notation (whole or in part)")
+    def play(key: str, body: m.PlayIn, svg: bool = False):
+        return act(key, svg, lambda s: s.play(body.move, finish=body.finish, reset=body.reset))
+
+    @app.post("/api/sessions/{key}/undo", response_model=m.SessionState, tags=["sessions"],
+              summary="Take back the last checker move of your play")
+    def undo(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.undo())
+
+    @app.post("/api/sessions/{key}/finish", response_model=m.SessionState, tags=["sessions"],
+              summary="Finish your (complete) play; the bot then takes its turn")
+    def finish(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.finish())
+
+    @app.post("/api/sessions/{key}/resign", response_model=m.SessionState, tags=["sessions"],
+              summary="Offer to resign 1, 2 or 3 times the cube; the bot accepts if its equity says so")
+    def resign(key: str, body: m.ResignIn, svg: bool = False):
+        return act(key, svg, lambda s: s.resign(body.points))
+
+    @app.post("/api/sessions/{key}/next", response_model=m.SessionState, tags=["sessions"],
+              summary="Start the next game (after one is over)")
+    def next_game(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.next_game())
+
+    @app.post("/api/sessions/{key}/setup", response_model=m.SessionState, tags=["sessions"],
+              summary="Play on from a position (Position ID or XGID); the game in progress is abandoned")
+    def setup(key: str, body: m.SetupIn, svg: bool = False):
+        return act(key, svg, lambda s: s.setup(body.position))
+
+    @app.get("/api/sessions/{key}/hint", response_model=m.MovesOut, tags=["sessions"],
+             summary="Your plays of this roll ranked by the bot")
+    def hint(key: str, limit: int | None = None) -> m.MovesOut:
+        session, lock = sessions.get(key)
+        with lock:
+            ranked = session.hint()
+            pos, dice, plies = session.position, session.dice, session.bot.plies
+        return m.MovesOut(position_id=pos.position_id(), dice=dice, plies=plies, perspective="you",
+                          plays=_plays(ranked, limit))
+
+    @app.get("/api/sessions/{key}/cube-hint", response_model=m.CubeHintOut, tags=["sessions"],
+             summary="The bot's advice on your cube decision: to double, or to take")
+    def cube_hint(key: str) -> m.CubeHintOut:
+        session, lock = sessions.get(key)
+        with lock:
+            h = session.cube_hint()
+            unit = "mwc" if session.is_match else "stake"
+        return m.CubeHintOut(kind=h.kind, action=h.action, unit=unit, equities=h.equities,
+                             decision=_cube_out(h.decision))
+
+    @app.get("/api/sessions/{key}/match.mat", response_class=PlainTextResponse, tags=["sessions"],
+             summary="The games so far as a .mat file")
+    def mat(key: str):
+        session, lock = sessions.get(key)
+        with lock:
+            text = session.mat_text()
+        name = "bgai-match.mat"
+        return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    return app
+
+
+# Translation --------------------------------------------------------------------------------------------------
+
+
+def _decide(bot: Bot, pos, body: m.CubeIn) -> CubeDecision:
+    """The cube decision a request asks for: an XGID's cube and score, unless the request gives its own."""
+    text = body.position if isinstance(body.position, str) else ""
+    cube, owner, match = xgid_context(text) if text.strip().upper().startswith("XGID=") else (1, "center", None)
+    if body.cube is not None:
+        cube, owner = body.cube, body.owner or "me"
+    elif body.owner is not None:
+        owner = body.owner
+    if body.match is not None:
+        match = body.match.to_score()
+    return bot.cube_decision(pos, cube, owner, match, jacoby=body.jacoby)
+
+
+def _cube_out(d: CubeDecision) -> m.CubeOut:
+    return m.CubeOut(action=d.action, should_double=d.should_double, should_take=d.should_take,
+                     too_good=d.too_good, may_double=d.may_double, no_double=d.no_double, double_take=d.double_take,
+                     double_pass=d.double_pass, cubeless=d.cubeless, efficiency=d.efficiency,
+                     unit="stake" if d.match is None else "mwc")
+
+
+def _plays(ranked, limit: int | None) -> list[m.RankedPlayOut]:
+    best = ranked[0].equity
+    return [
+        m.RankedPlayOut(play=str(r.move), steps=r.move.checker_steps(), equity=r.equity,
+                        difference=r.equity - best, plies=r.plies,
+                        chances=m.Probabilities(**r.evaluation.__dict__), position_id=r.move.after.position_id())
+        for r in ranked[:limit]
+    ]
+
+
+def _who(player: int | None):
+    return None if player is None else "you" if player == HUMAN else "bot"
+
+
+def _state(key: str, s: Session, svg: bool) -> m.SessionState:
+    play = None
+    if s.phase is Phase.MOVE:
+        p = s.partial
+        play = m.PlayState(text=p.text(), steps=[(x.src, x.dst, x.hit) for x in p.steps], complete=p.complete,
+                           targets=p.targets())
+    last = None
+    if s.last_move is not None:
+        player, move = s.last_move
+        last = m.LastMove(player=_who(player), dice=move.dice, play=str(move), steps=move.checker_steps())
+    ms = s.match_score() if s.is_match else None
+    return m.SessionState(
+        id=key, version=s.version, phase=s.phase.value, status=s.status(), turn=_who(s.turn), names=s.names,
+        bot=s.bot.name, plies=s.bot.plies, seed=s.seed, match_length=s.match_length,
+        score=(s.score[HUMAN], s.score[BOT]), crawford=s.crawford,
+        post_crawford=bool(ms and ms.post_crawford), game=s.game.number,
+        cube=m.CubeState(value=s.cube, owner=_who(s.cube_owner()), may_double=s.may_double_now,
+                         offered=s.phase is Phase.TAKE),
+        dice=s.dice if s.phase is Phase.MOVE else None,
+        dice_left=list(s.partial.remaining_dice) if s.phase is Phase.MOVE else None,
+        play=play, last_move=last, pips=s.pip_counts(), position_id=s.position_id(), xgid=s.xgid(),
+        log=[a.describe(s.names) for a in s.game.actions],
+        svg=session_svg(s) if svg else None,
+    )
+
+
+def session_svg(s: Session) -> str:
+    """The board of a session from the person's side (the person at the bottom), scaled to the page."""
+    from bgai.position import Position
+
+    on_roll = s.turn
+    owner = None if s.cube_owner() is None else "me" if s.cube_owner() == on_roll else "opponent"
+    options = dict(cube=s.cube, cube_owner=owner or "centered", width=None, interactive=True)
+    if s.last_move is not None:
+        player, move = s.last_move
+        options.update(last_move=[(a, b) for a, b, _ in move.checker_steps()],
+                       last_mover="me" if player == on_roll else "opponent")
+    if s.phase is Phase.TAKE:  # the bot on roll has doubled: the cube waits, lit, for the person's answer
+        options.update(cube=2 * s.cube, cube_offered=True)
+    if s.phase is Phase.MOVE:
+        if s.partial.steps:  # the person's own moves this turn show instead of the bot's last play
+            options.update(last_move=[(x.src, x.dst) for x in s.partial.steps], last_mover="me")
+        return board_svg(Position(s.partial.board), dice=s.dice, dice_left=s.partial.remaining_dice, **options)
+    return board_svg(s.position, bottom="on_roll" if on_roll == HUMAN else "opponent", **options)

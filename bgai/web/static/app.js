@@ -1,0 +1,435 @@
+// The play page: it shows the server's session and sends what the player does. The server is the judge of every
+// rule; the page only lights up the moves the server says are legal.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let state = null;      // the session, as the server last sent it
+let selected = null;   // the point (25: the bar) whose checker is picked up
+let busy = false;
+
+function errorText(body, status) {
+  if (body && typeof body.detail === "string") return body.detail;
+  if (body && Array.isArray(body.detail)) {
+    return body.detail.map((d) => `${(d.loc || []).slice(1).join(".")}: ${d.msg}`).join("; ");
+  }
+  return `request failed (${status})`;
+}
+
+async function api(path, method = "GET", body = undefined) {
+  const response = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = new Error(errorText(data, response.status));
+    error.status = response.status;
+    throw error;
+  }
+  return data;
+}
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+async function act(action, body = undefined) {
+  if (busy || !state) return;
+  busy = true;
+  document.body.classList.add("busy");
+  try {
+    state = await api(`/api/sessions/${state.id}/${action}?svg=true`, "POST", body);
+    selected = null;
+    showError("");
+    render();
+  } catch (error) {
+    showError(error.message);
+  } finally {
+    busy = false;
+    document.body.classList.remove("busy");
+  }
+}
+
+async function newSession(options) {
+  try {
+    state = await api("/api/sessions?svg=true", "POST", options);
+    localStorage.setItem("bgai-session", state.id);
+    selected = null;
+    showError("");
+    $("advice").hidden = true;
+    render();
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+async function load() {
+  const params = new URLSearchParams(location.search);
+  const saved = params.get("session") || localStorage.getItem("bgai-session");
+  if (!params.has("new") && !params.has("match") && !params.has("seed") && !params.has("position") && saved) {
+    try {
+      state = await api(`/api/sessions/${saved}?svg=true`);
+      render();
+      return;
+    } catch (error) { /* gone with a server restart: start a new one */ }
+  }
+  const options = { match_length: Number(params.get("match") ?? 7) };
+  if (params.has("plies")) options.plies = Number(params.get("plies"));
+  if (params.has("seed")) options.seed = Number(params.get("seed"));
+  if (params.has("position")) options.position = params.get("position");
+  await newSession(options);
+  if (!state && options.position) { // a position that cannot be set up: say why, and start from the beginning
+    const message = $("error").textContent;
+    delete options.position;
+    await newSession(options);
+    showError(message);
+  }
+}
+
+// Drawing -----------------------------------------------------------------------------------------------------
+
+function render() {
+  const s = state;
+  const board = $("board");
+  board.innerHTML = s.svg;
+  board.classList.toggle("moving", s.phase === "move");
+  bindBoard(board.querySelector("svg"));
+  renderScore(s);
+  renderStatus(s);
+  const phase = s.phase;
+  const enable = {
+    roll: phase === "roll",
+    double: s.cube.may_double,
+    take: phase === "take",
+    pass: phase === "take",
+    undo: phase === "move" && s.play.steps.length > 0,
+    finish: phase === "move" && s.play.complete,
+    next: phase === "game_over",
+    hint: ["roll", "move", "take"].includes(phase),
+    "cube-hint": phase === "roll" || phase === "take",
+    resign: phase === "roll" || phase === "move",
+  };
+  for (const [id, on] of Object.entries(enable)) $(id).disabled = !on;
+  $("finish").classList.toggle("pulse", enable.finish);
+  $("double").textContent = s.cube.owner === "you" ? "Redouble" : "Double";
+  $("play-text").disabled = phase !== "move";
+  $("position-id").value = s.position_id;
+  $("xgid").value = s.xgid;
+  $("download").href = `/api/sessions/${s.id}/match.mat`;
+  const log = $("log");
+  log.innerHTML = "";
+  for (const line of s.log) {
+    const item = document.createElement("li");
+    item.textContent = line;
+    if (!line.startsWith("You ")) item.className = "bot";
+    log.appendChild(item);
+  }
+  log.scrollTop = log.scrollHeight;
+  if (phase !== "move" && phase !== "roll" && phase !== "take") $("advice").hidden = true;
+  highlight();
+}
+
+function renderScore(s) {
+  const board = $("scoreboard");
+  const kind = s.match_length ? `${s.match_length}-point match` : "money";
+  const tags = [];
+  if (s.crawford) tags.push("Crawford");
+  if (s.post_crawford) tags.push("post-Crawford");
+  const cube = s.cube.owner ? `cube ${s.cube.value} (${s.cube.owner === "you" ? "yours" : "bgai's"})` : "cube centered";
+  board.innerHTML = "";
+  const player = (name, dotClass, points, onRoll) => {
+    const el = document.createElement("span");
+    el.className = "player" + (onRoll ? " on-roll" : "");
+    el.innerHTML = `<span class="dot ${dotClass}"></span><span></span><span class="points"></span>`;
+    el.children[1].textContent = name;
+    el.children[2].textContent = points;
+    return el;
+  };
+  board.appendChild(player(s.names[0], "you", s.score[0], s.turn === "you"));
+  board.appendChild(player(s.names[1], "bot", s.score[1], s.turn === "bot"));
+  const info = document.createElement("span");
+  info.textContent = `${kind} · ${cube} · game ${s.game}`;
+  board.appendChild(info);
+  for (const t of tags) {
+    const tag = document.createElement("span");
+    tag.className = "tag";
+    tag.textContent = t;
+    board.appendChild(tag);
+  }
+}
+
+function renderStatus(s) {
+  const status = $("status");
+  let text = s.status;
+  if (s.phase === "move") {
+    text = `You rolled ${s.dice[0]}-${s.dice[1]}. ` + (s.play.complete
+      ? "Click Done (or the dice) to finish, or undo."
+      : "Drag or click a checker; the points it can reach light up.");
+  } else if (s.phase === "roll") {
+    text = s.cube.may_double ? "Your turn: roll, or double." : "Your turn: roll.";
+  } else if (s.phase === "take") {
+    text = `bgai doubles to ${s.cube.value * 2}: take or pass?`;
+  }
+  status.textContent = text;
+  // What the bot did since the person's last action.
+  let since = s.log.length;
+  while (since > 0 && !s.log[since - 1].startsWith("You ")) since -= 1;
+  const bot = s.log.slice(since);
+  if (bot.length && s.phase !== "game_over" && s.phase !== "match_over") {
+    const latest = document.createElement("span");
+    latest.className = "latest";
+    latest.textContent = bot.join(" · ");
+    status.appendChild(latest);
+  }
+}
+
+// Moving checkers: click a checker then a lit point, or drag it there -------------------------------------------
+
+function pointOf(element) {
+  const target = element && element.closest ? element.closest("[data-point]") : null;
+  if (!target) return null;
+  const v = target.dataset.point;
+  if (v === "bar") return 25;
+  if (v === "off") return 0;
+  return /^\d+$/.test(v) ? Number(v) : null;
+}
+
+function targetsOf(point) {
+  if (!state || state.phase !== "move" || point === null) return [];
+  return state.play.targets[point] || [];
+}
+
+function hitRect(svg, point) {
+  const name = point === 25 ? "bar" : point === 0 ? "off" : String(point);
+  return svg.querySelector(`.hit[data-point="${name}"]`);
+}
+
+function topChecker(svg, point) {
+  const name = point === 25 ? "bar" : String(point);
+  const all = svg.querySelectorAll(`.checker.bottom[data-point="${name}"]`);
+  return all.length ? all[all.length - 1] : null;
+}
+
+function highlight() {
+  const svg = $("board").querySelector("svg");
+  if (!svg) return;
+  svg.querySelectorAll(".hit.lit, .hit.source").forEach((el) => el.classList.remove("lit", "source"));
+  svg.querySelectorAll(".pick-ring").forEach((el) => el.remove());
+  svg.querySelectorAll(".landing.shown").forEach((el) => el.classList.remove("shown"));
+  if (state.phase === "move") {
+    for (const source of Object.keys(state.play.targets)) {
+      const rect = hitRect(svg, Number(source));
+      if (rect) rect.classList.add("source");
+    }
+    const dice = svg.querySelector(".dice");
+    if (dice) dice.classList.toggle("ready", state.play.complete);
+  }
+  if (selected === null) return;
+  for (const t of targetsOf(selected)) {
+    const rect = hitRect(svg, t);
+    if (rect) rect.classList.add("lit");
+    const mark = svg.querySelector(`.landing[data-point="${t === 0 ? "off" : t}"]`);
+    if (mark) mark.classList.add("shown");
+  }
+  const checker = topChecker(svg, selected);
+  if (checker) {
+    const c = checker.querySelector("circle");
+    const ring = document.createElementNS("http://www.w3.org/2000/svg", "circle");
+    ring.setAttribute("cx", c.getAttribute("cx"));
+    ring.setAttribute("cy", c.getAttribute("cy"));
+    ring.setAttribute("r", "27");
+    ring.setAttribute("class", "pick-ring");
+    ring.setAttribute("fill", "none");
+    ring.setAttribute("stroke", "#ffd54a");
+    ring.setAttribute("stroke-width", "4");
+    ring.setAttribute("pointer-events", "none");
+    svg.appendChild(ring);
+  }
+}
+
+function select(point) {
+  selected = point !== null && targetsOf(point).length ? point : null;
+  highlight();
+}
+
+function svgPoint(svg, event) {
+  const p = svg.createSVGPoint();
+  p.x = event.clientX;
+  p.y = event.clientY;
+  return p.matrixTransform(svg.getScreenCTM().inverse());
+}
+
+function bindBoard(svg) {
+  if (!svg) return;
+  svg.addEventListener("pointerdown", (event) => {
+    if (busy || state.phase !== "move") return;
+    if (event.target.closest(".dice")) {
+      if (state.play.complete) act("finish");
+      return;
+    }
+    const point = pointOf(event.target);
+    if (selected !== null && targetsOf(selected).includes(point)) {
+      act("step", { from: selected, to: point });
+      return;
+    }
+    if (point !== null && targetsOf(point).length) {
+      select(point);
+      startDrag(svg, event, point);
+    } else {
+      select(null);
+    }
+  });
+}
+
+function startDrag(svg, event, source) {
+  const checker = topChecker(svg, source);
+  if (!checker) return;
+  const start = { x: event.clientX, y: event.clientY };
+  let ghost = null;
+  const move = (e) => {
+    if (!ghost && Math.hypot(e.clientX - start.x, e.clientY - start.y) > 6) {
+      ghost = checker.cloneNode(true);
+      ghost.setAttribute("pointer-events", "none");
+      ghost.classList.add("ghost");
+      ghost.style.opacity = "0.85";
+      svg.appendChild(ghost);
+      checker.style.opacity = "0.3";
+      $("board").classList.add("dragging");
+    }
+    if (ghost) {
+      const c = checker.querySelector("circle");
+      const p = svgPoint(svg, e);
+      ghost.setAttribute("transform", `translate(${p.x - c.getAttribute("cx")} ${p.y - c.getAttribute("cy")})`);
+    }
+  };
+  const up = (e) => {
+    window.removeEventListener("pointermove", move);
+    window.removeEventListener("pointerup", up);
+    window.removeEventListener("pointercancel", up);
+    $("board").classList.remove("dragging");
+    if (!ghost) return; // a click: the checker stays picked up
+    ghost.remove();
+    checker.style.opacity = "";
+    const dest = pointOf(document.elementFromPoint(e.clientX, e.clientY));
+    if (dest !== null && targetsOf(source).includes(dest)) act("step", { from: source, to: dest });
+  };
+  window.addEventListener("pointermove", move);
+  window.addEventListener("pointerup", up);
+  window.addEventListener("pointercancel", up);
+}
+
+// Hints -------------------------------------------------------------------------------------------------------
+
+const pct = (x) => `${(100 * x).toFixed(1)}%`;
+const eq = (x) => (x >= 0 ? "+" : "") + x.toFixed(3);
+
+async function showHint() {
+  if (!state) return;
+  if (state.phase !== "move") return showCubeHint();
+  try {
+    const hint = await api(`/api/sessions/${state.id}/hint?limit=8`);
+    const box = $("advice");
+    box.innerHTML = `<h3>Your best plays of ${hint.dice[0]}-${hint.dice[1]}</h3>`;
+    const table = document.createElement("table");
+    table.innerHTML = "<tr><th>#</th><th>Play</th><th class=num>Equity</th><th class=num>Win</th>" +
+      "<th class=num>Gammon</th><th class=num>Lose g.</th></tr>";
+    hint.plays.forEach((p, i) => {
+      const row = document.createElement("tr");
+      row.className = "pick" + (i === 0 ? " best" : "");
+      row.title = `${p.plies}-ply; click to put this play on the board`;
+      const cells = [i + 1, p.play, i === 0 ? eq(p.equity) : `${eq(p.equity)} (${eq(p.difference)})`,
+        pct(p.chances.win), pct(p.chances.win_gammon), pct(p.chances.lose_gammon)];
+      cells.forEach((value, j) => {
+        const td = document.createElement("td");
+        td.textContent = value;
+        if (j >= 2) td.className = "num";
+        row.appendChild(td);
+      });
+      row.addEventListener("click", () => act("play", { move: p.play, finish: false, reset: true }));
+      table.appendChild(row);
+    });
+    box.appendChild(table);
+    const note = document.createElement("div");
+    note.className = "note";
+    note.textContent = `${state.bot}, ${hint.plies}-ply: cubeless equity and chances for you after each play.`;
+    box.appendChild(note);
+    box.hidden = false;
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+async function showCubeHint() {
+  try {
+    const h = await api(`/api/sessions/${state.id}/cube-hint`);
+    const box = $("advice");
+    const fmt = h.unit === "mwc" ? pct : eq;
+    const names = { no_double: "No double", double_take: "Double, take", double_pass: "Double, pass",
+      take: "Take", pass: "Pass" };
+    box.innerHTML = `<h3>Cube hint: ${h.action}</h3>`;
+    const table = document.createElement("table");
+    for (const [key, value] of Object.entries(h.equities)) {
+      const row = document.createElement("tr");
+      row.innerHTML = "<td></td><td class=num></td>";
+      row.children[0].textContent = names[key] || key;
+      row.children[1].textContent = value === null ? "—" : fmt(value);
+      table.appendChild(row);
+    }
+    box.appendChild(table);
+    const note = document.createElement("div");
+    note.className = "note";
+    note.textContent = h.unit === "mwc" ? "Your match-winning chances." : "Your equity, in units of the current stake.";
+    box.appendChild(note);
+    box.hidden = false;
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+// Wiring ------------------------------------------------------------------------------------------------------
+
+$("roll").addEventListener("click", () => act("roll"));
+$("double").addEventListener("click", () => act("double"));
+$("take").addEventListener("click", () => act("take"));
+$("pass").addEventListener("click", () => act("pass"));
+$("undo").addEventListener("click", () => act("undo"));
+$("finish").addEventListener("click", () => act("finish"));
+$("next").addEventListener("click", () => act("next"));
+$("hint").addEventListener("click", showHint);
+$("cube-hint").addEventListener("click", showCubeHint);
+$("resign").addEventListener("click", () => act("resign", { points: Number($("resign-level").value) }));
+$("play-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = $("play-text").value.trim();
+  if (!text) return;
+  act("play", { move: text }).then(() => { if (!$("error").textContent) $("play-text").value = ""; });
+});
+$("setup-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = $("setup-text").value.trim();
+  if (text) act("setup", { position: text });
+});
+$("new-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const options = { match_length: Number($("new-length").value), plies: Number($("new-plies").value) };
+  const seed = $("new-seed").value;
+  if (seed !== "") options.seed = Number(seed);
+  newSession(options);
+});
+for (const id of ["position-id", "xgid"]) {
+  $(id).addEventListener("focus", (event) => event.target.select());
+}
+document.addEventListener("keydown", (event) => {
+  if (event.target.tagName === "INPUT" || event.target.tagName === "SELECT" || !state) return;
+  const keys = { r: "roll", d: "double", t: "take", p: "pass", u: "undo", n: "next", Enter: "finish" };
+  if (event.key === "h") return showHint();
+  if (event.key === "c") return showCubeHint();
+  const id = keys[event.key];
+  if (id && !$(id).disabled) $(id).click();
+  if (event.key === "Escape") select(null);
+});
+
+load();

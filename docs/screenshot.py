@@ -1,0 +1,83 @@
+"""Take docs/board.png, the screenshot of the play page in the README.
+
+Runs the web app in this process, plays a seeded game through the API to a middle-game position with the person
+to move, then shows it in Debian's headless Chromium (through Playwright's Python package) with a checker picked
+up and the hint open, and saves the screenshot.
+
+    .venv/bin/python docs/screenshot.py [--out docs/board.png] [--seed 7] [--turns 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import uvicorn
+from playwright.sync_api import sync_playwright
+
+from bgai.web import create_app
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(Path(__file__).with_name("board.png")))
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--turns", type=int, default=9, help="the person's plays before the picture")
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    args = parser.parse_args()
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(plies=1), host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}"
+
+    # A 7-point match; the person plays the bot's favourite plays and takes, until its play of turn --turns.
+    api = httpx.Client(base_url=base, timeout=60)
+    state = api.post("/api/sessions", json={"match_length": 7, "seed": args.seed, "plies": 1}).json()
+    key, turns = state["id"], 0
+    while True:
+        if state["phase"] == "roll":
+            state = api.post(f"/api/sessions/{key}/roll").json()
+        elif state["phase"] == "take":
+            state = api.post(f"/api/sessions/{key}/take").json()
+        elif state["phase"] == "move":
+            if turns == args.turns:
+                break
+            best = api.get(f"/api/sessions/{key}/hint?limit=1").json()["plays"][0]["play"]
+            state = api.post(f"/api/sessions/{key}/play", json={"move": best}).json()
+            turns += 1
+        else:
+            raise SystemExit(f"the game ended before turn {args.turns}: try another --seed")
+
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            tempfile.mkdtemp(prefix="bgai-shot-"), executable_path=args.chromium, headless=True, args=ARGS,
+            viewport={"width": 1440, "height": 860}, device_scale_factor=1)
+        page = context.new_page()
+        page.goto(f"{base}/?session={key}")
+        page.wait_for_selector("#board svg")
+        page.click("#hint")
+        page.wait_for_selector("#advice:not([hidden]) tr.pick")
+        source = next(iter(state["play"]["targets"]))
+        page.click(f'.hit[data-point="{"bar" if source == "25" else source}"]', force=True)
+        page.wait_for_timeout(200)
+        page.screenshot(path=args.out, full_page=False)
+        context.close()
+    server.should_exit = True
+    print(f"wrote {args.out}: {state['xgid']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""``bgai play``: the terminal game, driven by scripted input. Every prompt gets bad input too: each bad line gets a
+one-line explanation and the same prompt again, never a crash."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from bgai import Position, load_bot
+from bgai.cli import main
+from bgai.match import format_xgid
+from bgai.session import BOT, Phase, Session
+from bgai.terminal import Terminal
+
+DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 4, 21: 4, 22: 2})
+# The same for a 3-point match at 0-0 (69 pips against 74).
+MATCH_DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {17: 1, 19: 4, 20: 4, 21: 4, 22: 2})
+# The person bears off its last checkers against fifteen in the bot's outfield (a gammon whatever it rolls).
+WINNING = Position.from_points({1: 2}, {7: 4, 8: 4, 10: 4, 12: 3})
+
+
+@pytest.fixture(scope="module")
+def bot():
+    return load_bot()
+
+
+class Script:
+    """Input for the terminal: the given lines first, then (if ``agent``) lines chosen from the session's state
+    the way a person types them; ``EOFError`` at the end. Keeps every prompt it was shown."""
+
+    def __init__(self, lines=(), session: Session | None = None, limit: int = 3000) -> None:
+        self.lines = list(lines)
+        self.session = session
+        self.prompts: list[str] = []
+        self.limit = limit
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        if len(self.prompts) > self.limit:
+            raise AssertionError("the script ran too long")
+        if self.lines:
+            return self.lines.pop(0)
+        s = self.session
+        if s is None or s.phase is Phase.GAME_OVER:
+            raise EOFError
+        if s.phase is Phase.MOVE:
+            return str(s.partial.legal[0])  # the first legal play, typed in standard notation
+        return {Phase.ROLL: "roll", Phase.TAKE: "take"}[s.phase]
+
+
+def run_terminal(session: Session, script: Script, tmp_path=None) -> str:
+    out = io.StringIO()
+    save = None if tmp_path is None else tmp_path / "game.mat"
+    assert Terminal(session, script, out, save_path=save).run() == 0
+    return out.getvalue()
+
+
+def xgid(pos: Position, human_on_roll: bool = True, **fields) -> str:
+    board = pos.board if human_on_roll else pos.switched().board
+    return format_xgid(board, x_on_roll=human_on_roll, **fields)
+
+
+def test_a_whole_game_is_played_to_the_end_in_the_terminal(bot):
+    """Given a seeded money session, When the person types a legal play at every turn and rolls,
+    Then the game reaches its end, the terminal says who won, and every bot play was shown."""
+    session = Session(bot, seed=5)
+    script = Script(session=session)
+    out = run_terminal(session, script)
+    assert session.phase is Phase.GAME_OVER
+    winner = session.names[session.game.winner]
+    assert f"{winner} won game 1" in out
+    bot_moves = [a for a in session.game.actions if a.player == BOT and a.kind == "move"]
+    assert all(a.describe(session.names) in out for a in bot_moves)
+    assert "Game over" in script.prompts[-1]
+
+
+def test_a_match_with_a_cube_action_in_the_terminal(bot):
+    """Given a 3-point match set up in a double/take race, When the person doubles, gets hints and plays on,
+    Then bgai takes and owns the cube at 2, and the match goes on game after game to its end."""
+    session = Session(bot, match_length=3, seed=2)
+    session.setup(xgid(MATCH_DOUBLE_TAKE, length=3))
+    script = Script(["cube", "double", "hint 3", "pips", "id"], session=session)
+
+    def read(prompt):
+        return "next" if session.phase is Phase.GAME_OVER else script(prompt)
+
+    out = io.StringIO()
+    Terminal(session, read, out).run()
+    text = out.getvalue()
+    assert "Proper cube action: Double, take" in text
+    assert "You double to 2." in text and "bgai takes." in text
+    assert "Cube 2, owned by bgai" in text
+    assert "Your plays of" in text and "Pips: You" in text and "XGID=" in text
+    assert session.phase is Phase.MATCH_OVER and "won the 3-point match" in text.splitlines()[-1]
+    assert len(session.games) > 1 and "--- Game 2 ---" in text
+
+
+def test_bad_input_at_every_prompt_gets_one_line_and_the_prompt_again(bot):
+    """Given each prompt in turn (roll or double, the play, take or pass, game over),
+    When the person types nonsense, out-of-turn commands and illegal plays,
+    Then each bad line gets exactly one line of explanation, the same prompt comes back, and nothing changes."""
+    ended = Session(bot, seed=1)
+    ended.setup(xgid(WINNING, dice=(2, 1)))
+    ended.play("1/off(2)")
+    cases = [
+        # roll or double: the person on roll in a double/take race
+        (xgid(DOUBLE_TAKE), ["13/7", "take", "pass", "undo", "resign maybe", "fly", "next", "bar/20"]),
+        # the play: the opening 6-5
+        (xgid(Position.start(), dice=(6, 5)), ["24/12", "13/7*", "bar/20", "6/0 6/0", "25/", "double", "take",
+                                               "cube", "undo", "next", "roll", "24/13 13/2 6/1", "13/7 13/", "x"]),
+        # take or pass: bgai has doubled
+        (xgid(DOUBLE_TAKE, human_on_roll=False), ["roll", "double", "8/2", "undo", "resign", "next", "x", ""]),
+        # game over
+        (None, ["roll", "13/7", "take", "hint", "cube", "resign", "double", "undo"]),
+    ]
+    for position, bad in cases:
+        session = ended
+        if position is not None:
+            session = Session(bot, seed=1)
+            session.setup(position)
+        before = session.xgid()
+        quiet = run_terminal(session, Script([]))  # what the terminal shows with no input at all
+        script = Script(bad)
+        out = run_terminal(session, script)
+        extra = out.splitlines()[len(quiet.splitlines()) - 1:-1]
+        assert len(script.prompts) == len(bad) + 1, out  # every bad line, then the end of input
+        assert len(set(script.prompts)) == 1, script.prompts  # the same prompt each time
+        assert session.xgid() == before  # nothing changed
+        explained = [line for line in extra if line.startswith("  ")]
+        assert len(explained) == len([line for line in bad if line]) == len(extra), extra
+
+
+def test_a_play_typed_in_parts_can_be_undone(bot):
+    session = Session(bot, seed=1)
+    session.setup(xgid(Position.start(), dice=(3, 1)))
+    script = Script(["8/5", "undo", "6/5", "8/5"])
+    out = run_terminal(session, script)
+    assert script.prompts[1] == "Your play with 31 [8/5] > " and script.prompts[2] == "Your play with 31 > "
+    assert session.game.actions[0].play == "8/5 6/5" and "Played so far: 6/5." in out
+
+
+def test_resigning_in_the_terminal(bot):
+    session = Session(bot, seed=1)
+    session.setup(xgid(WINNING.switched(), human_on_roll=True, cube=2, owner=-1))
+    out = run_terminal(session, Script(["resign", "resign backgammon"]))
+    assert "bgai rejects: play on." in out and "bgai accepts the resignation." in out
+    assert session.score == [0, 6]
+
+
+def test_bgai_play_through_the_command_line(monkeypatch, capsys):
+    """``bgai play`` reads standard input: here a resignation accepted at once, then the end of input."""
+    monkeypatch.setattr("sys.stdin", io.StringIO("help\nbackgammon\nresign backgammon\n"))
+    hopeless = xgid(WINNING.switched(), cube=2, owner=-1)
+    assert main(["play", "--seed", "3", "--no-save", "--position", hopeless]) == 0
+    out = capsys.readouterr().out
+    assert "Commands" in out and "cannot read 'backgammon'" in out and "bgai wins 6 points" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["play", "--plies", "4"], "plies must be"),
+    (["play", "--match", "0"], "--match must be at least 1"),
+    (["play", "--match", "5", "--jacoby"], "Jacoby rule is for money"),
+    (["play", "--position", "nonsense"], "14 base64 characters"),
+])
+def test_bad_play_options_are_one_line_and_exit_status_2(capsys, argv, message):
+    assert main(argv + ["--no-save"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_the_match_is_saved_as_a_mat_file_on_exit_and_on_request(bot, tmp_path):
+    """Given a seeded session played to the end of a game, When the person saves and then quits,
+    Then both files hold the game as .mat, which bgai.matchfile reads back to the same result."""
+    from bgai.matchfile import read_mat
+
+    session = Session(bot, seed=5)
+    asked = tmp_path / "asked.mat"
+    script = Script(session=session)
+
+    def read(prompt):
+        return f"save {asked}" if session.phase is Phase.GAME_OVER and not asked.exists() else script(prompt)
+
+    out = run_terminal(session, read, tmp_path)
+    assert f"Saved the match to {asked}." in out and f"Saved the match to {tmp_path / 'game.mat'}." in out
+    for path in (asked, tmp_path / "game.mat"):
+        record = read_mat(path)
+        assert (record.games[0].result.player, record.games[0].result.points) == (session.game.winner,
+                                                                                   session.game.points)
+
+
+def test_bgai_play_saves_where_it_is_told(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr("sys.stdin", io.StringIO("resign backgammon\n"))
+    path = tmp_path / "m.mat"
+    assert main(["play", "--seed", "3", "--match", "5", "--save", str(path)]) == 0
+    assert path.read_text().startswith('; [Seed "3"]') and " 5 point match" in path.read_text()

@@ -1,0 +1,378 @@
+"""A person against the bot (bgai.session.Session): the flow of a game, the cube, the match score and Crawford,
+resignations, setting up a position, and the record of every action.
+
+Positions are built from the side of the player on roll with ``Position.from_points`` and set up through an XGID
+in which X is the person.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bgai import Position, load_bot
+from bgai.errors import GameStateError, IllegalMoveError, InvalidPositionError
+from bgai.match import format_xgid
+from bgai.session import BOT, HUMAN, Phase, Session
+
+# Races with the person's home board full (69 pips) against the opponent's 74 pips, as the bot sees them:
+# "Double, take" for the player on roll; and 66 pips against 74: "Double, pass".
+DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 4, 21: 4, 22: 2})
+DOUBLE_PASS = Position.from_points({6: 3, 5: 4, 4: 4, 3: 4}, {17: 1, 19: 4, 20: 4, 21: 4, 22: 2})
+# The player on roll is bearing off against fifteen checkers in its outfield: a gammon is all but certain.
+GAMMON = Position.from_points({6: 3, 5: 3, 4: 3, 3: 3, 2: 3}, {7: 4, 8: 4, 10: 4, 12: 3})
+
+
+@pytest.fixture(scope="module")
+def bot():
+    return load_bot()
+
+
+def xgid(on_roll: Position, human_on_roll: bool = True, **fields) -> str:
+    """The XGID (X the person) of ``on_roll``, seen from the player on roll, who is the person or the bot."""
+    board = on_roll.board if human_on_roll else on_roll.switched().board
+    return format_xgid(board, x_on_roll=human_on_roll, **fields)
+
+
+def play_out(session: Session, human_doubles: bool = False, max_actions: int = 2000) -> None:
+    """The person plays the bot's favourite play, rolls (or doubles) and takes, until the game is over."""
+    for _ in range(max_actions):
+        if session.phase is Phase.ROLL:
+            session.double() if human_doubles and session.may_double_now else session.roll()
+        elif session.phase is Phase.MOVE:
+            session.play(str(session.hint()[0].move))
+        elif session.phase is Phase.TAKE:
+            session.take()
+        else:
+            return
+    raise AssertionError("the game did not end")
+
+
+def replay_game(game) -> None:
+    """Every play of the record is legal in the position it was made from, and the game ends where it says."""
+    pos = game.start or Position.start()
+    for action in game.actions:
+        if action.kind == "move":
+            assert action.position_id == pos.position_id()
+            pos = pos.play(action.play, action.dice).after
+    if game.winner is not None and not game.resigned and game.actions[-2].kind != "drop":
+        assert pos.is_game_over()
+
+
+# A whole game -------------------------------------------------------------------------------------------------
+
+
+def test_a_whole_money_game_is_played_to_the_end_and_recorded(bot):
+    """Given a money session with seed 1, When the person plays on to the end,
+    Then the game ends with a winner, the score counts its points, and the record replays legally."""
+    session = Session(bot, seed=1)
+    play_out(session)
+    game = session.game
+    assert session.phase is Phase.GAME_OVER and game.winner in (HUMAN, BOT)
+    assert session.score[game.winner] == game.points > 0
+    assert game.actions[-1].kind == "win" and game.actions[-1].points == game.points
+    replay_game(game)
+    session.next_game()
+    assert session.game.number == 2 and session.phase in (Phase.ROLL, Phase.MOVE)
+
+
+def test_the_same_seed_and_the_same_actions_give_the_same_session(bot):
+    one, two = Session(bot, seed=7), Session(bot, seed=7)
+    play_out(one)
+    play_out(two)
+    assert one.game.actions == two.game.actions
+
+
+def test_the_opening_roll_is_never_a_double_and_the_higher_die_moves_first(bot):
+    for seed in range(20):
+        session = Session(bot, seed=seed)
+        first = session.game.actions[0] if session.game.actions else None
+        if first is None:  # the person won the opening roll and plays it
+            assert session.phase is Phase.MOVE and session.dice[0] != session.dice[1]
+            assert session.turn == HUMAN and session.dice[0] > session.dice[1]  # its own die is the first
+            with pytest.raises(GameStateError):  # no cube before the opening play
+                session.double()
+        else:
+            assert first.player == BOT and first.kind == "move" and first.dice[0] != first.dice[1]
+
+
+# Moving checkers ------------------------------------------------------------------------------------------------
+
+
+def test_a_play_made_checker_by_checker_can_be_undone_before_it_is_finished(bot):
+    session = Session(bot)
+    session.setup(xgid(Position.start(), dice=(3, 1)))
+    session.step(8, 5)
+    assert session.pip_counts() == (164, 167)
+    session.undo()
+    session.step(6, 5)
+    session.step(8, 5)
+    assert session.phase is Phase.MOVE and session.partial.complete
+    session.finish()
+    assert session.game.actions[0].play == "8/5 6/5" and session.turn == HUMAN or session.phase is not Phase.MOVE
+
+
+def test_an_illegal_play_is_refused_and_the_person_plays_again(bot):
+    session = Session(bot)
+    session.setup(xgid(Position.start(), dice=(6, 5)))
+    for bad, message in [("24/13 6/1", "more checkers than the roll allows"), ("24/14", "not part of any legal play"), ("13/7 13/", "cannot read"),
+                         ("8/2*", "marks a hit"), ("12/7", "no checker of yours")]:
+        with pytest.raises(IllegalMoveError, match=message):
+            session.play(bad)
+        assert session.phase is Phase.MOVE and session.partial.steps == []
+    assert session.play("24/13") and session.game.actions[0].play == "24/13"
+
+
+def test_a_roll_with_no_play_passes_the_turn(bot):
+    """Given the person on the bar against a closed board, its roll is played as "no play" at once."""
+    closed = Position.from_points({"bar": 1, 6: 14}, {19: 2, 20: 2, 21: 2, 22: 2, 23: 2, 24: 2, 1: 3})
+    session = Session(bot, seed=3)
+    session.setup(xgid(closed, dice=(4, 4)))
+    assert session.game.actions[0].play == "no play" and session.game.actions[1].player == BOT
+
+
+# The cube ---------------------------------------------------------------------------------------------------------
+
+
+def test_the_bot_takes_a_double_it_should_take_and_the_cube_is_its(bot):
+    session = Session(bot, seed=2)
+    session.setup(xgid(DOUBLE_TAKE))
+    assert session.may_double_now and session.cube_hint().action == "Double, take"
+    assert session.double() is True
+    assert session.cube == 2 and session.cube_owner() == BOT
+    assert [a.kind for a in session.game.actions[:2]] == ["double", "take"]
+    assert session.phase is Phase.MOVE  # the person rolled after the take
+
+
+def test_the_bot_passes_a_double_it_should_pass_and_the_person_wins_the_cube(bot):
+    session = Session(bot, seed=2)
+    session.setup(xgid(DOUBLE_PASS, cube=2, owner=1))
+    assert session.double() is False
+    assert session.phase is Phase.GAME_OVER and session.score == [2, 0]
+    assert [a.kind for a in session.game.actions] == ["double", "drop", "win"]
+
+
+def test_the_bot_doubles_when_it_should_and_the_person_takes(bot):
+    session = Session(bot, seed=4)
+    session.setup(xgid(DOUBLE_TAKE, human_on_roll=False))
+    assert session.phase is Phase.TAKE and session.game.actions[0].kind == "double"
+    hint = session.cube_hint()
+    assert hint.kind == "take" and hint.action == "Take" and hint.equities["take"] > hint.equities["pass"] == -1
+    session.take()
+    assert session.cube == 2 and session.cube_owner() == HUMAN
+    assert session.game.actions[2].player == BOT and session.game.actions[2].kind == "move"
+
+
+def test_passing_the_bots_double_loses_the_cube_before_the_double(bot):
+    session = Session(bot, seed=4)
+    session.setup(xgid(DOUBLE_PASS, human_on_roll=False, cube=2, owner=-1))
+    assert session.phase is Phase.TAKE and session.game.actions[0].cube == 4
+    session.drop()
+    assert session.score == [0, 2] and session.phase is Phase.GAME_OVER
+
+
+def test_only_the_cube_owner_redoubles(bot):
+    session = Session(bot, seed=5)
+    session.setup(xgid(DOUBLE_TAKE, cube=2, owner=-1))  # the bot owns the cube: the person's dice are rolled
+    assert session.phase is Phase.MOVE and not session.may_double_now
+    with pytest.raises(GameStateError, match="cannot double now"):
+        session.double()
+
+
+def test_a_cube_at_64_is_not_turned(bot):
+    session = Session(bot, seed=5)
+    session.setup(xgid(DOUBLE_TAKE, cube=64, owner=1))
+    assert session.phase is Phase.MOVE  # no cube decision to make: rolled at once
+
+
+def test_the_jacoby_rule_counts_a_gammon_single_with_the_cube_centered(bot):
+    session = Session(bot, seed=1, jacoby=True)
+    session.setup(xgid(Position.from_points({1: 1}, {7: 15}), dice=(2, 1)))
+    session.play("1/off")
+    assert session.phase is Phase.GAME_OVER and session.score == [1, 0]
+    plain = Session(bot, seed=1)
+    plain.setup(xgid(Position.from_points({1: 1}, {7: 15}), dice=(2, 1)))
+    plain.play("1/off")
+    assert plain.score == [2, 0]
+
+
+# Matches and Crawford -------------------------------------------------------------------------------------------
+
+
+def test_a_match_scores_each_game_and_plays_the_crawford_game_without_the_cube(bot):
+    """Given a 3-point match, When the person plays on (doubling whenever it may),
+    Then games are scored until one side reaches 3; the game after the first side reaches 2 is the Crawford
+    game, in which no one doubles, and the cube comes back after it."""
+    session = Session(bot, match_length=3, seed=11)
+    seen_crawford = False
+    while session.phase is not Phase.MATCH_OVER:
+        game = session.game
+        assert game.crawford == session.crawford
+        if game.crawford:
+            seen_crawford = True
+            assert 2 in game.score and not any(a.kind == "double" for a in game.actions)
+        play_out(session, human_doubles=True)
+        if session.game.crawford:
+            assert not any(a.kind == "double" for a in session.game.actions)
+        replay_game(session.game)
+        if session.phase is Phase.GAME_OVER:
+            assert session.crawford == (2 in session.score and not seen_crawford and not session.game.crawford)
+            session.next_game()
+    assert max(session.score) >= 3 and sum(g.points for g in session.games) == sum(session.score)
+    with pytest.raises(GameStateError, match="match is over"):
+        session.roll()
+
+
+def test_doubling_is_refused_in_the_crawford_game(bot):
+    session = Session(bot, match_length=5, seed=1)
+    session.setup(xgid(DOUBLE_TAKE, score=(4, 2), crawford=True, length=5))
+    assert session.crawford and session.phase is Phase.MOVE  # no cube decision: the dice were rolled
+    session.setup(xgid(DOUBLE_TAKE, score=(4, 2), crawford=False, length=5))  # post-Crawford
+    assert session.may_double_now and session.match_score().post_crawford
+
+
+def test_a_match_gammon_wins_the_match_even_past_its_length(bot):
+    session = Session(bot, match_length=3, seed=1)
+    session.setup(xgid(Position.from_points({1: 1, 2: 1}, {7: 4, 8: 4, 10: 4, 12: 3}), dice=(6, 5), score=(2, 0),
+                       length=3))
+    session.play("2/off 1/off")
+    assert session.phase is Phase.MATCH_OVER and session.score == [4, 0]
+    assert "won the 3-point match" in session.status()
+
+
+# Resigning ------------------------------------------------------------------------------------------------------
+
+
+def test_the_bot_accepts_a_resignation_worth_as_much_as_playing_on(bot):
+    session = Session(bot, seed=1)
+    session.setup(xgid(GAMMON, human_on_roll=False, dice=None))
+    # The bot is too good to double and plays on; a single game is not enough for it, a gammon is.
+    assert session.game.actions[0].player == BOT and session.game.actions[0].kind == "move"
+    assert session.phase is Phase.ROLL
+    assert session.resign(1) is False and session.phase is Phase.ROLL
+    assert session.resign(2) is True
+    assert session.phase is Phase.GAME_OVER and session.score == [0, 2] and session.game.resigned
+    assert [a.kind for a in session.game.actions[-5:]] == ["resign", "reject", "resign", "accept", "win"]
+
+
+def test_resigning_is_only_on_the_persons_turn(bot):
+    session = Session(bot, seed=4)
+    session.setup(xgid(DOUBLE_TAKE, human_on_roll=False))
+    with pytest.raises(GameStateError, match="on your turn"):
+        session.resign(1)
+
+
+# Wrong moments and bad input --------------------------------------------------------------------------------------
+
+
+def test_every_action_out_of_its_phase_is_refused_with_the_reason(bot):
+    session = Session(bot, seed=2)
+    session.setup(xgid(DOUBLE_TAKE))  # phase ROLL
+    for action in (session.take, session.drop, session.finish, session.undo, session.next_game, session.hint):
+        with pytest.raises(GameStateError, match="your turn to roll or double"):
+            action()
+    with pytest.raises(GameStateError):
+        session.step(6, 1)
+    session.roll()  # phase MOVE
+    for action in (session.roll, session.double, session.take, session.next_game, session.cube_hint):
+        with pytest.raises(GameStateError, match="you have rolled"):
+            action()
+    with pytest.raises(IllegalMoveError, match="not complete"):
+        session.finish()
+
+
+@pytest.mark.parametrize("text, error", [
+    ("4HPwATDgc/ABM", "14 base64"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:7x:0:0:0:0:10", "dice field"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10", None),
+    ("XGID=-b----E-C---eE---c-e----B-:1:0:1:00:0:0:0:0:10", "centered cube has value 1"),
+])
+def test_setting_up_a_bad_position_is_refused_and_changes_nothing(bot, text, error):
+    session = Session(bot, seed=1)
+    before = session.xgid()
+    if error is None:
+        session.setup(text)
+        return
+    with pytest.raises(InvalidPositionError, match=error):
+        session.setup(text)
+    assert session.xgid() == before
+
+
+def test_a_money_xgid_is_refused_in_a_match(bot):
+    session = Session(bot, match_length=5, seed=1)
+    with pytest.raises(InvalidPositionError, match="money game"):
+        session.setup(xgid(DOUBLE_TAKE))
+
+
+def test_the_xgid_of_a_session_sets_up_the_same_game(bot):
+    session = Session(bot, match_length=7, seed=3)
+    session.setup(xgid(DOUBLE_TAKE, cube=2, owner=1, score=(3, 4), length=7, dice=(5, 2)))
+    copy = Session(bot, match_length=7, seed=99)
+    copy.setup(session.xgid())
+    assert copy.xgid() == session.xgid()
+    assert (copy.cube, copy.cube_owner(), copy.score, copy.dice, copy.phase) == (2, HUMAN, [3, 4], (5, 2), Phase.MOVE)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"match_length": -1}, "match length"),
+    ({"match_length": 99}, "match length must be"),
+    ({"match_length": 5, "jacoby": True}, "Jacoby"),
+])
+def test_bad_session_options_are_refused(bot, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Session(bot, **kwargs)
+
+
+def test_with_its_dice_rolled_the_person_may_still_resign(bot):
+    """Given the bot owning the cube at 2 and far ahead, the person's dice are rolled at once; the bot judges a
+    resignation by the person's best play of those dice."""
+    session = Session(bot, seed=1)
+    session.setup(xgid(GAMMON, human_on_roll=False, cube=2, owner=-1))
+    assert session.phase is Phase.MOVE
+    assert session.resign(1) is False
+    assert session.resign(2) is True and session.score == [0, 4]
+
+
+# The record as a .mat file ------------------------------------------------------------------------------------
+
+
+def test_a_match_is_saved_as_a_mat_file_that_reads_back_the_same(bot):
+    """Given a 3-point match played to its end with doubles, When it is written through bgai.matchfile,
+    Then the file reads back to the same games, scores and results, and the seed is in its header."""
+    from bgai.matchfile import Double, Take, read_mat
+
+    session = Session(bot, match_length=3, seed=11)
+    while session.phase is not Phase.MATCH_OVER:
+        play_out(session, human_doubles=True)
+        if session.phase is Phase.GAME_OVER:
+            session.next_game()
+    text = session.mat_text()
+    record = read_mat(text)
+    assert record == session.match_record() and '; [Seed "11"]' in text
+    assert record.players == ("You", "bgai") and record.length == 3
+    assert list(record.score) == session.score and record.winner == (HUMAN if session.score[0] >= 3 else BOT)
+    assert [(g.result.player, g.result.points) for g in record.games] == [(g.winner, g.points) for g in session.games]
+    kinds = [type(a) for g in record.games for a in g.actions]
+    assert Double in kinds and Take in kinds
+
+
+def test_the_record_keeps_accepted_resignations_and_leaves_out_set_up_games(bot):
+    session = Session(bot, seed=1)
+    session.setup(xgid(GAMMON, human_on_roll=False))
+    session.resign(1)  # rejected: not recorded
+    session.resign(2)
+    assert session.games_left_out == 1 and session.match_record().games == []
+    session.next_game()
+    play_out(session)
+    record = session.match_record()
+    assert len(record.games) == 1 and record.games[0].score == (0, 2)  # the score the set-up game left
+    assert record.games[0].result.points == session.game.points
+
+
+def test_an_unfinished_game_is_saved_as_far_as_it_went(bot):
+    from bgai.matchfile import read_mat
+
+    session = Session(bot, seed=5)
+    session.roll() if session.phase is Phase.ROLL else None
+    session.play(str(session.hint()[0].move))
+    record = read_mat(session.mat_text())
+    assert record.games[0].result is None and len(record.games[0].actions) >= 2

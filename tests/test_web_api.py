@@ -1,0 +1,287 @@
+"""The JSON API of ``bgai serve`` through FastAPI's TestClient: every endpoint, and every kind of bad input gets a
+4xx with a message that says what was wrong (422 for input, 409 for an action out of turn, 404 for no session)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from fastapi.testclient import TestClient
+
+from bgai import Position
+from bgai.match import format_xgid
+from bgai.web import create_app
+
+START = "4HPwATDgc/ABMA"
+DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 4, 21: 4, 22: 2})
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app(plies=0)) as c:
+        yield c
+
+
+def detail(response) -> str:
+    body = response.json()["detail"]
+    return body if isinstance(body, str) else " ".join(f"{'.'.join(map(str, d['loc']))}: {d['msg']}" for d in body)
+
+
+# Positions ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("position", [START, "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10",
+                                      Position.start().board.tolist()])
+def test_evaluate_takes_a_position_id_an_xgid_or_26_numbers(client, position):
+    r = client.post("/api/evaluate", json={"position": position})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["position_id"] == START and body["pips"] == [167, 167] and body["plies"] == 0
+    e = body["evaluation"]
+    assert 0.4 < e["win"] < 0.6 and abs(e["equity"]) < 0.2
+    assert body["cube"]["action"] == "No double, take" and body["cube"]["unit"] == "stake"
+
+
+def test_evaluate_uses_an_xgids_cube_and_match_score(client):
+    xgid = format_xgid(DOUBLE_TAKE.board, cube=2, owner=1, score=(2, 4), length=7)
+    body = client.post("/api/evaluate", json={"position": xgid}).json()
+    assert body["cube"]["unit"] == "mwc" and body["cube"]["may_double"]
+    assert "edouble" in body["cube"]["action"]  # the owner redoubles
+
+
+def test_cube_gives_the_cube_action_money_and_match(client):
+    money = client.post("/api/cube", json={"position": DOUBLE_TAKE.board.tolist()}).json()
+    assert money["action"] == "Double, take" and money["should_double"] and money["should_take"]
+    match = client.post("/api/cube", json={"position": DOUBLE_TAKE.position_id(),
+                                           "match": {"length": 3, "score": [0, 0]}}).json()
+    assert match["unit"] == "mwc" and 0 < match["no_double"] < 1
+    owned = client.post("/api/cube", json={"position": START, "cube": 2, "owner": "opponent"}).json()
+    assert not owned["may_double"] and owned["double_take"] is None
+
+
+def test_moves_ranks_the_plays_of_a_roll_best_first(client):
+    r = client.post("/api/moves", json={"position": START, "dice": "31"})
+    body = r.json()
+    assert r.status_code == 200 and body["dice"] == [3, 1] and len(body["plays"]) == 16
+    best = body["plays"][0]
+    assert best["play"] == "8/5 6/5" and best["difference"] == 0 and best["chances"]["equity"] == best["equity"]
+    equities = [p["equity"] for p in body["plays"]]
+    assert equities == sorted(equities, reverse=True)
+    assert len(client.post("/api/moves", json={"position": START, "dice": [6, 5], "limit": 3}).json()["plays"]) == 3
+    deeper = client.post("/api/moves", json={"position": START, "dice": "65", "plies": 1}).json()
+    assert deeper["plies"] == 1 and deeper["plays"][0]["plies"] == 1
+
+
+@pytest.mark.parametrize("path, body, field, message", [
+    ("/api/evaluate", {"position": "4HPwATDgc/ABM"}, "position", "14 base64 characters"),
+    ("/api/evaluate", {"position": "XGID=nonsense"}, "position", "26 characters"),
+    ("/api/evaluate", {"position": [0] * 25}, "position", "26 integers"),
+    ("/api/evaluate", {"position": [16] + [0] * 25}, "position", "opponent's bar"),
+    ("/api/evaluate", {"position": [0, 16] + [0] * 24}, "position", "more than 15"),
+    ("/api/evaluate", {"position": ""}, "position", "empty"),
+    ("/api/evaluate", {}, "position", "Field required"),
+    ("/api/evaluate", {"position": START, "plies": 3}, "plies", "less than or equal to 2"),
+    ("/api/evaluate", {"position": START, "owner": "nobody"}, "owner", "center"),
+    ("/api/evaluate", {"position": START, "match": {"length": 0}}, "length", "greater than or equal to 1"),
+    ("/api/cube", {"position": START, "cube": 3}, None, "cube values must be"),
+    ("/api/cube", {"position": START, "match": {"length": 5, "score": [4, 7]}}, None, "scores must be 0..4"),
+    ("/api/cube", {"position": START, "jacoby": True, "match": {"length": 5}}, None, "money-game options"),
+    ("/api/moves", {"position": START, "dice": "77"}, "dice", "each die must be in 1..6"),
+    ("/api/moves", {"position": START, "dice": [6]}, "dice", "dice must be two"),
+    ("/api/moves", {"position": START}, "dice", "Field required"),
+    ("/api/moves", {"position": START, "dice": "31", "limit": 0}, "limit", "greater than or equal to 1"),
+])
+def test_bad_input_is_a_422_naming_what_is_wrong(client, path, body, field, message):
+    r = client.post(path, json=body)
+    assert r.status_code == 422
+    text = detail(r)
+    assert message in text
+    if field is not None:
+        assert field in text  # the field is named
+
+
+def test_openapi_documents_every_endpoint(client):
+    schema = client.get("/openapi.json").json()
+    paths = set(schema["paths"])
+    assert {"/api/evaluate", "/api/moves", "/api/cube", "/api/sessions", "/api/sessions/{key}/play",
+            "/api/sessions/{key}/step", "/api/sessions/{key}/hint", "/api/sessions/{key}/cube-hint"} <= paths
+    assert "EvaluateOut" in schema["components"]["schemas"]
+    assert client.get("/docs").status_code == 200
+    page = client.get("/")
+    assert page.status_code == 200 and "bgai" in page.text and "/static/app.js" in page.text
+
+
+# Sessions -----------------------------------------------------------------------------------------------------
+
+
+def new(client, **options) -> dict:
+    r = client.post("/api/sessions", json=options)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def test_a_session_game_step_by_step(client):
+    """Given a session set up at the opening 3-1, When the person moves 8/5, undoes it, moves 8/5 and 6/5 and
+    finishes, Then the bot replies and it is the person's turn again, the log telling both plays."""
+    s = new(client, seed=1, position=format_xgid(Position.start().board, dice=(3, 1)))
+    key = s["id"]
+    assert s["phase"] == "move" and s["dice"] == [3, 1] and s["play"]["targets"]["8"] == [7, 5, 4]
+    s = client.post(f"/api/sessions/{key}/step", json={"from": 8, "to": 5}).json()
+    assert s["play"]["text"] == "8/5" and s["dice_left"] == [1] and s["pips"] == [164, 167]
+    s = client.post(f"/api/sessions/{key}/undo").json()
+    assert s["play"]["steps"] == []
+    client.post(f"/api/sessions/{key}/step", json={"from": 8, "to": 5})
+    s = client.post(f"/api/sessions/{key}/step", json={"from": 6, "to": 5}).json()
+    assert s["play"]["complete"]
+    version = s["version"]
+    s = client.post(f"/api/sessions/{key}/finish").json()
+    assert s["version"] > version and s["log"][0] == "You roll 31 and play 8/5 6/5"
+    assert s["log"][1].startswith("bgai rolls") and s["last_move"]["player"] == "bot"
+    assert s["phase"] in ("roll", "move") and s["turn"] == "you"
+    assert client.get(f"/api/sessions/{key}").json()["version"] == s["version"]
+
+
+def test_a_session_played_to_the_end_through_the_api(client):
+    s = new(client, seed=3)
+    key = s["id"]
+    for _ in range(500):
+        if s["phase"] == "roll":
+            s = client.post(f"/api/sessions/{key}/roll").json()
+        elif s["phase"] == "move":
+            best = client.get(f"/api/sessions/{key}/hint?limit=1").json()["plays"][0]["play"]
+            s = client.post(f"/api/sessions/{key}/play", json={"move": best}).json()
+        elif s["phase"] == "take":
+            s = client.post(f"/api/sessions/{key}/take").json()
+        else:
+            break
+    assert s["phase"] == "game_over" and sum(s["score"]) > 0
+    s = client.post(f"/api/sessions/{key}/next").json()
+    assert s["game"] == 2 and s["log"] == [] or s["log"][0].startswith(("bgai", "You"))
+
+
+def test_doubling_taking_and_the_cube_hint_in_a_session(client):
+    s = new(client, seed=2, position=format_xgid(DOUBLE_TAKE.board))
+    key = s["id"]
+    hint = client.get(f"/api/sessions/{key}/cube-hint").json()
+    assert hint["kind"] == "double" and hint["action"] == "Double, take" and hint["perspective"] == "you"
+    s = client.post(f"/api/sessions/{key}/double").json()
+    assert s["cube"] == {"value": 2, "owner": "bot", "may_double": False, "offered": False}
+    assert s["log"][:2] == ["You double to 2", "bgai takes"]
+    offered = new(client, seed=2, position=format_xgid(DOUBLE_TAKE.switched().board, x_on_roll=False))
+    assert offered["phase"] == "take" and offered["cube"]["offered"]
+    hint = client.get(f"/api/sessions/{offered['id']}/cube-hint").json()
+    assert hint["kind"] == "take" and set(hint["equities"]) == {"take", "pass"}
+    s = client.post(f"/api/sessions/{offered['id']}/pass").json()
+    assert s["phase"] == "game_over" and s["score"] == [0, 1]
+
+
+def test_a_typed_play_a_resignation_and_the_board_svg(client):
+    s = new(client, seed=1, position=format_xgid(Position.start().board, dice=(6, 5)))
+    key = s["id"]
+    s = client.post(f"/api/sessions/{key}/play?svg=true", json={"move": "24/13", "finish": False}).json()
+    assert s["play"]["complete"] and s["svg"].startswith("<svg") and 'data-point="bar"' in s["svg"]
+    s = client.post(f"/api/sessions/{key}/play", json={"move": "13/8 13/7", "finish": False, "reset": True}).json()
+    assert s["play"]["text"] == "13/8 13/7"
+    s = client.post(f"/api/sessions/{key}/resign", json={"points": 1}).json()
+    assert s["log"][-2:] in (["You offer to resign a single game", "bgai rejects the resignation"],
+                             ["bgai accepts the resignation", "bgai wins 1 point"])
+
+
+@pytest.mark.parametrize("setup, action, body, status, message", [
+    (None, "take", None, 409, "cannot take now"),
+    (None, "pass", None, 409, "cannot pass now"),
+    (None, "finish", None, 409, "cannot finish"),
+    (None, "undo", None, 409, "cannot undo"),
+    (None, "next", None, 409, "cannot start the next game"),
+    ("move", "roll", None, 409, "cannot roll now"),
+    ("move", "double", None, 409, "cannot double now"),
+    ("move", "step", {"from": 8, "to": 1}, 422, "not part of any legal play"),
+    ("move", "step", {"from": 5, "to": 1}, 422, "no checker of yours on 5"),
+    ("move", "step", {"from": 26, "to": 1}, 422, "from"),
+    ("move", "step", {"from": 8}, 422, "to"),
+    ("move", "play", {"move": "24/20"}, 422, "not part of any legal play"),
+    ("move", "play", {"move": "hello"}, 422, "cannot read"),
+    ("move", "play", {}, 422, "move"),
+    ("move", "finish", None, 422, "not complete"),
+    ("move", "undo", None, 422, "no step to take back"),
+    ("move", "resign", {"points": 4}, 422, "points"),
+    ("move", "setup", {"position": "nonsense"}, 422, "14 base64"),
+])
+def test_session_actions_out_of_turn_or_illegal_are_4xx_with_the_reason(client, setup, action, body, status,
+                                                                          message):
+    position = format_xgid(DOUBLE_TAKE.board) if setup is None else format_xgid(Position.start().board, dice=(6, 5))
+    s = new(client, seed=1, position=position)
+    r = client.post(f"/api/sessions/{s['id']}/{action}", json=body)
+    assert r.status_code == status, r.text
+    assert message in detail(r)
+    after = client.get(f"/api/sessions/{s['id']}").json()
+    assert after["version"] == s["version"] and after["xgid"] == s["xgid"]  # nothing changed
+
+
+def test_hints_at_the_wrong_moment_are_409(client):
+    s = new(client, seed=1, position=format_xgid(DOUBLE_TAKE.board))
+    assert client.get(f"/api/sessions/{s['id']}/hint").status_code == 409
+    s = new(client, seed=1, position=format_xgid(Position.start().board, dice=(6, 5)))
+    r = client.get(f"/api/sessions/{s['id']}/cube-hint")
+    assert r.status_code == 409 and "no cube decision" in detail(r)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"match_length": 30}, "less than or equal to 25"),
+    ({"match_length": 5, "jacoby": True}, "Jacoby"),
+    ({"plies": 7}, "less than or equal to 2"),
+    ({"seed": -1}, "greater than or equal to 0"),
+    ({"position": "XGID=garbage"}, "26 characters"),
+])
+def test_bad_session_options_are_422(client, options, message):
+    r = client.post("/api/sessions", json=options)
+    assert r.status_code == 422 and message in detail(r)
+
+
+def test_an_unknown_or_ended_session_is_404(client):
+    assert client.get("/api/sessions/nope").status_code == 404
+    assert client.post("/api/sessions/nope/roll").status_code == 404
+    s = new(client, seed=1)
+    assert client.delete(f"/api/sessions/{s['id']}").status_code == 204
+    r = client.get(f"/api/sessions/{s['id']}")
+    assert r.status_code == 404 and "no session" in detail(r)
+
+
+def test_concurrent_requests_on_one_session_apply_one_after_the_other(client):
+    """Given one session in its move phase, When eight threads undo and redo a checker step at once,
+    Then every request gets an answer (200, or a 422 when its undo found nothing to take back), and the versions
+    the successful ones saw are all different: no two applied at the same time."""
+    s = new(client, seed=1, position=format_xgid(Position.start().board, dice=(6, 5)))
+    key = s["id"]
+    seen, errors = [], []
+
+    def worker():
+        for i in range(10):
+            path, body = ("step", {"from": 24, "to": 18}) if i % 2 == 0 else ("undo", None)
+            r = client.post(f"/api/sessions/{key}/{path}", json=body)
+            if r.status_code == 200:
+                seen.append(r.json()["version"])
+            elif r.status_code != 422:
+                errors.append(r.text)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(seen) == len(set(seen))
+    final = client.get(f"/api/sessions/{key}").json()
+    assert final["version"] == s["version"] + len(seen)
+
+
+def test_the_games_download_as_a_mat_file(client):
+    from bgai.matchfile import read_mat
+
+    s = new(client, seed=3, match_length=3)
+    key = s["id"]
+    s = client.post(f"/api/sessions/{key}/resign", json={"points": 3}).json()
+    r = client.get(f"/api/sessions/{key}/match.mat")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    assert r.headers["content-disposition"] == 'attachment; filename="bgai-match.mat"'
+    record = read_mat(r.text)
+    assert record.length == 3 and list(record.score) == s["score"] == [0, 3]

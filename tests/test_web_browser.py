@@ -1,0 +1,212 @@
+"""The play page in a real browser: Debian's headless Chromium, driven with Playwright's Python package.
+
+The server runs in a thread on a free port (bot at 0-ply, so the bot answers at once). Each test loads the page and
+plays as a person does: clicking and dragging checkers, asking a hint, doubling, taking, finishing a game. The page
+keeps the session in a global ``state`` (what the server last sent), which the tests read to know what to click.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+import threading
+import time
+
+import pytest
+
+from bgai import Position
+from bgai.match import format_xgid
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(shutil.which("chromium") is None,
+                                reason="Debian's chromium is not installed (make system-deps installs it)")
+playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package (pip install -e '.[dev]')")
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 4, 21: 4, 22: 2})
+
+
+@pytest.fixture(scope="module")
+def server():
+    import uvicorn
+
+    from bgai.web import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(plies=0), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 30
+    while not server.started:
+        assert time.time() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            tempfile.mkdtemp(prefix="bgai-chromium-"), executable_path=CHROMIUM, headless=True, args=ARGS,
+            viewport={"width": 1400, "height": 950})
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.base = server
+    yield page
+    page.close()
+    assert not errors, errors
+
+
+def open_game(page, query: str) -> dict:
+    page.goto(f"{page.base}/?{query}")
+    page.wait_for_selector("#board svg")
+    page.wait_for_function("() => typeof state === 'object' && state !== null")
+    return page.evaluate("() => state")
+
+
+def state(page) -> dict:
+    return page.evaluate("() => state")
+
+
+def wait_after(page, version: int) -> dict:
+    page.wait_for_function("v => state.version > v", arg=version)
+    return state(page)
+
+
+def click_point(page, point: int) -> None:
+    name = "bar" if point == 25 else "off" if point == 0 else str(point)
+    page.click(f'.hit[data-point="{name}"]', force=True)
+
+
+def play_by_clicking(page) -> dict:
+    """Make the play one checker at a time, clicking a lit checker then a lit point, then click the dice."""
+    s = state(page)
+    while not s["play"]["complete"]:
+        source, targets = next(iter(s["play"]["targets"].items()))
+        click_point(page, int(source))
+        lit = page.eval_on_selector_all(".hit.lit", "els => els.map(e => e.dataset.point)")
+        assert lit, "the points the checker can reach light up"
+        click_point(page, targets[0])
+        s = wait_after(page, s["version"])
+    page.click(".dice", force=True)
+    return wait_after(page, s["version"])
+
+
+def test_playing_moves_by_clicking_and_dragging_and_asking_a_hint(page):
+    s = open_game(page, "seed=4&match=0&plies=0")
+    moves_made = 0
+    while moves_made < 3:
+        if s["phase"] in ("roll", "take"):
+            page.click("#roll" if s["phase"] == "roll" else "#take")
+            s = wait_after(page, s["version"])
+            continue
+        assert s["phase"] == "move"
+        if moves_made == 0:
+            page.click("#hint")
+            page.wait_for_selector("#advice:not([hidden]) tr.pick")
+            best = page.inner_text("#advice tr.pick td:nth-child(2)")
+            api = page.evaluate(f"() => fetch('/api/sessions/{s['id']}/hint').then(r => r.json())")
+            assert best == api["plays"][0]["play"]
+        if moves_made == 1:  # drag a checker to a lit point
+            source, targets = next(iter(s["play"]["targets"].items()))
+            src = page.locator(f'.hit[data-point="{"bar" if source == "25" else source}"]').bounding_box()
+            dst = page.locator(f'.hit[data-point="{targets[0] or "off"}"]').bounding_box()
+            page.mouse.move(src["x"] + src["width"] / 2, src["y"] + src["height"] / 2)
+            page.mouse.down()
+            page.mouse.move(dst["x"] + dst["width"] / 2, dst["y"] + dst["height"] / 2, steps=8)
+            page.mouse.up()
+            s = wait_after(page, s["version"])
+            assert s["play"]["steps"], "the dragged checker moved"
+        log_before = len(s["log"])
+        s = play_by_clicking(page)
+        moves_made += 1
+        assert any(line.startswith("You roll") for line in s["log"][log_before:])
+    assert page.locator("#log li").count() == len(s["log"])
+
+
+def test_undo_and_a_typed_play(page):
+    open_game(page, "match=0&plies=0&position=" + format_xgid(Position.start().board, dice=(6, 5)).replace("=", "%3D"))
+    s = state(page)
+    click_point(page, 24)
+    click_point(page, 18)
+    s = wait_after(page, s["version"])
+    assert s["play"]["text"] == "24/18" and not page.is_disabled("#undo")
+    page.click("#undo")
+    s = wait_after(page, s["version"])
+    assert s["play"]["steps"] == []
+    page.fill("#play-text", "24/14")
+    page.click("#play-form button")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "not part of any legal play" in page.inner_text("#error")
+    page.fill("#play-text", "24/13")
+    page.click("#play-form button")
+    s = wait_after(page, s["version"])
+    assert s["log"][0] == "You roll 65 and play 24/13" and page.is_hidden("#error")
+
+
+def test_doubling_and_taking_in_the_browser(page):
+    s = open_game(page, "plies=0&match=0&seed=2")
+    page.fill("#setup-text", format_xgid(DOUBLE_TAKE.board))
+    page.click("#setup-form button")
+    s = wait_after(page, s["version"])
+    assert not page.is_disabled("#double")
+    page.click("#cube-hint")
+    page.wait_for_selector("#advice:not([hidden])")
+    assert "Double, take" in page.inner_text("#advice")
+    page.click("#double")
+    s = wait_after(page, s["version"])
+    assert s["log"][:2] == ["You double to 2", "bgai takes"]
+    assert "cube 2 (bgai's)" in page.inner_text("#scoreboard")
+    assert page.locator('.cube[data-owner="top"]').count() == 1  # drawn on the bot's side
+    # The bot doubles: take it.
+    page.fill("#setup-text", format_xgid(DOUBLE_TAKE.switched().board, x_on_roll=False))
+    page.click("#setup-form button")
+    s = wait_after(page, s["version"])
+    assert s["phase"] == "take" and not page.is_disabled("#take")
+    page.click("#take")
+    s = wait_after(page, s["version"])
+    assert s["cube"]["owner"] == "you" and "You take" in s["log"]
+
+
+def test_finishing_a_game_and_starting_the_next(page):
+    """Given the person bearing off its last two checkers with 6-5, When it bears them off by clicking and
+    clicks the dice, Then the game is over, the page says so, and Next game starts game 2."""
+    near_end = Position.from_points({1: 1, 2: 1}, {24: 3, 23: 2})
+    s = open_game(page, "plies=0&match=3&seed=1&position=" + format_xgid(near_end.board, dice=(6, 5), length=3)
+                  .replace("=", "%3D"))
+    assert s["phase"] == "move"
+    assert s["play"]["targets"] == {"2": [0]}  # [Off] the 1-point checker must wait: the 2 is higher
+    s = play_by_clicking(page)
+    assert s["phase"] == "game_over" and s["score"] == [1, 0]
+    assert "You won game 1" in page.inner_text("#status")
+    assert not page.is_disabled("#next")
+    page.click("#next")
+    s = wait_after(page, s["version"])
+    assert s["game"] == 2 and s["phase"] in ("roll", "move")
+    with page.expect_download() as download:
+        page.click("#download")
+    text = open(download.value.path()).read()
+    # The set-up game cannot be in a .mat file (it starts every game from the opening position); game 2 is.
+    assert " 3 point match" in text and " You : 1 " in text
+
+
+def test_a_bad_position_to_set_up_shows_the_reason(page):
+    s = open_game(page, "plies=0&seed=1&new=1")
+    page.fill("#setup-text", "4HPwATDgc/ABM")
+    page.click("#setup-form button")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "14 base64 characters" in page.inner_text("#error")
+    assert state(page)["version"] == s["version"]
