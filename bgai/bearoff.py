@@ -53,11 +53,9 @@ package. A file that is unreadable or whose checksum disagrees is reported on st
 from __future__ import annotations
 
 import hashlib
-import io
 import math
 import os
 import sys
-import tempfile
 import threading
 from functools import cached_property
 from pathlib import Path
@@ -66,6 +64,7 @@ import numpy as np
 
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT
 from bgai.errors import BgaiError
+from bgai.files import write_atomically
 from bgai.movegen import BOARD_SIZE, CHECKERS, OWN_BAR, afterstates
 from bgai.players.base import segment_argmax
 
@@ -296,20 +295,8 @@ def _checksum(tables: dict[str, np.ndarray]) -> str:
 
 def save(tables: dict[str, np.ndarray], path: Path) -> None:
     """Write the tables and their checksum to ``path`` atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, version=np.int64(VERSION), sha256=np.array(_checksum(tables)), **tables)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(buffer.getvalue())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda handle: np.savez_compressed(
+        handle, version=np.int64(VERSION), sha256=np.array(_checksum(tables)), **tables))
 
 
 _SHAPES = {

@@ -10,14 +10,13 @@ crash never leaves a half-written checkpoint behind.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 
 from bgai import encoding
 from bgai.errors import BgaiError
+from bgai.files import write_atomically
 from bgai.network import EquityModel
 
 FORMAT = 2
@@ -52,25 +51,8 @@ def model_from_checkpoint(payload: dict) -> EquityModel:
 def save_checkpoint(path: str | Path, payload: dict) -> None:
     """Write ``payload`` (with ``format`` added) to ``path`` atomically. A payload holding a model has the entries
     of ``model_payload``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": FORMAT, **payload}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp's files are private; a checkpoint is meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    write_atomically(path, lambda handle: torch.save(payload, handle))
 
 
 def load_checkpoint(path: str | Path, weights_only_ok: bool = True) -> dict:

@@ -30,10 +30,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import io
 import json
-import os
-import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -46,6 +43,7 @@ from bgai import encoding
 from bgai.bot import Bot
 from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
+from bgai.files import write_atomically
 from bgai.game import play_duplicate
 from bgai.network import EquityModel, equity
 from bgai.phase import BEAROFF, OVER, classify
@@ -360,20 +358,8 @@ def _td_stage(state: Run, stage: TDStage) -> None:
 
 
 def _write_npz(path: Path, **arrays) -> None:
-    """Write ``arrays`` to ``path`` atomically (a temporary file renamed into place)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(buffer.getvalue())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``arrays`` to ``path`` atomically."""
+    write_atomically(path, lambda handle: np.savez_compressed(handle, **arrays))
 
 
 def sample_positions(model: EquityModel, games: int, first_game: int, seed: int, epsilon: float,
@@ -393,11 +379,15 @@ def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int) -> np.
     return Bot(model, plies=plies).lookahead(boards, plies)
 
 
+def _generation_folder(state: Run, stage: LookaheadStage, generation: int) -> Path:
+    return state.run_dir / "data" / f"{stage.name}-{generation:03d}"
+
+
 def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path:
     """The folder of one generation's data; its positions and targets are made (or found) there."""
     from tqdm.auto import tqdm
 
-    folder = state.run_dir / "data" / f"{stage.name}-{generation:03d}"
+    folder = _generation_folder(state, stage, generation)
     positions = folder / "positions.npz"
     if not positions.exists():
         first_game = state.games
@@ -447,9 +437,9 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
     """Generations of lookahead targets and supervised learning; ``state.step`` counts finished generations."""
     while state.step < stage.generations:
         generation = state.step
-        folder = _generation_data(state, stage, generation)
-        recent = [state.run_dir / "data" / f"{stage.name}-{g:03d}"
-                  for g in range(max(0, generation - stage.buffer + 1), generation + 1)]
+        _generation_data(state, stage, generation)
+        recent = [_generation_folder(state, stage, g) for g in range(max(0, generation - stage.buffer + 1),
+                                                                      generation + 1)]
         data = [_load_generation(f) for f in recent]
         held = max(1, int(len(data[-1][0]) * stage.validation))
         val_boards, val_targets = data[-1][0][:held], data[-1][1][:held]
