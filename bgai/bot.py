@@ -426,6 +426,13 @@ class Bot:
         dp = payoff_of(state)(np.asarray(state.value)[:, None])[:, 0]
         return np.where(may_double(state), np.maximum(nd, np.minimum(dt, dp)), nd)
 
+    def rollout(self, position, **options):
+        """Roll out ``position`` with this bot playing both sides: a ``bgai.rollout.RolloutResult``. Options (trials,
+        truncate, plies, seed, cubeful, variance_reduction, progress, jobs, ...) as ``bgai.rollout.rollout``."""
+        from bgai.rollout import rollout
+
+        return rollout(self, position, **options)
+
     def cube_actions(self, boards: np.ndarray, state: CubeState) -> tuple[np.ndarray, np.ndarray]:
         """(double, take): whether the player on roll of each position should double, and whether its opponent
         should take a double (the cube-player interface of ``bgai.game``)."""
