@@ -8,6 +8,7 @@ import pytest
 
 from bgai import bearoff, rollout as ro
 from bgai.bot import load_bot
+from bgai.cli import main
 from bgai.cube import CENTERED
 from bgai.game import play_games, roll_dice
 from bgai.network import equity
@@ -194,3 +195,37 @@ def test_lookahead_checker_play_and_bad_settings(bot):
                 dict(cubeful=True, bearoff_stop="race"), dict(jobs=0), dict(plies=3)):
         with pytest.raises(ValueError):
             bot.rollout(MIDDLE_GAME, **bad)
+
+
+# The command line -------------------------------------------------------------------------------------------------
+
+
+def test_cli_rolls_out_a_position_as_text_and_as_json(capsys):
+    assert main(["rollout", MIDDLE_GAME, "--trials", "36", "--truncate", "2", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "Rollout of 4HPkAxDguWHAIQ" in text and "without variance reduction" in text
+    assert main(["rollout", MIDDLE_GAME, "--trials", "36", "--truncate", "2", "--quiet", "--json", "--no-vr"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["trials"] == 36 and d["settings"]["variance_reduction"] is False
+    assert d["equity"]["se"] == d["equity"]["plain_se"]
+
+
+def test_cli_rolls_out_the_plays_of_a_roll(capsys):
+    assert main(["rollout", START, "64", "--top", "2", "--trials", "36", "--truncate", "2", "--quiet",
+                 "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["dice"] == "64" and len(d["plays"]) == 2
+    assert all(p["trials"] == 36 for p in d["plays"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["rollout", "nonsense"], "Position ID"),
+    (["rollout", START, "70"], "die"),
+    (["rollout", START, "--trials", "0"], "trials"),
+    (["rollout", START, "--top", "2"], "--top needs the dice"),
+    (["rollout", START, "--cubeful", "--bearoff", "race"], "cubeful"),
+])
+def test_cli_bad_input_is_one_line_and_exit_status_2(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("bgai rollout: error:") and message in err
