@@ -687,8 +687,8 @@ def rollout_plays(bot, position, dice, *, top: int = 4, trials: int = 1296, trun
     results = []
     for i, move in enumerate(ranked):
         probs, eq, cubeful_eq = _estimates(values, i, variance_reduction, mover=True)
-        described = {**settings.describe(bot), "dice": f"{roll[0]}{roll[1]}, then the rollout's dice, the same for "
-                                                        "every play"}
+        described = {**settings.describe(bot), "plays": n,  # rolled out together: ``seconds`` is for all of them
+                     "dice": f"{roll[0]}{roll[1]}, then the rollout's dice, the same for every play"}
         results.append(RolloutResult(pos.position_id(), str(move), settings.trials, probs, eq, described, seconds,
                                      cubeful=cubeful_eq))
     key = (lambda r: r.cubeful.mean) if cubeful else (lambda r: r.equity.mean)
