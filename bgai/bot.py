@@ -92,6 +92,10 @@ MAX_PLIES = 2
 # by about 240 MB over one position (benchmarks/lookahead_bench.py --memory); twice as large a network pass adds
 # about 100 MB more and saves no time.
 NET_CHUNK = 32_768
+# With torch on one thread (rollouts run so, see bgai.rollout) smaller passes are faster: a truncated rollout with
+# variance reduction (216 trials of 7 plies) took 1.8 s in passes of 4,096 boards, 1.9 s in 8,192 and 2.3 s in
+# 32,768 (2-core machine shared with other jobs).
+NET_CHUNK_ONE_THREAD = 4_096
 PAIR_CHUNK = 4_096
 
 
@@ -191,21 +195,26 @@ class Bot:
 
     @torch.inference_mode()
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
-        """(N, 5) cumulative probabilities of N boards (on-roll view), finished games scored exactly."""
+        """(N, 5) cumulative probabilities of N boards (on-roll view), finished games scored exactly. The
+        network sees only the boards that neither the finished game nor the bear-off database answers."""
         boards = np.asarray(boards, dtype=np.int8)
-        version, split = self.model.encoder_version, len(self.model.phases) > 1
-        probs = np.concatenate([
-            self.model(torch.from_numpy(encoding.encode(chunk, version=version)),
-                       torch.from_numpy(classify(chunk)) if split else None).numpy()
-            for chunk in (boards[lo:lo + NET_CHUNK] for lo in range(0, max(len(boards), 1), NET_CHUNK))
-        ])
+        probs = np.empty((len(boards), 5), dtype=np.float32)
         over = game_over(boards)
         if over.any():
             probs[over] = exact_probabilities(boards[over])
+        known = over
         if self.use_bearoff:
-            rows = np.flatnonzero(bearoff.is_bearoff(boards))
-            if len(rows):
-                probs[rows] = bearoff.database().probabilities(boards[rows])
+            db = bearoff.is_bearoff(boards)
+            if db.any():
+                probs[db] = bearoff.database().probabilities(boards[db])
+            known = over | db
+        rows = np.flatnonzero(~known)
+        version, split = self.model.encoder_version, len(self.model.phases) > 1
+        step = NET_CHUNK if torch.get_num_threads() > 1 else NET_CHUNK_ONE_THREAD
+        for lo in range(0, len(rows), step):
+            chunk = boards[rows[lo:lo + step]]
+            x = torch.from_numpy(encoding.encode(chunk, version=version))
+            probs[rows[lo:lo + step]] = self.model(x, torch.from_numpy(classify(chunk)) if split else None).numpy()
         return probs
 
     def _exact_bearoffs(self, boards: np.ndarray) -> np.ndarray:
@@ -340,17 +349,20 @@ class Bot:
 
     # The cube (bgai.cube: Janowski's cubeful equities from the bot's cubeless probabilities at its plies) -----
 
-    def cube_equities(self, boards: np.ndarray, state: CubeState) -> CubeEquities:
+    def cube_equities(self, boards: np.ndarray, state: CubeState, probs: np.ndarray | None = None
+                      ) -> CubeEquities:
         """Cubeful equities of N positions (on-roll view, before the roll) with the cubes of ``state``.
 
         0-ply: Janowski's formula (``bgai.cube``) on the network's probabilities. n-ply, as GNU Backgammon
         computes its cubeful equities: no double and double/take are each the average, over the 21 rolls, of
         the opponent's (n-1)-ply cubeful equity after the play chosen at 0-ply, the opponent taking its own best
         cube action; Janowski's formula applies at the leaves. (Beavers count at the root and the leaves.) The
-        ``cubeless`` field is the bot's n-ply cubeless equity.
+        ``cubeless`` field is the bot's n-ply cubeless equity. ``probs``: the boards' probabilities at the bot's
+        plies, when the caller already has them (rollouts), so that they are not computed again.
         """
         boards = np.asarray(boards, dtype=np.int8)
-        root = cube_equities(self.lookahead(boards, self.plies), boards, state)
+        probs = self.lookahead(boards, self.plies) if probs is None else probs
+        root = cube_equities(probs, boards, state)
         if self.plies == 0:
             return self._exact_cube(boards, state, root)
         allowed = root.may_double
@@ -413,6 +425,13 @@ class Bot:
         nd, dt = self._cubeful_after_rolls(boards, [state, state.doubled()], plies)
         dp = payoff_of(state)(np.asarray(state.value)[:, None])[:, 0]
         return np.where(may_double(state), np.maximum(nd, np.minimum(dt, dp)), nd)
+
+    def rollout(self, position, **options):
+        """Roll out ``position`` with this bot playing both sides: a ``bgai.rollout.RolloutResult``. Options (trials,
+        truncate, plies, seed, cubeful, variance_reduction, progress, jobs, ...) as ``bgai.rollout.rollout``."""
+        from bgai.rollout import rollout
+
+        return rollout(self, position, **options)
 
     def cube_actions(self, boards: np.ndarray, state: CubeState) -> tuple[np.ndarray, np.ndarray]:
         """(double, take): whether the player on roll of each position should double, and whether its opponent

@@ -180,6 +180,53 @@ def _hint(args: argparse.Namespace) -> None:
         print(f"      ... {len(ranked) - args.top} more (--top)")
 
 
+def _rollout(args: argparse.Namespace) -> None:
+    from bgai.bot import load_bot
+    from bgai.rollout import rollout, rollout_plays
+
+    pos = Position.parse(args.position)
+    if args.dice is None and args.top is not None:
+        raise BgaiError("--top needs the dice of the plays to roll out (bgai rollout POSITION DICE --top N)")
+    if args.dice is not None and args.opening:
+        raise BgaiError("--opening is for the rollout of a position, not of the plays of a roll")
+    options = dict(trials=args.trials, truncate=args.truncate, plies=args.plies, seed=args.seed,
+                   cubeful=args.cubeful, variance_reduction=not args.no_vr, bearoff_stop=args.bearoff,
+                   progress=not args.quiet, jobs=args.jobs)
+    if args.dice is None:
+        bot = load_bot(args.checkpoint)
+        result = rollout(bot, pos, opening=args.opening, **options)
+        if args.json:
+            print(result.to_json())
+        else:
+            print(pos)
+            print(result)
+        return
+    dice = parse_dice(args.dice)
+    bot = load_bot(args.checkpoint)
+    results = rollout_plays(bot, pos, dice, top=4 if args.top is None else args.top, **options)
+    if args.json:
+        print(json.dumps({"position_id": pos.position_id(), "dice": f"{dice[0]}{dice[1]}",
+                          "plays": [r.to_dict() for r in results]}))
+        return
+    first = results[0]
+    s = first.settings
+    print(pos)
+    depth = f"truncated at {s['truncate']} plies" if s["truncate"] else "played to the end"
+    vr = "with" if s["variance_reduction"] else "without"
+    print(f"{len(results)} plays of {dice[0]}{dice[1]} rolled out on the same dice: {first.trials} trials each, "
+          f"{s['plies']}-ply play, {depth}, {vr} variance reduction, seed {s['seed']} (equities for the mover)")
+    key = "cubeful" if args.cubeful else "equity"
+    best = getattr(first, key).mean
+    for i, r in enumerate(results, 1):
+        e = getattr(r, key)
+        lo, hi = e.ci
+        diff = "" if i == 1 else f"({e.mean - best:+.3f})"
+        probs = " ".join(f"{100 * p.mean:5.1f}" for p in r.probabilities)
+        print(f"{i:4d}. {r.play:<24} {e.mean:+.3f} ± {e.se:.3f} (95% CI {lo:+.3f} .. {hi:+.3f}) {diff:>8}   {probs}")
+    label = "cubeful equity" if args.cubeful else "cubeless equity"
+    print(f"      ({label}; then win, win gammon, win bg, lose gammon, lose bg in %; {first.seconds:.1f} s)")
+
+
 def _play(args: argparse.Namespace) -> None:
     import datetime
 
@@ -292,6 +339,31 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--top", type=int, default=10, help="plays shown (default 10)")
     hint.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     hint.set_defaults(run=_hint)
+
+    roll = commands.add_parser("rollout", help="roll out a position, or the best plays of a roll on the same dice",
+                               description="Roll out a position (the player on roll, before the roll) or, given "
+                                           "dice, the best plays of that roll, with the bot playing both sides. "
+                                           "Results with standard errors and 95%% intervals; --json for scripts.")
+    roll.add_argument("position", help="GNU Backgammon Position ID or XGID")
+    roll.add_argument("dice", nargs="?", help="roll out the best plays of this roll (e.g. 31) instead")
+    roll.add_argument("--top", type=int, help="with dice: how many of the bot's best plays (default 4)")
+    roll.add_argument("--trials", type=int, default=1296, help="games played out (default 1296: every pair of "
+                                                               "first two rolls once)")
+    roll.add_argument("--truncate", type=int, metavar="N", help="stop each trial after N plies and evaluate "
+                                                                "(default: play to the end)")
+    roll.add_argument("--plies", type=int, default=0, help="lookahead of the checker play: 0, 1 or 2 (default 0)")
+    roll.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
+    roll.add_argument("--cubeful", action="store_true", help="money cubeful equities too (cube decisions at 0-ply)")
+    roll.add_argument("--no-vr", action="store_true", help="no variance reduction")
+    roll.add_argument("--bearoff", choices=("race", "exact", "off"),
+                      help="where the bear-off database ends a trial: race (any bear-off, cubeless default), exact "
+                           "(six checkers a side or fewer, cubeful default) or off")
+    roll.add_argument("--opening", action="store_true", help="the first roll is an opening roll (no doubles)")
+    roll.add_argument("--jobs", type=int, default=1, help="processes sharing the trials (default 1)")
+    roll.add_argument("--json", action="store_true", help="print the results as JSON instead")
+    roll.add_argument("--quiet", action="store_true", help="no progress bar")
+    roll.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    roll.set_defaults(run=_rollout)
 
     play = commands.add_parser("play", help="play the bot in the terminal (money games or a match, with the cube)")
     play.add_argument("--match", type=int, metavar="N", help="a match to N points (default: money games)")

@@ -146,7 +146,7 @@ def _concat(parts: list[GameResults]) -> GameResults:
 
 
 @dataclass(frozen=True)
-class _CubeRules:
+class CubeRules:
     """The cube of a batch of games. ``away`` (n×2, by seat), ``crawford`` and ``post_crawford`` (n,) are the match
     score before each game, ``None`` for money games."""
 
@@ -185,7 +185,7 @@ def play_games(
     turns = np.zeros(games, dtype=np.int32)
     stakes = np.ones(games, dtype=np.int64)
     passed = np.zeros(games, dtype=bool)
-    rules = _CubeRules(jacoby=jacoby) if cube else None
+    rules = CubeRules(jacoby=jacoby) if cube else None
     started = time.perf_counter()
     with tqdm(total=games, disable=not progress, unit="game", desc=f"{player0.name} v {player1.name}") as bar:
         for lo in range(0, games, batch):
@@ -200,62 +200,129 @@ def play_games(
     return GameResults(points, turns, seconds, stakes if cube else None, passed if cube else None)
 
 
-def _play_batch(players, game_ids, seed, rng, max_turns, rules: _CubeRules | None = None):
+def _play_batch(players, game_ids, seed, rng, max_turns, rules: CubeRules | None = None):
     """Play one batch of games to the end: seat 0's points, turns, final cube values and passes, game by game.
     Without ``rules`` no one is asked about the cube."""
     n = len(game_ids)
-    boards = np.repeat(START_BOARD[None], n, axis=0)
     opening = roll_dice(seed, game_ids, np.zeros(n, dtype=np.int64))
-    seat = np.where(opening[:, 0] > opening[:, 1], 0, 1)  # whoever rolled the higher die moves first
-    points = np.zeros(n, dtype=np.int32)
-    turns = np.zeros(n, dtype=np.int32)
-    stake = np.ones(n, dtype=np.int64)
-    holder = np.full(n, -1, dtype=np.int8)  # the seat that owns the cube, -1 while it is centered
-    passed = np.zeros(n, dtype=bool)
+    # Whoever rolled the higher die moves first, with the opening roll.
+    table = Table.start(np.repeat(START_BOARD[None], n, axis=0), np.where(opening[:, 0] > opening[:, 1], 0, 1))
+
+    def dice(rows, turn):
+        return opening[rows] if turn == 0 else roll_dice(seed, game_ids[rows], np.full(len(rows), turn))
+
+    run_turns(players, table, dice, rng, rules=rules, max_turns=max_turns)
+    return table.points, table.turns, table.stake, table.passed
+
+
+@dataclass
+class Table:
+    """A batch of games in progress, which ``run_turns`` plays on.
+
+    ``boards`` (n×26) each game's position from the side of the seat on roll; ``seat`` (n,) that seat (0 or 1);
+    ``stake`` (n,) the cube value and ``holder`` (n,) the seat that owns the cube, -1 while it is centered;
+    ``points`` (n,) seat 0's points once a game is over; ``turns`` (n,) turns played; ``passed`` (n,) games ended
+    by a pass; ``live`` the indices of the games still being played. A game that is not live has ended: by its
+    last checker or a pass (``finished``), or cut short by ``run_turns`` (``plies``, ``stop``), its board then
+    being the position where it stopped, before the roll of ``seat``.
+    """
+
+    boards: np.ndarray
+    seat: np.ndarray
+    stake: np.ndarray
+    holder: np.ndarray
+    points: np.ndarray
+    turns: np.ndarray
+    passed: np.ndarray
+    finished: np.ndarray
+    live: np.ndarray
+
+    @classmethod
+    def start(cls, boards: np.ndarray, seat: np.ndarray, stake: np.ndarray | None = None,
+              holder: np.ndarray | None = None) -> "Table":
+        """Games from ``boards`` (on-roll view, before the roll) with ``seat`` on roll; cubes centered at 1 unless
+        ``stake`` and ``holder`` are given."""
+        n = len(boards)
+        return cls(
+            boards=np.array(boards, dtype=np.int8),
+            seat=np.array(seat, dtype=np.int64),
+            stake=np.ones(n, dtype=np.int64) if stake is None else np.array(stake, dtype=np.int64),
+            holder=np.full(n, -1, dtype=np.int8) if holder is None else np.array(holder, dtype=np.int8),
+            points=np.zeros(n, dtype=np.int32),
+            turns=np.zeros(n, dtype=np.int32),
+            passed=np.zeros(n, dtype=bool),
+            finished=np.zeros(n, dtype=bool),
+            live=np.arange(n),
+        )
+
+
+def run_turns(players, table: Table, dice, rng, *, rules: CubeRules | None = None, max_turns: int = 5000,
+              first_offer: int = 1, plies: int | None = None, stop=None, observe=None) -> Table:
+    """Play the games of ``table`` turn by turn, all live games at once, until each ends.
+
+    ``players`` are seat 0's and seat 1's; ``dice(rows, turn)`` the rolls (len(rows)×2) of the games ``rows`` at
+    ``turn`` (0 is the first turn played here). With ``rules`` the cube is in play (see ``_offer_doubles``), from
+    turn ``first_offer`` on. A game can also be cut short, left where it stands before a roll: after ``plies``
+    turns, or before a turn where ``stop(boards)`` (on-roll view) is true. ``observe(turn, rows, boards, dice,
+    seat)`` is shown each turn's positions, rolls and seats on roll before the players choose. Returns ``table``,
+    updated in place.
+    """
+    boards, seat, stake, holder, points = table.boards, table.seat, table.stake, table.holder, table.points
+    live = table.live
     asks = rules is not None and any(hasattr(player, "cube_actions") for player in players)
-    live = np.arange(n)
     turn = 0
     while len(live):
+        if plies is not None and turn >= plies:
+            break
         if turn >= max_turns:
             raise RuntimeError(f"{len(live)} games still running after {max_turns} turns")
-        if asks and turn > 0:  # the opening roll leaves no moment to double
+        if stop is not None:
+            live = live[~np.asarray(stop(boards[live]), dtype=bool)]
+            if not len(live):
+                break
+        if asks and turn >= first_offer:
             dropped = _offer_doubles(players, boards, live, seat, stake, holder, rules)
             if dropped.any():
                 finished = live[dropped]
                 points[finished] = np.where(seat[finished] == 0, 1, -1) * stake[finished]
-                passed[finished] = True
+                table.passed[finished] = True
+                table.finished[finished] = True
                 live = live[~dropped]
                 if not len(live):
                     break
-        dice = opening[live] if turn == 0 else roll_dice(seed, game_ids[live], np.full(len(live), turn))
+        rolls = np.asarray(dice(live, turn), dtype=np.int8)
         on_roll = boards[live]
-        moves = afterstates(on_roll, dice, validate=False)
-        chosen = np.empty(len(live), dtype=np.int64)
         movers = seat[live]
+        if observe is not None:
+            observe(turn, live, on_roll, rolls, movers)
+        moves = afterstates(on_roll, rolls, validate=False)
+        chosen = np.empty(len(live), dtype=np.int64)
         for s, player in enumerate(players):
             mine = movers == s
             if not mine.any():
                 continue
             rows = np.flatnonzero(mine[moves.owner])
             local = (np.cumsum(mine) - 1)[moves.owner[rows]]
-            pick = player.choose(on_roll[mine], moves.after[rows], local, rng, dice=dice[mine])
+            pick = player.choose(on_roll[mine], moves.after[rows], local, rng, dice=rolls[mine])
             chosen[mine] = rows[pick]
         after = moves.after[chosen]
         boards[live] = after
-        turns[live] += 1
+        table.turns[live] += 1
         won = game_over(after)
         if won.any():
             finished = live[won]
             single = rules is not None and rules.jacoby
             counted = np.where(single & (holder[finished] == -1), 1, result_points(after[won]))
             points[finished] = np.where(seat[finished] == 0, 1, -1) * stake[finished] * counted
+            table.finished[finished] = True
         seat[live] = 1 - seat[live]
         live = live[~won]
         turn += 1
-    return points, turns, stake, passed
+    table.live = live
+    return table
 
 
-def _cube_state(games, seat, stake, holder, rules: _CubeRules) -> CubeState:
+def _cube_state(games, seat, stake, holder, rules: CubeRules) -> CubeState:
     """The cubes of ``games`` from the side of the seat on roll in each."""
     on_roll = seat[games]
     owner = np.select([holder[games] == -1, holder[games] == on_roll], [CENTERED, ON_ROLL], OPPONENT)
@@ -390,7 +457,7 @@ def play_matches(
             game = 0
             while len(live):
                 crawford = crawford_next[live]
-                rules = _CubeRules(away=length - score[live], crawford=crawford, post_crawford=crawford_played[live])
+                rules = CubeRules(away=length - score[live], crawford=crawford, post_crawford=crawford_played[live])
                 ids = (first_match + live) * 2 * length + game
                 points, turns, stake, passed = _play_batch(players, ids, seed, rng, max_turns, rules)
                 log.append((live, np.full(len(live), game), points, turns, stake, passed, crawford))

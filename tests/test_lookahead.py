@@ -118,6 +118,41 @@ def test_finished_games_are_scored_exactly_at_every_depth():
     assert load_bot(plies=2).evaluate(winning).equity == 3
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_network_judges_only_what_neither_the_rules_nor_the_database_answer(bot0, threads):
+    import torch
+
+    from bgai import bearoff, encoding
+    from bgai.bot import exact_probabilities
+    from bgai.game import game_over, play_games
+    from bgai.players.base import RandomPlayer
+
+    class Recorder(RandomPlayer):  # every afterstate of random games: contact, races, bear-offs, finished games
+        seen = []
+
+        def choose(self, boards, after, owner, rng, dice=None):
+            self.seen.append(after)
+            return super().choose(boards, after, owner, rng, dice)
+
+    play_games(Recorder(), Recorder(), 20, seed=5)
+    boards = np.concatenate(Recorder.seen)
+    over, bear = game_over(boards), bearoff.is_bearoff(boards)
+    rest = ~over & ~bear
+    assert over.any() and bear.any() and rest.any()
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)  # passes of NET_CHUNK or NET_CHUNK_ONE_THREAD boards
+    try:
+        probs = bot0.probabilities(boards)
+    finally:
+        torch.set_num_threads(before)
+    with torch.inference_mode():
+        x = encoding.encode(boards[rest], version=bot0.model.encoder_version)
+        network = bot0.model(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(probs[rest], network, atol=1e-6)
+    np.testing.assert_array_equal(probs[over], exact_probabilities(boards[over]))
+    np.testing.assert_array_equal(probs[bear], bearoff.database().probabilities(boards[bear]))
+
+
 def test_chunked_levels_give_the_same_values(bot0, monkeypatch):
     """Given memory bounds small enough to cut every level into many chunks, 2-ply values do not change."""
     boards = np.stack([p.board for p in game_positions(bot0, 6, seed=3)])

@@ -1,0 +1,231 @@
+"""Rollouts (bgai.rollout): stratified dice, variance reduction, the bear-off database, self-play, the CLI."""
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from bgai import bearoff, rollout as ro
+from bgai.bot import load_bot
+from bgai.cli import main
+from bgai.cube import CENTERED
+from bgai.game import play_games, roll_dice
+from bgai.network import equity
+from bgai.position import Position
+
+START = "4HPwATDgc/ABMA"
+MIDDLE_GAME = "4HPkAxDguWHAIQ"  # the bot's own game, 10 turns in: contact, about even
+
+
+@pytest.fixture(scope="module")
+def bot():
+    return load_bot()
+
+
+def as_tuples(rolls):
+    return [tuple(r) for r in rolls.tolist()]
+
+
+# Dice ---------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_every_prefix_of_36k_trials_deals_each_first_and_second_roll_k_times(seed):
+    rolls = ro.first_two_rolls(seed, np.arange(1296))
+    for k in range(1, 37):
+        first, second = Counter(as_tuples(rolls[:36 * k, 0])), Counter(as_tuples(rolls[:36 * k, 1]))
+        assert len(first) == 36 and set(first.values()) == {k}
+        assert len(second) == 36 and set(second.values()) == {k}
+
+
+def test_1296_trials_deal_every_pair_of_first_two_rolls_once_and_the_next_1296_again():
+    rolls = ro.first_two_rolls(3, np.arange(2 * 1296))
+    for cycle in (rolls[:1296], rolls[1296:]):
+        pairs = Counter(tuple(r.ravel()) for r in cycle)
+        assert len(pairs) == 1296 and set(pairs.values()) == {1}
+    assert not (rolls[:1296] == rolls[1296:]).all()  # a new cycle is a new arrangement
+
+
+def test_opening_rollouts_never_start_with_a_double_and_cover_the_30_x_36_pairs():
+    rolls = ro.first_two_rolls(0, np.arange(1080), opening=True)
+    assert (rolls[:, 0, 0] != rolls[:, 0, 1]).all()
+    assert set(Counter(as_tuples(rolls[:30, 0])).values()) == {1}
+    assert len({tuple(r.ravel()) for r in rolls}) == 1080
+
+
+def test_a_trials_dice_depend_only_on_the_seed_and_its_number():
+    whole = np.stack([ro.rollout_dice(5, np.arange(100), turn) for turn in range(4)])
+    part = np.stack([ro.rollout_dice(5, np.arange(40, 60), turn) for turn in range(4)])
+    assert (whole[:, 40:60] == part).all()
+    assert not (ro.rollout_dice(6, np.arange(100), 0) == whole[0]).all()
+
+
+# Variance reduction and the bear-off database -----------------------------------------------------------------
+
+
+# X (on roll) bears off 5 checkers (points 1, 1, 3, 5, 5), O 5 (its points 2, 2, 4, 4, 6): exact in the database.
+EXACT_BEAROFF = Position.from_points({1: 2, 3: 1, 5: 2}, {23: 2, 21: 2, 19: 1})
+
+
+def test_a_bearoff_rollout_agrees_with_the_database_and_luck_removes_all_its_variance(bot):
+    db = bearoff.database()
+    exact = float(db.probabilities(EXACT_BEAROFF.board[None])[0, 0])
+    result = bot.rollout(EXACT_BEAROFF, trials=360, bearoff_stop="off", seed=1)
+    win = result.probabilities[0]
+    # Without variance reduction the trials (played out: no early stop) agree within their interval...
+    assert win.plain_se > 0.01
+    assert abs(win.plain_mean - exact) < 3 * win.plain_se
+    # ...and with it, luck judged by exact values telescopes to the exact answer, trial by trial.
+    assert win.se < 1e-6 and win.mean == pytest.approx(exact, abs=1e-6)
+    assert result.equity.mean == pytest.approx(2 * exact - 1, abs=1e-5)
+
+
+def test_a_cubeful_bearoff_rollout_agrees_with_the_databases_cube_equities(bot):
+    nd, dt = bearoff.database().cube_equities(EXACT_BEAROFF.board[None], [CENTERED])
+    result = bot.rollout(EXACT_BEAROFF, trials=360, cubeful=True, bearoff_stop="off", seed=2)
+    for rolled, exact in ((result.no_double, nd[0]), (result.double_take, dt[0])):
+        assert abs(rolled.plain_mean - exact) < 3 * rolled.plain_se
+        # Cubeless checker play by the bot is not always the cubeful best play: near, not equal.
+        assert rolled.mean == pytest.approx(exact, abs=0.005) and rolled.se < 0.002
+    assert result.cube_action == "double, take" and result.cubeful == result.double_take
+
+
+def test_stopping_at_exact_bearoffs_answers_from_the_database_at_once(bot):
+    result = bot.rollout(EXACT_BEAROFF, trials=36)  # the start is an exact bear-off: every trial stops there
+    exact = float(bearoff.database().probabilities(EXACT_BEAROFF.board[None])[0, 0])
+    assert result.probabilities[0].plain_mean == pytest.approx(exact, abs=1e-6)
+    assert result.probabilities[0].plain_se == 0
+
+
+def test_variance_reduction_is_unbiased_and_shrinks_the_standard_error(bot):
+    # 16 rollouts of 36 trials with different dice, truncated at 6 plies: luck has mean zero, so the reduced and
+    # the plain estimates agree (on every seed within their own errors, and pooled within the pooled error).
+    start = ro.Start(Position.parse(MIDDLE_GAME).board[None], np.array([1]), np.array([-1]))
+    luck, plain, reduced = [], [], []
+    for seed in range(16):
+        settings = ro.RolloutSettings(trials=36, truncate=6, seed=seed)
+        values = ro.run_trials(bot, start, np.arange(36), settings)
+        trial_luck = equity(values.plain[0]) - equity(values.plain[0] - values.luck[0])
+        luck.append(trial_luck)
+        plain.append(equity(values.plain[0]))
+        reduced.append(equity(values.plain[0] - values.luck[0]))
+    luck = np.concatenate(luck)
+    assert abs(luck.mean()) < 3 * luck.std(ddof=1) / np.sqrt(len(luck))
+    per_seed_se = lambda v: np.std(v, ddof=1) / 6  # noqa: E731
+    assert all(per_seed_se(r) < per_seed_se(p) / 3 for r, p in zip(reduced, plain))
+    gap = np.mean([r.mean() - p.mean() for r, p in zip(reduced, plain)])
+    assert abs(gap) < 3 * np.std([r.mean() - p.mean() for r, p in zip(reduced, plain)], ddof=1) / 4
+
+
+def test_the_opening_rollout_matches_the_bots_self_play(bot):
+    # Self-play games, from the side of the first mover (it won the opening roll and plays it), and the rollout
+    # of the opening (the first roll never a double, every (opening, reply) pair once) estimate the same things:
+    # the equity and how often a game ends in a gammon either way.
+    games = 2000
+    with ro.torch_threads(1):
+        played = play_games(bot, bot, games, seed=11)
+    opening = roll_dice(11, np.arange(games), np.zeros(games, dtype=np.int64))
+    points = np.where(opening[:, 0] > opening[:, 1], 1, -1) * played.points
+    gammons = (np.abs(points) >= 2).astype(float)
+    result = bot.rollout(START, trials=1080, opening=True, variance_reduction=False, seed=11)
+    win_gammon, lose_gammon = result.probabilities[1], result.probabilities[3]
+    # (The standard error of a sum is at most the sum of the two.)
+    for mean, se, sample in ((result.equity.mean, result.equity.se, points),
+                             (win_gammon.mean + lose_gammon.mean, win_gammon.se + lose_gammon.se, gammons)):
+        sample_se = sample.std(ddof=1) / np.sqrt(games)
+        assert abs(mean - sample.mean()) < 1.96 * np.hypot(se, sample_se)
+
+
+# Chunks, plays, results -----------------------------------------------------------------------------------------
+
+
+def test_chunks_of_trials_concatenate_to_the_whole_rollout(bot):
+    start = ro.Start(Position.parse(MIDDLE_GAME).board[None], np.array([1]), np.array([-1]))
+    settings = ro.RolloutSettings(trials=72, truncate=4, seed=3)
+    whole = ro.run_trials(bot, start, np.arange(72), settings)
+    parts = ro.TrialValues.concatenate([ro.run_trials(bot, start, np.arange(0, 36), settings),
+                                        ro.run_trials(bot, start, np.arange(36, 72), settings)])
+    np.testing.assert_allclose(parts.plain, whole.plain, atol=1e-5)
+    np.testing.assert_allclose(parts.luck, whole.luck, atol=1e-5)
+
+
+def test_jobs_split_the_trials_into_chunks_with_the_same_result(bot):
+    one = bot.rollout(MIDDLE_GAME, trials=72, truncate=3)
+    two = bot.rollout(MIDDLE_GAME, trials=72, truncate=3, jobs=2)  # two processes, 36 trials each
+    assert two.equity.mean == pytest.approx(one.equity.mean, abs=1e-6)
+    assert two.equity.plain_se == pytest.approx(one.equity.plain_se, abs=1e-6)
+
+
+def test_candidate_plays_are_rolled_out_on_the_same_dice(bot, monkeypatch):
+    calls = []
+    dealt = ro.rollout_dice
+
+    def spy(seed, trials, turn, opening=False):
+        calls.append((turn, np.array(trials)))
+        return dealt(seed, trials, turn, opening)
+
+    monkeypatch.setattr(ro, "rollout_dice", spy)
+    results = ro.rollout_plays(bot, START, "31", top=3, trials=36, truncate=2)
+    assert len(results) == 3 and len({r.play for r in results}) == 3
+    first_turn = np.concatenate([trials for turn, trials in calls if turn == 0])
+    assert Counter(first_turn.tolist()) == {t: 3 for t in range(36)}  # each trial's dice, once for each play
+    assert results[0].play == "8/5 6/5"  # making the 5 point
+    assert results[0].equity.mean >= results[1].equity.mean >= results[2].equity.mean
+
+
+def test_a_result_prints_and_round_trips_through_json(bot):
+    result = bot.rollout(MIDDLE_GAME, trials=36, truncate=2, cubeful=True)
+    d = json.loads(result.to_json())
+    assert d["trials"] == 36 and d["settings"]["truncate"] == 2 and d["settings"]["cubeful"]
+    assert set(d["probabilities"]) == set(ro.PROBABILITY_NAMES)
+    assert d["equity"]["mean"] == pytest.approx(result.equity.mean, abs=1e-6)
+    lo, hi = d["equity"]["ci95"]
+    assert lo < d["equity"]["mean"] < hi
+    assert {"no_double", "double_take", "cubeful", "cube_action"} <= set(d)
+    text = str(result)
+    assert "cubeless equity" in text and "95% CI" in text and "double/take" in text
+
+
+def test_lookahead_checker_play_and_bad_settings(bot):
+    result = bot.rollout(MIDDLE_GAME, trials=36, truncate=1, plies=1, variance_reduction=False)
+    assert result.settings["plies"] == 1
+    assert 0 < result.probabilities[0].mean < 1
+    for bad in (dict(trials=0), dict(truncate=0), dict(seed=-1), dict(bearoff_stop="sometimes"),
+                dict(cubeful=True, bearoff_stop="race"), dict(jobs=0), dict(plies=3)):
+        with pytest.raises(ValueError):
+            bot.rollout(MIDDLE_GAME, **bad)
+
+
+# The command line -------------------------------------------------------------------------------------------------
+
+
+def test_cli_rolls_out_a_position_as_text_and_as_json(capsys):
+    assert main(["rollout", MIDDLE_GAME, "--trials", "36", "--truncate", "2", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "Rollout of 4HPkAxDguWHAIQ" in text and "without variance reduction" in text
+    assert main(["rollout", MIDDLE_GAME, "--trials", "36", "--truncate", "2", "--quiet", "--json", "--no-vr"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["trials"] == 36 and d["settings"]["variance_reduction"] is False
+    assert d["equity"]["se"] == d["equity"]["plain_se"]
+
+
+def test_cli_rolls_out_the_plays_of_a_roll(capsys):
+    assert main(["rollout", START, "64", "--top", "2", "--trials", "36", "--truncate", "2", "--quiet",
+                 "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["dice"] == "64" and len(d["plays"]) == 2
+    assert all(p["trials"] == 36 for p in d["plays"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["rollout", "nonsense"], "Position ID"),
+    (["rollout", START, "70"], "die"),
+    (["rollout", START, "--trials", "0"], "trials"),
+    (["rollout", START, "--top", "2"], "--top needs the dice"),
+    (["rollout", START, "--cubeful", "--bearoff", "race"], "cubeful"),
+])
+def test_cli_bad_input_is_one_line_and_exit_status_2(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("bgai rollout: error:") and message in err
