@@ -15,7 +15,9 @@ stages (the phases of the run) in order, each a table ``[[stage]]`` with a ``nam
     games exact); (3) the model is trained on those targets and on the previous ``buffer - 1`` generations'
     (minibatch Adam, the learning rate falling linearly from ``lr`` to ``lr_end`` within each generation), a
     held-out share measuring its error. So generation k + 1 learns what generation k's lookahead saw; this is
-    how the strongest engines trained their nets, with their own earlier nets.
+    how the strongest engines trained their nets, with their own earlier nets. A stage may name a ``teacher``, an
+    earlier bgai network (say the TD-trained one), that plays the games and computes the targets in (1) and (2)
+    instead: a new model's first lessons, from a network bgai trained itself.
 
 A config without stages is a one-stage TD run whose stage settings sit at the top level (bgai 0.1's format).
 
@@ -91,6 +93,8 @@ class LookaheadStage:
     validation: float = _field(0.05, "share of each generation's positions held out to measure the model's error")
     part: int = _field(20_000, "positions per part of the target computation (the unit of resuming)")
     bench_every: int = _field(1, "generations between benchmarks against pubeval and the heuristic player")
+    teacher: str = _field("", "checkpoint of an earlier bgai network that plays the games and computes the targets "
+                              "instead of the model being trained (a new model's first lessons); empty: the model")
 
 
 STAGES = {"td": TDStage, "lookahead": LookaheadStage}
@@ -389,16 +393,17 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
 
     folder = _generation_folder(state, stage, generation)
     positions = folder / "positions.npz"
+    source = model_from_checkpoint(load_checkpoint(stage.teacher)) if stage.teacher else state.model
     if not positions.exists():
         first_game = state.games
-        boards = sample_positions(state.model, stage.games, first_game, state.config.seed, stage.epsilon,
+        boards = sample_positions(source, stage.games, first_game, state.config.seed, stage.epsilon,
                                   state.rng, stage.positions)
         _write_npz(positions, boards=boards, first_game=first_game)
         state.games += stage.games
         state.save()
     boards = np.load(positions)["boards"]
     parts = range(0, len(boards), stage.part)
-    frozen = copy.deepcopy(state.model).eval()
+    frozen = copy.deepcopy(source).eval()
     bar = tqdm(total=len(boards), unit="pos", disable=not state.progress,
                desc=f"{state.config.run_name}/{stage.name} gen {generation} {stage.plies}-ply targets")
     for i, lo in enumerate(parts):

@@ -201,3 +201,21 @@ def test_a_split_model_routes_each_phase_to_its_net():
     boards = np.stack([Position.start().board, race])
     probs = Bot(model).probabilities(boards)
     assert probs[0, 2] > 0.99 and probs[1, 0] < 0.01
+
+
+def test_a_teacher_plays_the_games_and_computes_the_targets(tmp_path):
+    # Given a TD-trained network, and a new model of another shape that learns from it
+    run(load_config(None, {**TINY, "games": 32, "parallel_games": 32, "bench_every": 10**6}), tmp_path / "td",
+        progress=False)
+    teacher = tmp_path / "td" / "checkpoint.pt"
+    config = load_config(None, {**TINY, "hidden": "12", "encoder": 1})
+    config.stages = [LookaheadStage(name="distil", generations=1, games=6, positions=80, part=80, epochs=1,
+                                    teacher=str(teacher))]
+    run(config, tmp_path / "student", progress=False)
+    # Then the stored targets are the teacher's 1-ply values, and the student has the shape the config asks for
+    folder = tmp_path / "student" / "data" / "distil-000"
+    boards = np.load(folder / "positions.npz")["boards"]
+    targets = np.load(folder / "targets-0000.npz")["targets"]
+    assert np.allclose(targets, lookahead_targets(load_bot(teacher).model, boards, 1), atol=1e-6)
+    student = load_bot(tmp_path / "student" / "checkpoint.pt").model
+    assert student.hidden == (12,) and student.encoder_version == 1
