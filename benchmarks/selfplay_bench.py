@@ -69,7 +69,7 @@ def main(argv=None) -> None:
     parser.add_argument("--gnubg-games", type=int, default=400, help="gnubg self-play games")
     parser.add_argument("--config", default=None, help="TD run config of the run from scratch (default: the "
                                                         "default TD stage, 512 games at once)")
-    parser.add_argument("--checkpoint", default="checkpoints/shipped/checkpoint.pt", help="run to continue")
+    parser.add_argument("--checkpoint", default="checkpoints/td-v1/checkpoint.pt", help="network to start from")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     figures = {
