@@ -367,12 +367,18 @@ def _write_npz(path: Path, **arrays) -> None:
 
 
 def sample_positions(model: EquityModel, games: int, first_game: int, seed: int, epsilon: float,
-                     rng: np.random.Generator, keep: int) -> np.ndarray:
+                     rng: np.random.Generator, keep: int, progress: bool = False) -> np.ndarray:
     """Up to ``keep`` distinct positions (on-roll view, before the roll) from ``games`` self-play games of
     ``model`` at 0-ply with ``epsilon`` exploration, bear-offs and finished games left out, in random order."""
+    from tqdm.auto import tqdm
+
     worker = SelfPlayWorker(model, lam=0.0, seed=seed, epsilon=epsilon)
-    boards = [worker.play(lo, min(1024, first_game + games - lo), rng).boards
-              for lo in range(first_game, first_game + games, 1024)]
+    boards = []
+    with tqdm(total=games, unit="game", disable=not progress, desc="sampling positions") as bar:
+        for lo in range(first_game, first_game + games, 1024):
+            n = min(1024, first_game + games - lo)
+            boards.append(worker.play(lo, n, rng).boards)
+            bar.update(n)
     boards = np.unique(np.concatenate(boards), axis=0)
     boards = boards[~np.isin(classify(boards), (OVER, BEAROFF))]
     return boards[rng.permutation(len(boards))[:keep]]
@@ -397,7 +403,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
     if not positions.exists():
         first_game = state.games
         boards = sample_positions(source, stage.games, first_game, state.config.seed, stage.epsilon,
-                                  state.rng, stage.positions)
+                                  state.rng, stage.positions, state.progress)
         _write_npz(positions, boards=boards, first_game=first_game)
         state.games += stage.games
         state.save()
