@@ -6,6 +6,9 @@
   of gnubg's favourite minus the equity of the bot's choice, both as gnubg sees them. Reported per move (all
   moves, including forced ones) and per non-forced move, with the share of moves where the bot plays gnubg's pick.
 
+The headline checker-play figure is now ``benchmarks/move_accuracy.py``: every play judged by gnubg at 2-ply,
+beside gnubg 0-ply's own error. This one stays as the quick check against gnubg 0-ply.
+
 gnubg is the judge here only; nothing it says reaches training.
 
     python benchmarks/accuracy.py [--checkpoint P] [--games 100] [--json FILE]

@@ -1,0 +1,106 @@
+"""bgai's checker play judged on GNU Backgammon's 2-ply reference set, beside gnubg's own 0-ply.
+
+    python benchmarks/move_accuracy.py [--plies 0 1 2] [--checkpoint P] [--json benchmarks/results/move_accuracy.json]
+
+The reference set (``benchmarks/data/move_reference.json``, made by ``benchmarks/move_reference.py``) holds unforced
+checker-play decisions from gnubg's own games, with gnubg's 2-ply cubeless equity of every legal play. bgai chooses
+a play in each, all decisions in one batch (``Bot.choose``), and ``score_moves`` counts the equity those choices
+give up against gnubg 2-ply's best play, in millipoints per move, and how often bgai plays that best play. gnubg
+0-ply's score on the same set (its choices by its 0-ply equities, stored in the file) is printed beside it, with
+the difference per decision (bgai minus gnubg 0-ply: mean and standard error of the paired differences).
+
+This supersedes ``benchmarks/accuracy.py`` (checker play judged by gnubg 0-ply) as the headline checker-play
+figure. gnubg is the judge here only; nothing it says reaches training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from move_reference import CLASSES, gnubg_0ply_choices, move_errors, score_moves  # noqa: E402
+
+from bgai.bot import load_bot  # noqa: E402
+from bgai.movegen import afterstates  # noqa: E402
+from bgai.position import decode_position_id, encode_position_id  # noqa: E402
+
+REFERENCE = Path(__file__).resolve().parent / "data" / "move_reference.json"
+
+
+def decisions(entries) -> tuple[np.ndarray, np.ndarray]:
+    """The (boards, dice) of the reference entries: the player on roll before the move."""
+    boards = np.stack([decode_position_id(e["position_id"]) for e in entries])
+    return boards, np.array([e["dice"] for e in entries])
+
+
+def bot_choices(bot, entries) -> tuple[list[int], float]:
+    """(index into each entry's plays of the play ``bot`` chooses, seconds), all decisions in one batch."""
+    boards, dice = decisions(entries)
+    started = time.perf_counter()
+    moves = afterstates(boards, dice)
+    picks = bot.choose(boards, moves.after, moves.owner)
+    seconds = time.perf_counter() - started
+    chosen = []
+    for entry, after in zip(entries, moves.after[picks]):
+        play = encode_position_id(after)
+        if play not in entry["plays"]:
+            raise RuntimeError(f"{bot.name} played {play} in {entry['position_id']} {entry['dice']}, which the "
+                               f"reference does not list")
+        chosen.append(entry["plays"].index(play))
+    return chosen, seconds
+
+
+def paired_difference(entries, chosen, baseline) -> dict:
+    """Mean and standard error, in millipoints a move, of (error of ``chosen``) - (error of ``baseline``)."""
+    diffs = np.array(move_errors(entries, chosen)) - np.array(move_errors(entries, baseline))
+    return {"mp_per_move": 1000 * float(diffs.mean()),
+            "mp_se": 1000 * float(diffs.std(ddof=1) / math.sqrt(len(diffs)))}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plies", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--checkpoint", help="default: the shipped network")
+    parser.add_argument("--reference", default=str(REFERENCE))
+    parser.add_argument("--json", help="also write the figures here")
+    args = parser.parse_args(argv)
+
+    reference = json.loads(Path(args.reference).read_text())
+    entries = reference["entries"]
+    gnubg0 = gnubg_0ply_choices(entries)
+    rows = {"gnubg 0-ply": score_moves(entries, gnubg0)}
+    for plies in args.plies:
+        bot = load_bot(args.checkpoint, plies=plies)
+        chosen, seconds = bot_choices(bot, entries)
+        rows[f"bgai {plies}-ply"] = {**score_moves(entries, chosen),
+                                     "minus_gnubg_0ply": paired_difference(entries, chosen, gnubg0),
+                                     "ms_per_position": 1000 * seconds / len(entries)}
+
+    counts = reference["metadata"]["counts"]
+    print(f"{len(entries)} unforced checker-play decisions judged by gnubg 2-ply ("
+          + ", ".join(f"{counts[c]} {c}" for c in CLASSES) + f"): {args.reference}")
+    print(f"{'':<12} {'mp/move':>13} {'best play':>10} " + " ".join(f"{c + ' mp':>11}" for c in CLASSES)
+          + f" {'vs gnubg 0-ply':>15}")
+    for name, s in rows.items():
+        versus = s.get("minus_gnubg_0ply")
+        print(f"{name:<12} {s['mp_per_move']:>6.2f} ± {s['mp_se']:<4.2f} {100 * s['best_play']:>9.1f}% "
+              + " ".join(f"{s['by_class'][c]['mp_per_move']:>11.2f}" for c in CLASSES)
+              + (f" {versus['mp_per_move']:>+8.2f} ± {versus['mp_se']:.2f}" if versus else ""))
+    print(json.dumps(rows))
+    if args.json:
+        command = "python benchmarks/move_accuracy.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"command": command.strip(), "reference": Path(args.reference).name,
+                                               **rows}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
