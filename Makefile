@@ -37,7 +37,7 @@ train: $(STAMP)
 run: train
 
 test: $(STAMP) system-deps
-	$(PY) -m pytest -n 2 --durations=10
+	$(PY) -m pytest -n 2 --dist loadgroup --durations=10
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py --json benchmarks/results.json
