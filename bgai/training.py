@@ -116,7 +116,8 @@ class RunConfig:
     hidden: str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
     nets: str = _field("all", "'all' (one net for every phase) or 'contact,race' (one net each)")
     init: str = _field("", "checkpoint whose weights the run starts from (same model shape); empty: random")
-    threads: int = _field(2, "torch threads of the main process (the learner; with workers=1 self-play too)")
+    threads: int = _field(0, "torch threads of the main process (0: 2 with workers=1, where it plays too, as "
+                             "before; 1 with workers, which have the cores while it learns)")
     workers: int = _field(0, "worker processes for self-play and lookahead targets (0: one per core this process "
                              "may use, or with --ray one per CPU of the cluster; 1: everything in this process)")
     ray: str = _field("", "run the workers as Ray actors (pip install 'bgai[ray]'): 'local', or --ray alone (the "
@@ -234,7 +235,10 @@ class Run:
 
         self.config, self.run_dir, self.progress = config, run_dir, progress
         self.path = run_dir / "checkpoint.pt"
-        torch.set_num_threads(max(1, config.threads))
+        in_process = pool is None and not config.ray and (config.workers or default_workers()) == 1
+        # With workers, a second learner thread gains little on the small matrices of these nets and costs much on
+        # a busy machine (measured: benchmarks/workers_bench.py).
+        torch.set_num_threads(config.threads if config.threads > 0 else 2 if in_process else 1)
         torch.manual_seed(config.seed)
         self.model = EquityModel.create(config.hidden_sizes(), config.net_names(), config.encoder)
         self.rng = np.random.default_rng(config.seed)

@@ -7,10 +7,16 @@ cluster, with the results handed back in task order.
         results = pool.map(play_task, tasks, shared=ModelSnapshot.of(model))
 
 ``fn(shared, task)`` must be a module-level function (workers import it by name), deterministic given its
-arguments, and must not modify ``shared``. ``shared`` (typically a ``bgai.network.ModelSnapshot``) is pickled once
+arguments (seed any randomness from the task: then results do not depend on which worker ran what, and a task run
+again gives the same result), and must not modify ``shared``. ``shared`` (typically a ``bgai.network.ModelSnapshot``) is pickled once
 per ``map`` and sent once to each worker (with Ray: put in the object store once); ``tasks`` and results travel
 one each way. ``pool.imap`` yields ``(task index, result)`` as tasks finish, for a caller that writes each result
 as it comes (``bgai.training`` writes lookahead-target parts that way, so a killed run keeps every finished part).
+
+Consumers: ``bgai.training`` (TD rounds: ``bgai.td.play_task`` on game-id ranges; lookahead generations: position
+sampling and target parts). Rollouts fit the same mould: a task is a position and a range of trial ids whose dice
+come from ``roll_dice(seed, trial, turn)``, the shared object the bot's ``ModelSnapshot``, the result its trials'
+outcomes; ``bgai rollout --jobs N`` is ``open_pool(N)``.
 
 Backends (``open_pool`` picks one):
 
@@ -20,6 +26,8 @@ Backends (``open_pool`` picks one):
     ``workers`` processes started with ``spawn`` (a fresh interpreter: no threads or locks inherited from a
     process that has torch's thread pools running). Each sets ``BGAI_THREADS=1`` (the numpy thread pools of
     ``bgai.movegen`` and ``bgai.encoding``), one torch thread and one BLAS thread, so N workers keep N cores busy.
+    Each worker imports the main script, as ``spawn`` does: a script that opens a pool must do so under ``if
+    __name__ == "__main__":`` (a worker that fails to start says so).
 ``RayPool``
     ``workers`` Ray actors of one CPU each, on the cluster at ``address`` (``"local"``: the cluster ``ray start``
     made on this machine, else a new local Ray instance; ``"auto"``: a running cluster, an error if there is none;
@@ -27,7 +35,7 @@ Backends (``open_pool`` picks one):
 
 Faults. A worker process that dies (killed, out of memory) or a Ray actor that is lost mid-task is replaced and its
 task run again by the replacement; tasks are deterministic, so the result is the same as if nothing had happened.
-A task that kills ``max_retries`` workers in a row is a bug, not bad luck: ``WorkerError``. An exception raised
+A task that has killed ``max_retries`` workers is a bug, not bad luck: ``WorkerError``. An exception raised
 by ``fn`` is not retried either: ``WorkerError`` carries the worker's traceback. If the caller stops consuming
 ``imap`` (an error, Ctrl-C), the workers still busy are stopped and replaced, so no stale result reaches the next
 call.
