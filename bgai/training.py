@@ -119,7 +119,7 @@ class RunConfig:
     threads: int = _field(0, "torch threads of the main process (0: 2 with workers=1, where it plays too, as "
                              "before; 1 with workers, which have the cores while it learns)")
     workers: int = _field(0, "worker processes for self-play and lookahead targets (0: one per core this process "
-                             "may use, or with --ray one per CPU of the cluster; 1: everything in this process)")
+                             "may use, or with --ray one per free CPU of the cluster; 1: everything in this process)")
     ray: str = _field("", "run the workers as Ray actors (pip install 'bgai[ray]'): 'local', or --ray alone (the "
                           "cluster `ray start` made on this machine, else a new local Ray instance), 'auto' (a "
                           "running cluster, an error if none) or a cluster's address; empty: worker processes")

@@ -418,7 +418,7 @@ class RayPool(Pool):
 
 
 def open_pool(workers: int = 0, ray: str = "") -> Pool:
-    """A pool of ``workers`` workers (0: one per core this process may use, or with Ray one per CPU of the
+    """A pool of ``workers`` workers (0: one per core this process may use, or with Ray one per free CPU of the
     cluster): Ray actors if ``ray`` names a cluster (``"local"``, ``"auto"`` or an address), else worker processes,
     or this process alone for one worker."""
     if workers < 0:
