@@ -365,6 +365,10 @@ class RayPool(Pool):
         if self._actors is None:
             raise BgaiError("the pool is closed")
         box = [ray.put(shared)]  # once per map: every actor reads the one copy in the object store
+        # An actor lost with its process or node, or killed for memory: replaced, its task run again.
+        lost = tuple(getattr(ray.exceptions, name) for name in ("RayActorError", "WorkerCrashedError",
+                                                                 "OutOfMemoryError", "NodeDiedError")
+                     if hasattr(ray.exceptions, name))
         pending = collections.deque(range(len(tasks)))
         running: dict = {}  # object ref -> (actor slot, task index)
         deaths = collections.Counter()
@@ -382,7 +386,7 @@ class RayPool(Pool):
                 slot, i = running.pop(ref)
                 try:
                     result = ray.get(ref)
-                except ray.exceptions.RayActorError as error:
+                except lost as error:
                     deaths[i] += 1
                     if deaths[i] >= self.max_retries:
                         raise WorkerError(f"task {i} of {getattr(fn, '__qualname__', fn)} lost {deaths[i]} Ray "
