@@ -37,7 +37,7 @@ train: $(STAMP)
 run: train
 
 test: $(STAMP) system-deps
-	$(PY) -m pytest -n 2 --durations=10
+	$(PY) -m pytest -n 2 --dist loadgroup --durations=10
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py --json benchmarks/results.json
@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/lookahead_bench.py --positions 100 --json benchmarks/results/lookahead_speed.json
 	$(PY) benchmarks/cube_accuracy.py --plies 0 1 2 --json benchmarks/results/cube_accuracy.json
 	$(PY) benchmarks/move_accuracy.py --plies 0 1 2 --json benchmarks/results/move_accuracy.json
+	$(PY) benchmarks/workers_bench.py --json benchmarks/results/workers.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -417,8 +417,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its checkpoint")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     for name, f in _train_settings().items():
+        # --ray alone: Ray on this machine (the cluster `ray start` made here, else a new local instance)
+        bare = {"nargs": "?", "const": "local", "metavar": "ADDRESS"} if name == "ray" else {}
         train.add_argument(f"--{name.replace('_', '-')}", dest=name, type=type(f.default), default=None,
-                           help=f"{f.metadata['help']} (default {f.default!r})")
+                           help=f"{f.metadata['help']} (default {f.default!r})", **bare)
     train.set_defaults(run=_train)
 
     bench = commands.add_parser("bench", help="duplicate games of a trained bot against an opponent")

@@ -127,3 +127,36 @@ class EquityModel(nn.Module):
     def describe(self) -> str:
         nets = " + ".join(f"{name} {list(net.hidden)}" for name, net in self.nets.items())
         return f"{nets} hidden, encoder version {self.encoder_version} ({self.n_inputs} inputs)"
+
+
+class ModelSnapshot:
+    """An ``EquityModel``'s shape and weights as numpy arrays: what worker processes and Ray actors get once per
+    round (``bgai.workers``). Plain arrays pickle compactly and read zero-copy from Ray's object store; the model is
+    rebuilt from them once per snapshot, on first use (``model()``), and never sent back."""
+
+    def __init__(self, hidden: tuple[int, ...], phases: tuple[str, ...], encoder_version: int,
+                 weights: dict[str, np.ndarray]) -> None:
+        self.hidden, self.phases, self.encoder_version = tuple(hidden), tuple(phases), int(encoder_version)
+        self.weights = weights
+        self._model: EquityModel | None = None
+
+    @classmethod
+    def of(cls, model: EquityModel) -> ModelSnapshot:
+        weights = {key: value.detach().cpu().numpy().copy() for key, value in model.state_dict().items()}
+        return cls(model.hidden, model.phases, model.encoder_version, weights)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(array.nbytes for array in self.weights.values())
+
+    def model(self) -> EquityModel:
+        """The model, in eval mode, with exactly the snapshot's weights."""
+        if self._model is None:
+            with torch.random.fork_rng(devices=[]):  # initialising it must not move the caller's torch RNG
+                model = EquityModel.create(self.hidden, self.phases, self.encoder_version)
+            model.load_state_dict({key: torch.tensor(value) for key, value in self.weights.items()})
+            self._model = model.eval()
+        return self._model
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_model": None}

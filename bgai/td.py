@@ -15,8 +15,9 @@ Terminal targets are exact: win, gammon and backgammon as the game ended.
 Separation. A ``SelfPlayWorker`` owns a snapshot of the weights and plays games into ``Experience`` (boards and
 targets only, cheap to send between processes); a ``Learner`` owns the model and optimizer and trains on
 experience. The TD stage of a training run (``bgai.training``) drives them, the worker with a fresh snapshot each
-round; nothing in either class depends on sharing memory with the other, so workers can move to other processes
-or machines.
+round; nothing in either class depends on sharing memory with the other. With worker processes or Ray actors
+(``bgai.workers``) a round's games are split into ``SelfPlayTask``s of consecutive game ids, each played by
+``play_task`` from a ``ModelSnapshot`` of the weights, and their experience merged in task order.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from bgai import encoding
 from bgai.bot import Bot, exact_probabilities
 from bgai.game import game_over, roll_dice
 from bgai.movegen import afterstates
-from bgai.network import EquityModel, equity, flip
+from bgai.network import EquityModel, ModelSnapshot, equity, flip
 from bgai.phase import classify
 from bgai.players.base import group_starts, segment_argmax
 from bgai.position import START_BOARD
@@ -119,6 +120,43 @@ class SelfPlayWorker:
             gammons=gammons,
             backgammons=backgammons,
         )
+
+
+@dataclass(frozen=True)
+class SelfPlayTask:
+    """Games ``first_game .. first_game + games - 1`` of a run, for a worker (``bgai.workers``) to play."""
+
+    first_game: int
+    games: int
+    lam: float
+    seed: int
+    epsilon: float = 0.0
+
+
+def play_task(snapshot: ModelSnapshot, task: SelfPlayTask) -> Experience:
+    """The experience of ``task``'s games, played with ``snapshot``'s weights: a function of its arguments only
+    (the dice are counter-based, the exploration draws seeded by the run's seed and the first game's id), so a
+    task played again after its worker died gives the same experience."""
+    worker = SelfPlayWorker(snapshot.model(), task.lam, task.seed, task.epsilon)
+    return worker.play(task.first_game, task.games, np.random.default_rng([task.seed, task.first_game]))
+
+
+def split_games(first_game: int, games: int, parts: int, **settings) -> list[SelfPlayTask]:
+    """``games`` games from ``first_game`` as at most ``parts`` tasks of consecutive game ids, sizes within one."""
+    bounds = np.linspace(first_game, first_game + games, min(parts, games) + 1).round().astype(np.int64)
+    return [SelfPlayTask(int(lo), int(hi - lo), **settings) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def merge_experience(parts: list[Experience]) -> Experience:
+    """One ``Experience`` of several tasks' (in task order)."""
+    return Experience(
+        boards=np.concatenate([p.boards for p in parts]),
+        targets=np.concatenate([p.targets for p in parts]),
+        games=sum(p.games for p in parts),
+        turns=max(p.turns for p in parts),
+        gammons=sum(p.gammons for p in parts),
+        backgammons=sum(p.backgammons for p in parts),
+    )
 
 
 # Learning ----------------------------------------------------------------------------------------------------

@@ -21,6 +21,14 @@ stages (the phases of the run) in order, each a table ``[[stage]]`` with a ``nam
 
 A config without stages is a one-stage TD run whose stage settings sit at the top level (bgai 0.1's format).
 
+Workers (``bgai.workers``). With ``workers`` above 1 (the default: one per core) or ``ray`` set, self-play games,
+position sampling and target parts run in worker processes or Ray actors that get a snapshot of the weights once
+per round (generation); the learner, the writing of data and checkpoints stay in this process. A round's games are
+split between the workers by game id, each task's exploration seeded by the run's seed and its first game, so a run
+is reproducible for a seed and worker count (on processes or on Ray alike), and a worker that dies has its task
+played again with nothing lost. ``workers = 1`` keeps everything in this process, as bgai did before it had
+workers.
+
 Everything a run needs to continue is in ``RUN_DIR/checkpoint.pt`` (written atomically every
 ``checkpoint_minutes`` and at the end of every stage and generation) and, for a lookahead stage, in the generation's
 data files under ``RUN_DIR/data/`` (positions, then targets in parts, each written once, atomically). ``run(...,
@@ -41,16 +49,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bgai import encoding
+from bgai import bearoff, encoding
 from bgai.bot import Bot
 from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
 from bgai.files import write_atomically
 from bgai.game import play_duplicate
-from bgai.network import EquityModel, equity
+from bgai.network import EquityModel, ModelSnapshot, equity
 from bgai.phase import BEAROFF, OVER, classify
 from bgai.players import HeuristicPlayer, PubevalPlayer
-from bgai.td import Experience, Learner, SelfPlayWorker, bce, inputs
+from bgai.td import Experience, Learner, SelfPlayWorker, bce, inputs, merge_experience, play_task, split_games
+from bgai.workers import Pool, default_workers, open_pool
 
 
 def _field(default, help: str):
@@ -64,7 +73,7 @@ class TDStage:
     name: str = _field("td", "name of the stage (its TensorBoard namespace)")
     method: str = _field("td", "td")
     games: int = _field(20_000, "self-play games to train on in this stage")
-    parallel_games: int = _field(256, "games a worker plays at once (one round)")
+    parallel_games: int = _field(256, "games of one round, played at once (split between the workers)")
     lam: float = _field(0.7, "λ of the λ-returns: 0 is TD(0), 1 is Monte Carlo")
     lr: float = _field(1e-3, "Adam learning rate at the start of the stage")
     lr_end: float = _field(-1.0, "learning rate reached linearly at the stage's last game (negative: constant lr)")
@@ -111,7 +120,13 @@ class RunConfig:
     hidden: str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
     nets: str = _field("all", "'all' (one net for every phase) or 'contact,race' (one net each)")
     init: str = _field("", "checkpoint whose weights the run starts from (same model shape); empty: random")
-    threads: int = _field(2, "torch threads")
+    threads: int = _field(0, "torch threads of the main process (0: 2 with workers=1, where it plays too, as "
+                             "before; 1 with workers, which have the cores while it learns)")
+    workers: int = _field(0, "worker processes for self-play and lookahead targets (0: one per core this process "
+                             "may use, or with --ray one per free CPU of the cluster; 1: everything in this process)")
+    ray: str = _field("", "run the workers as Ray actors (pip install 'bgai[ray]'): 'local', or --ray alone (the "
+                          "cluster `ray start` made on this machine, else a new local Ray instance), 'auto' (a "
+                          "running cluster, an error if none) or a cluster's address; empty: worker processes")
     checkpoint_minutes: float = _field(5.0, "minutes between checkpoints (one is also written at stage ends)")
     bench_games: int = _field(250, "dice sequences per benchmark (each played twice, seats swapped)")
     final_bench_games: int = _field(1_000, "dice sequences of the benchmark at the end of the run")
@@ -218,12 +233,16 @@ def benchmark(model: EquityModel, sequences: int, seed: int = 12345) -> dict:
 class Run:
     """The state of a training run and the writing of it: model, stage position, history, clocks."""
 
-    def __init__(self, config: RunConfig, run_dir: Path, resume: bool, progress: bool) -> None:
+    def __init__(self, config: RunConfig, run_dir: Path, resume: bool, progress: bool,
+                 pool: Pool | None = None) -> None:
         from torch.utils.tensorboard import SummaryWriter
 
         self.config, self.run_dir, self.progress = config, run_dir, progress
         self.path = run_dir / "checkpoint.pt"
-        torch.set_num_threads(max(1, config.threads))
+        in_process = pool is None and not config.ray and (config.workers or default_workers()) == 1
+        # With workers, a second learner thread gains little on the small matrices of these nets and costs much on
+        # a busy machine (measured: benchmarks/workers_bench.py).
+        torch.set_num_threads(config.threads if config.threads > 0 else 2 if in_process else 1)
         torch.manual_seed(config.seed)
         self.model = EquityModel.create(config.hidden_sizes(), config.net_names(), config.encoder)
         self.rng = np.random.default_rng(config.seed)
@@ -255,6 +274,29 @@ class Run:
         if not resume:
             self.writer.add_text("config", "    " + json.dumps(config.as_dict(), indent=2).replace("\n", "\n    "))
         self.last_save = time.monotonic()
+        self._pool, self._own_pool = pool, pool is None
+
+    @property
+    def pool(self) -> Pool | None:
+        """The workers of self-play and target computation: the pool given to ``run``, else the one the config asks
+        for, started on first use; ``None`` when everything runs in this process (``workers`` 1, no Ray), exactly
+        as before there were workers."""
+        workers, ray = self.config.workers, self.config.ray
+        if self._pool is None and self._own_pool and (ray or (workers or default_workers()) > 1):
+            self._pool = open_pool(workers, ray)
+            where = f"Ray actors ({ray})" if ray else "worker processes"
+            self.writer.add_text("workers", f"{self._pool.workers} {where}")
+            if self.progress:
+                print(f"self-play and targets on {self._pool.workers} {where}", flush=True)
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None and self._own_pool:
+            if self._pool.replaced:
+                self.writer.add_text("workers", f"{self._pool.replaced} workers died and were replaced")
+            self._pool.close()
+            self._pool = None
+        self.writer.close()
 
     def save(self, optimizer: torch.optim.Optimizer | None = None) -> None:
         save_checkpoint(self.path, {
@@ -285,10 +327,12 @@ class Run:
         return result["pubeval"]["ppg"]
 
 
-def run(config: RunConfig, run_dir: str | Path, resume: bool = False, progress: bool = True) -> dict:
-    """Run (or continue) the stages of ``config`` in ``run_dir``; returns the final summary."""
+def run(config: RunConfig, run_dir: str | Path, resume: bool = False, progress: bool = True,
+        pool: Pool | None = None) -> dict:
+    """Run (or continue) the stages of ``config`` in ``run_dir``; returns the final summary. ``pool``: workers to
+    use instead of those ``config.workers`` and ``config.ray`` ask for (``bgai.workers``; left open)."""
     run_dir = Path(run_dir)
-    state = Run(config, run_dir, resume, progress)
+    state = Run(config, run_dir, resume, progress, pool)
     try:
         while state.stage < len(config.stages):
             stage = config.stages[state.stage]
@@ -309,7 +353,7 @@ def run(config: RunConfig, run_dir: str | Path, resume: bool = False, progress: 
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         return summary
     finally:
-        state.writer.close()
+        state.close()
 
 
 def _td_stage(state: Run, stage: TDStage) -> None:
@@ -319,7 +363,7 @@ def _td_stage(state: Run, stage: TDStage) -> None:
     learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs)
     if state.optimizer_state is not None:
         learner.optimizer.load_state_dict(state.optimizer_state)
-    worker = SelfPlayWorker(state.model, stage.lam, state.config.seed, stage.epsilon)
+    worker = SelfPlayWorker(state.model, stage.lam, state.config.seed, stage.epsilon) if state.pool is None else None
     next_bench = (state.step // stage.bench_every + 1) * stage.bench_every
     last = state.history[-1]["pubeval"]["ppg"] if state.history else float("nan")
     bar = tqdm(total=stage.games, initial=state.step, unit="game", disable=not state.progress,
@@ -331,9 +375,14 @@ def _td_stage(state: Run, stage: TDStage) -> None:
             if stage.lr_end >= 0:
                 for group in learner.optimizer.param_groups:
                     group["lr"] = stage.lr + (stage.lr_end - stage.lr) * state.step / stage.games
-            worker.load_weights(state.model.state_dict())
             # Game ids follow the run's games, so every stage and round plays new dice.
-            experience = worker.play(state.games, n, state.rng)
+            if state.pool is None:
+                worker.load_weights(state.model.state_dict())
+                experience = worker.play(state.games, n, state.rng)
+            else:
+                tasks = split_games(state.games, n, state.pool.workers, lam=stage.lam, seed=state.config.seed,
+                                    epsilon=stage.epsilon)
+                experience = merge_experience(state.pool.map(play_task, tasks, ModelSnapshot.of(state.model)))
             play_seconds = time.perf_counter() - started
             loss = learner.update(experience, state.rng)
             elapsed = time.perf_counter() - started
@@ -367,21 +416,49 @@ def _write_npz(path: Path, **arrays) -> None:
 
 
 def sample_positions(model: EquityModel, games: int, first_game: int, seed: int, epsilon: float,
-                     rng: np.random.Generator, keep: int, progress: bool = False) -> np.ndarray:
+                     rng: np.random.Generator, keep: int, pool: Pool | None = None,
+                     progress: bool = False) -> np.ndarray:
     """Up to ``keep`` distinct positions (on-roll view, before the roll) from ``games`` self-play games of
-    ``model`` at 0-ply with ``epsilon`` exploration, bear-offs and finished games left out, in random order."""
+    ``model`` at 0-ply with ``epsilon`` exploration, bear-offs and finished games left out, in random order.
+
+    With a ``pool`` the games are played by its workers, each task's exploration seeded by ``seed`` and its first
+    game; without, here, exploring with ``rng`` (as bgai did before it had workers). ``rng`` shuffles."""
     from tqdm.auto import tqdm
 
-    worker = SelfPlayWorker(model, lam=0.0, seed=seed, epsilon=epsilon)
     boards = []
     with tqdm(total=games, unit="game", disable=not progress, desc="sampling positions") as bar:
-        for lo in range(first_game, first_game + games, 1024):
-            n = min(1024, first_game + games - lo)
-            boards.append(worker.play(lo, n, rng).boards)
-            bar.update(n)
-    boards = np.unique(np.concatenate(boards), axis=0)
-    boards = boards[~np.isin(classify(boards), (OVER, BEAROFF))]
+        if pool is None:
+            worker = SelfPlayWorker(model, lam=0.0, seed=seed, epsilon=epsilon)
+            for lo in range(first_game, first_game + games, 1024):
+                n = min(1024, first_game + games - lo)
+                boards.append(worker.play(lo, n, rng).boards)
+                bar.update(n)
+        else:
+            parts = max(pool.workers, -(-games // 1024))
+            tasks = split_games(first_game, games, parts, lam=0.0, seed=seed, epsilon=epsilon)
+            boards = [None] * len(tasks)
+            for i, result in pool.imap(_positions_task, tasks, ModelSnapshot.of(model)):
+                boards[i] = result
+                bar.update(tasks[i].games)
+    boards = _distinct_live(np.concatenate(boards))
     return boards[rng.permutation(len(boards))[:keep]]
+
+
+def _distinct_live(boards: np.ndarray) -> np.ndarray:
+    """The distinct boards, sorted, without bear-offs and finished games."""
+    boards = np.unique(boards, axis=0)
+    return boards[~np.isin(classify(boards), (OVER, BEAROFF))]
+
+
+def _positions_task(snapshot: ModelSnapshot, task) -> np.ndarray:
+    """The distinct live positions of one task's self-play games (a worker's share of ``sample_positions``)."""
+    return _distinct_live(play_task(snapshot, task).boards)
+
+
+def _targets_task(snapshot: ModelSnapshot, task: tuple[np.ndarray, int]) -> np.ndarray:
+    """The targets of one part (a worker's share of a generation's target computation)."""
+    boards, plies = task
+    return lookahead_targets(snapshot.model(), boards, plies).astype(np.float32)
 
 
 def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int) -> np.ndarray:
@@ -403,7 +480,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
     if not positions.exists():
         first_game = state.games
         boards = sample_positions(source, stage.games, first_game, state.config.seed, stage.epsilon,
-                                  state.rng, stage.positions, state.progress)
+                                  state.rng, stage.positions, state.pool, state.progress)
         _write_npz(positions, boards=boards, first_game=first_game)
         state.games += stage.games
         state.save()
@@ -412,16 +489,35 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
     frozen = copy.deepcopy(source).eval()
     bar = tqdm(total=len(boards), unit="pos", disable=not state.progress,
                desc=f"{state.config.run_name}/{stage.name} gen {generation} {stage.plies}-ply targets")
-    for i, lo in enumerate(parts):
-        part = folder / f"targets-{i:04d}.npz"
-        if not part.exists():
-            started = time.perf_counter()
-            targets = lookahead_targets(frozen, boards[lo:lo + stage.part], stage.plies)
-            _write_npz(part, targets=targets.astype(np.float32))
-            elapsed = time.perf_counter() - started
-            state.seconds += elapsed
-            state.writer.add_scalar(f"{stage.name}/perf/targets_per_s", len(targets) / elapsed, state.games)
-        bar.update(min(stage.part, len(boards) - lo))
+
+    def path(i: int) -> Path:
+        return folder / f"targets-{i:04d}.npz"
+
+    if state.pool is None:
+        for i, lo in enumerate(parts):
+            if not path(i).exists():
+                started = time.perf_counter()
+                targets = lookahead_targets(frozen, boards[lo:lo + stage.part], stage.plies)
+                _write_npz(path(i), targets=targets.astype(np.float32))
+                elapsed = time.perf_counter() - started
+                state.seconds += elapsed
+                state.writer.add_scalar(f"{stage.name}/perf/targets_per_s", len(targets) / elapsed, state.games)
+            bar.update(min(stage.part, len(boards) - lo))
+    else:
+        # The workers compute the missing parts; this process writes each as it comes, so a killed run keeps
+        # every finished part, whichever worker finished it.
+        missing = [i for i in range(len(parts)) if not path(i).exists()]
+        bar.update(len(boards) - sum(len(boards[parts[i]:parts[i] + stage.part]) for i in missing))
+        bearoff.database()  # built here once if it is not on disk yet, rather than by every worker at once
+        tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies) for i in missing]
+        started, last, done = time.perf_counter(), time.perf_counter(), 0
+        for k, targets in state.pool.imap(_targets_task, tasks, ModelSnapshot.of(frozen)):
+            _write_npz(path(missing[k]), targets=targets)
+            now = time.perf_counter()
+            state.seconds += now - last
+            last, done = now, done + len(targets)
+            state.writer.add_scalar(f"{stage.name}/perf/targets_per_s", done / (now - started), state.games)
+            bar.update(len(targets))
     bar.close()
     return folder
 

@@ -16,7 +16,7 @@ from bgai.training import RunConfig, load_config, run
 
 def tiny_config(**kw) -> RunConfig:
     values = dict(games=64, parallel_games=32, hidden="16", bench_every=10**9, bench_games=4,
-                  final_bench_games=4, checkpoint_minutes=10**6, threads=1)
+                  final_bench_games=4, checkpoint_minutes=10**6, threads=1, workers=1)
     values.update(kw)
     return load_config(None, values)
 

@@ -14,7 +14,9 @@ from bgai.phase import BEAROFF, OVER, classify
 from bgai.training import LookaheadStage, TDStage, load_config, lookahead_targets, run, sample_positions
 from tests.test_lookahead import slow_lookahead
 
-TINY = dict(hidden="8", bench_games=2, final_bench_games=2, threads=1, checkpoint_minutes=10**6)
+# workers=1: these runs stay in this process (the path that is bit for bit as before workers; tests/test_workers.py
+# runs them on worker processes and Ray actors).
+TINY = dict(hidden="8", bench_games=2, final_bench_games=2, threads=1, workers=1, checkpoint_minutes=10**6)
 
 STAGED = """
 run_name = "staged"
@@ -23,6 +25,7 @@ nets = "contact,race"
 bench_games = 2
 final_bench_games = 2
 threads = 1
+workers = 1
 
 [[stage]]
 name = "warm-up"
