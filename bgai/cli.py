@@ -359,7 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where the bear-off database ends a trial: race (any bear-off, cubeless default), exact "
                            "(six checkers a side or fewer, cubeful default) or off")
     roll.add_argument("--opening", action="store_true", help="the first roll is an opening roll (no doubles)")
-    roll.add_argument("--jobs", type=int, default=1, help="processes sharing the trials (default 1)")
+    roll.add_argument("--jobs", type=int, default=0,
+                      help="worker processes sharing the trials (default 0: one per core)")
     roll.add_argument("--json", action="store_true", help="print the results as JSON instead")
     roll.add_argument("--quiet", action="store_true", help="no progress bar")
     roll.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")

@@ -561,31 +561,29 @@ def _run(bot, start: Start, settings: RolloutSettings, progress: bool, jobs: int
 
 
 def _run_in_processes(bot, start, trials, settings, progress, jobs) -> TrialValues:
-    """Chunks of trials (multiples of 36, to keep each balanced) played by ``jobs`` processes. This is the one
-    place that knows about executors: a shared worker pool can take its place."""
-    import concurrent.futures
-    import multiprocessing
+    """Chunks of trials (multiples of 36, to keep each balanced) played by ``jobs`` workers of the shared worker
+    pool (``bgai.workers``), the bot sent once as a snapshot of its weights."""
+    from bgai.network import ModelSnapshot
+    from bgai.workers import open_pool
 
     size = max(36, -(-len(trials) // jobs // 36) * 36)
     chunks = [trials[i:i + size] for i in range(0, len(trials), size)]
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=context,
-                                                initializer=_worker_threads, initargs=(jobs,)) as pool, \
+    shared = (ModelSnapshot.of(bot.model), bot.plies, bot.use_bearoff, start, settings)
+    results = [None] * len(chunks)
+    with open_pool(min(jobs, len(chunks))) as pool, \
             tqdm(total=len(trials), disable=not progress, unit="trial", desc="rollout") as bar:
-        futures = [pool.submit(run_trials, bot, start, chunk, settings) for chunk in chunks]
-        for future in concurrent.futures.as_completed(futures):
-            bar.update(len(future.result().trials))
-        return TrialValues.concatenate([f.result() for f in futures])
+        for i, values in pool.imap(_trials_task, chunks, shared):
+            results[i] = values
+            bar.update(len(values.trials))
+    return TrialValues.concatenate(results)
 
 
-def _worker_threads(jobs: int) -> None:
-    import os
+def _trials_task(shared, chunk) -> TrialValues:
+    """One worker's chunk of a rollout (see ``_run_in_processes``)."""
+    from bgai.bot import Bot
 
-    import torch
-
-    share = max(1, (os.cpu_count() or 1) // jobs)
-    torch.set_num_threads(share)
-    os.environ["BGAI_THREADS"] = str(share)
+    snapshot, plies, use_bearoff, start, settings = shared
+    return run_trials(Bot(snapshot.model(), plies=plies, use_bearoff=use_bearoff), start, chunk, settings)
 
 
 def _estimates(values: TrialValues, index: int, reduce: bool, mover: bool):
@@ -621,9 +619,12 @@ def _position(position) -> Position:
 
 
 def _check_jobs(jobs) -> int:
-    if not (isinstance(jobs, int) and not isinstance(jobs, bool) and jobs >= 1):
-        raise BgaiError(f"jobs must be an integer >= 1, got {jobs!r}")
-    return jobs
+    """Worker processes for a rollout; 0 means one per core this process may use."""
+    from bgai.workers import default_workers
+
+    if not (isinstance(jobs, int) and not isinstance(jobs, bool) and jobs >= 0):
+        raise BgaiError(f"jobs must be an integer >= 0 (0: one per core), got {jobs!r}")
+    return jobs or default_workers()
 
 
 def rollout(bot, position, *, trials: int = 1296, truncate: int | None = None, plies: int | None = None,

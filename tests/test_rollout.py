@@ -192,7 +192,7 @@ def test_lookahead_checker_play_and_bad_settings(bot):
     assert result.settings["plies"] == 1
     assert 0 < result.probabilities[0].mean < 1
     for bad in (dict(trials=0), dict(truncate=0), dict(seed=-1), dict(bearoff_stop="sometimes"),
-                dict(cubeful=True, bearoff_stop="race"), dict(jobs=0), dict(plies=3)):
+                dict(cubeful=True, bearoff_stop="race"), dict(jobs=-1), dict(plies=3)):
         with pytest.raises(ValueError):
             bot.rollout(MIDDLE_GAME, **bad)
 
