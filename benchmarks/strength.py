@@ -1,7 +1,10 @@
-"""Strength of trained networks at 0-ply: duplicate games against pubeval and GNU Backgammon 0-ply, side by side.
+"""Strength of trained networks at 0-ply: duplicate games against pubeval and GNU Backgammon 0-ply, and checker
+play judged by GNU Backgammon 2-ply, side by side.
 
 Each checkpoint plays the same dice sequences against each opponent, twice (seats swapped). The standard error is
-the paired one: the two games of a sequence are averaged first, so the luck of the dice they share cancels.
+the paired one: the two games of a sequence are averaged first, so the luck of the dice they share cancels. The
+checker-play error is the 0-ply bot's on the reference set of ``benchmarks/move_reference.py`` (millipoints of
+gnubg 2-ply equity lost per unforced move), with gnubg 0-ply's own beside it.
 
     python benchmarks/strength.py CHECKPOINT [CHECKPOINT ...] [--pubeval 5000] [--gnubg 2000] [--seed 2024]
                                   [--json benchmarks/results/strength.json]
@@ -20,9 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.bot import load_bot
-from bgai.game import play_duplicate
-from bgai.players import make_player
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from move_accuracy import REFERENCE, bot_choices, paired_difference  # noqa: E402
+from move_reference import gnubg_0ply_choices, score_moves  # noqa: E402
+
+from bgai.bot import load_bot  # noqa: E402
+from bgai.game import play_duplicate  # noqa: E402
+from bgai.players import make_player  # noqa: E402
 
 
 def paired(points: np.ndarray) -> tuple[float, float]:
@@ -33,9 +40,21 @@ def paired(points: np.ndarray) -> tuple[float, float]:
     return float(pairs.mean()), float(pairs.std(ddof=1) / np.sqrt(half))
 
 
-def measure(checkpoint: str, opponents: dict[str, int], seed: int, progress: bool = False) -> dict:
+def checker_play(bot) -> dict:
+    """The bot's score on the checker-play reference set, and its paired difference from gnubg 0-ply's."""
+    entries = json.loads(REFERENCE.read_text())["entries"]
+    chosen, _ = bot_choices(bot, entries)
+    score = score_moves(entries, chosen)
+    return {"mp_per_move": score["mp_per_move"], "mp_se": score["mp_se"], "best_play": score["best_play"],
+            "minus_gnubg_0ply": paired_difference(entries, chosen, gnubg_0ply_choices(entries))}
+
+
+def measure(checkpoint: str, opponents: dict[str, int], seed: int, progress: bool = False,
+            moves: bool = True) -> dict:
     bot = load_bot(None if checkpoint == "shipped" else checkpoint)
     out = {"checkpoint": checkpoint, "model": bot.model.describe()}
+    if moves:
+        out["checker_play"] = checker_play(bot)
     for name, sequences in opponents.items():
         if sequences <= 0:
             continue
@@ -48,22 +67,34 @@ def measure(checkpoint: str, opponents: dict[str, int], seed: int, progress: boo
     return out
 
 
+def describe(row: dict) -> str:
+    """One line of a ``measure`` result."""
+    parts = [f"v {name} {row[name]['ppg']:+.3f} ± {row[name]['ppg_se']:.3f}" for name in ("pubeval", "gnubg")
+             if name in row]
+    if "checker_play" in row:
+        c = row["checker_play"]
+        parts.append(f"checker play {c['mp_per_move']:.2f} ± {c['mp_se']:.2f} mp/move "
+                     f"({c['minus_gnubg_0ply']['mp_per_move']:+.2f} ± {c['minus_gnubg_0ply']['mp_se']:.2f} "
+                     f"v gnubg 0-ply)")
+    return "  ".join(parts)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkpoints", nargs="+", help="checkpoint files, or 'shipped'")
     parser.add_argument("--pubeval", type=int, default=5000, help="dice sequences against pubeval (x2 games)")
     parser.add_argument("--gnubg", type=int, default=2000, help="dice sequences against gnubg 0-ply (x2 games)")
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--no-moves", action="store_true", help="skip the checker-play reference set")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
     rows = []
     for checkpoint in args.checkpoints:
-        row = measure(checkpoint, {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed, args.progress)
+        row = measure(checkpoint, {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed, args.progress,
+                      moves=not args.no_moves)
         rows.append(row)
-        figures = "  ".join(f"v {name} {row[name]['ppg']:+.3f} ± {row[name]['ppg_se']:.3f}"
-                            for name in ("pubeval", "gnubg") if name in row)
-        print(f"{checkpoint}: {figures}  ({row['model']})", flush=True)
+        print(f"{checkpoint}: {describe(row)}  ({row['model']})", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"command": "python benchmarks/strength.py " + " ".join(
             argv if argv is not None else sys.argv[1:]), "results": rows}, indent=2) + "\n")

@@ -1,0 +1,99 @@
+"""Ablations of the first lessons: each lever's worth, on the same data and the same training budget.
+
+The shipped run's first stage (``distil`` in training/configs/shipped.toml) trains a fresh model on the 1-ply
+lookahead of bgai 0.1's TD network over positions from that network's self-play. This script trains other model
+shapes on exactly that stage's data, with the same schedule (epochs, learning rates, batch, held-out share), one
+lever changed at a time, and benchmarks each at 0-ply beside the TD network it learned from
+(``benchmarks/strength.py``: duplicate games against pubeval and GNU Backgammon 0-ply, checker play judged by GNU
+Backgammon 2-ply).
+
+    python training/ablation.py runs/shipped [--variants v1-256 v2-256 v2-512 ...] [--pubeval 5000] [--gnubg 2000]
+                                [--json benchmarks/results/ablation.json]
+
+Models are written to RUN_DIR/ablations/VARIANT.pt and reused if there (delete one to train it again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from strength import describe, measure  # noqa: E402
+
+from bgai.checkpoint import load_checkpoint, model_payload, save_checkpoint  # noqa: E402
+from bgai.network import EquityModel  # noqa: E402
+from bgai.td import Experience, Learner  # noqa: E402
+from bgai.training import _load_generation, evaluation_error, load_config  # noqa: E402
+
+#: name -> (encoder version, hidden layers, nets, what it changes against the row before it)
+VARIANTS = {
+    "v1-256": (1, (256,), ("all",), "lookahead targets: the TD network's own shape and inputs"),
+    "v2-256": (2, (256,), ("all",), "+ encoder version 2's inputs"),
+    "v2-512": (2, (512,), ("all",), "+ capacity: 512 hidden units (the shipped model's shape)"),
+    "v2-512-split": (2, (512,), ("contact", "race"), "+ separate contact and race nets"),
+    "v2-512-256": (2, (512, 256), ("all",), "+ a second hidden layer of 256"),
+}
+
+
+def train_variant(name: str, boards, targets, val_boards, val_targets, stage, seed: int) -> tuple[EquityModel, dict]:
+    encoder, hidden, nets, _ = VARIANTS[name]
+    torch.manual_seed(seed)
+    model = EquityModel.create(hidden, nets, encoder)
+    learner = Learner(model, stage.lr, stage.batch_size, stage.epochs)
+    started = time.perf_counter()
+    learner.update(Experience(boards, targets, 0, 0, 0, 0), np.random.default_rng(seed),
+                   lr_schedule=(stage.lr, stage.lr_end), progress=True)
+    return model, {"seconds": time.perf_counter() - started, **evaluation_error(model, val_boards, val_targets)}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path, help="the shipped run's folder (its distil stage must be done)")
+    parser.add_argument("--config", default=str(ROOT / "training" / "configs" / "shipped.toml"))
+    parser.add_argument("--stage", default="distil")
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--teacher", default=str(ROOT / "checkpoints" / "td-v1" / "checkpoint.pt"),
+                        help="benchmarked beside the variants")
+    parser.add_argument("--pubeval", type=int, default=5000)
+    parser.add_argument("--gnubg", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=2024, help="dice of the benchmarks")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args(argv)
+
+    config = load_config(args.config)
+    stage = next(s for s in config.stages if s.name == args.stage)
+    boards, targets = _load_generation(args.run_dir / "data" / f"{stage.name}-000")
+    held = max(1, int(len(boards) * stage.validation))  # the same split as the run's
+    val_boards, val_targets, boards, targets = boards[:held], targets[:held], boards[held:], targets[held:]
+    torch.set_num_threads(2)
+    rows = [{"variant": "td-v1", "change": "TD(λ) self-play alone (the teacher)",
+             **measure(args.teacher, {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed)}]
+    print(f"td-v1: {describe(rows[0])}", flush=True)
+    for name in args.variants:
+        path = args.run_dir / "ablations" / f"{name}.pt"
+        if path.exists():
+            fit = load_checkpoint(path).get("fit")
+        else:
+            model, fit = train_variant(name, boards, targets, val_boards, val_targets, stage, config.seed)
+            save_checkpoint(path, {**model_payload(model), "fit": fit})
+        row = {"variant": name, "change": VARIANTS[name][3], "fit": fit,
+               **measure(str(path), {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed)}
+        rows.append(row)
+        print(f"{name}: {describe(row)}", flush=True)
+    if args.json:
+        command = "python training/ablation.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+        Path(args.json).write_text(json.dumps({"command": command, "positions": len(boards) + held,
+                                               "results": rows}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
