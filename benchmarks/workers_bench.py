@@ -1,6 +1,6 @@
 """Training on worker processes and Ray actors, side by side in one run, and a paper estimate for more workers.
 
-    python benchmarks/workers_bench.py [--games 2048] [--repeats 2] [--json benchmarks/results/workers.json]
+    python benchmarks/workers_bench.py [--games 8192] [--repeats 1] [--json benchmarks/results/workers.json]
 
 1. **TD training with learning** (``bgai.training.run``, the TD stage, continuing the shipped run from its
    checkpoint so games have their normal length): games per second in this process as before (2 threads, and 1),
@@ -206,9 +206,9 @@ def lookahead_estimate(parts: dict, positions: int = 100_000, buffer: int = 3, e
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--games", type=int, default=2048, help="games per training measurement")
+    parser.add_argument("--games", type=int, default=8192, help="games per training measurement (16 rounds: learning overlaps play after the first)")
     parser.add_argument("--parallel-games", type=int, default=512, help="games per round (the shipped run's)")
-    parser.add_argument("--repeats", type=int, default=2, help="runs of each setting (the best is kept)")
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each setting (the best is kept)")
     parser.add_argument("--positions", type=int, default=4000, help="positions of the target measurement")
     parser.add_argument("--part", type=int, default=500, help="positions per target part")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray measurements")

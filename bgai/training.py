@@ -248,6 +248,7 @@ class Run:
         self.rng = np.random.default_rng(config.seed)
         self.stage, self.step, self.games, self.seconds, self.history = 0, 0, 0, 0.0, []
         self.optimizer_state = None
+        self.play_weights = None  # a TD stage on workers: the weights its next round is played with
         if resume:
             state = load_checkpoint(self.path)
             saved = model_from_checkpoint(state)
@@ -261,6 +262,9 @@ class Run:
             self.stage, self.step = state["stage"], state["step"]
             self.games, self.seconds, self.history = state["games"], state["seconds"], state["history"]
             self.optimizer_state = state.get("optimizer")
+            if state.get("play_weights") is not None:
+                self.play_weights = ModelSnapshot(saved.hidden, saved.phases, saved.encoder_version,
+                                                  {k: v.numpy() for k, v in state["play_weights"].items()})
         elif self.path.exists():
             raise BgaiError(f"{self.path} exists: pass --resume to continue that run, or choose another --run-dir")
         elif config.init:
@@ -310,6 +314,8 @@ class Run:
             "numpy_rng": self.rng.bit_generator.state,
             "torch_rng": torch.get_rng_state(),
             "history": self.history,
+            "play_weights": None if self.play_weights is None else
+            {key: torch.from_numpy(value) for key, value in self.play_weights.weights.items()},
         })
         self.last_save = time.monotonic()
 
@@ -341,7 +347,7 @@ def run(config: RunConfig, run_dir: str | Path, resume: bool = False, progress: 
             else:
                 _lookahead_stage(state, stage)
             # Not saved: a finished run resumed with a longer last stage goes on with that stage.
-            state.stage, state.step, state.optimizer_state = state.stage + 1, 0, None
+            state.stage, state.step, state.optimizer_state, state.play_weights = state.stage + 1, 0, None, None
         final = benchmark(state.model, config.final_bench_games, seed=777)
         summary = {"run_dir": str(run_dir), "games": state.games, "hours": state.seconds / 3600,
                    "stages": [s.name for s in config.stages], "final": final}
@@ -357,13 +363,19 @@ def run(config: RunConfig, run_dir: str | Path, resume: bool = False, progress: 
 
 
 def _td_stage(state: Run, stage: TDStage) -> None:
-    """TD(λ) self-play; ``state.step`` counts the stage's games."""
+    """TD(λ) self-play; ``state.step`` counts the stage's games.
+
+    In this process, each round is played with the latest weights, then learned from. On a worker pool the rounds
+    overlap: while the learner trains on round k, the workers already play round k + 1 with the weights from
+    before that update (one update, ``parallel_games`` games, behind), so neither the learner nor the workers wait
+    for the other. The checkpoint keeps those weights too, so a resumed run plays exactly what it would have.
+    """
     from tqdm.auto import tqdm
 
     learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs)
     if state.optimizer_state is not None:
         learner.optimizer.load_state_dict(state.optimizer_state)
-    worker = SelfPlayWorker(state.model, stage.lam, state.config.seed, stage.epsilon) if state.pool is None else None
+    rounds = _TDRounds(state, stage)
     next_bench = (state.step // stage.bench_every + 1) * stage.bench_every
     last = state.history[-1]["pubeval"]["ppg"] if state.history else float("nan")
     bar = tqdm(total=stage.games, initial=state.step, unit="game", disable=not state.progress,
@@ -375,14 +387,7 @@ def _td_stage(state: Run, stage: TDStage) -> None:
             if stage.lr_end >= 0:
                 for group in learner.optimizer.param_groups:
                     group["lr"] = stage.lr + (stage.lr_end - stage.lr) * state.step / stage.games
-            # Game ids follow the run's games, so every stage and round plays new dice.
-            if state.pool is None:
-                worker.load_weights(state.model.state_dict())
-                experience = worker.play(state.games, n, state.rng)
-            else:
-                tasks = split_games(state.games, n, state.pool.workers, lam=stage.lam, seed=state.config.seed,
-                                    epsilon=stage.epsilon)
-                experience = merge_experience(state.pool.map(play_task, tasks, ModelSnapshot.of(state.model)))
+            experience = rounds.next(n)
             play_seconds = time.perf_counter() - started
             loss = learner.update(experience, state.rng)
             elapsed = time.perf_counter() - started
@@ -394,7 +399,7 @@ def _td_stage(state: Run, stage: TDStage) -> None:
             w.add_scalar(f"{stage.name}/loss/td", loss, x)
             w.add_scalar(f"{stage.name}/opt/lr", learner.optimizer.param_groups[0]["lr"], x)
             w.add_scalar(f"{stage.name}/perf/games_per_s", n / elapsed, x)
-            w.add_scalar(f"{stage.name}/perf/selfplay_games_per_s", n / play_seconds, x)
+            w.add_scalar(f"{stage.name}/perf/selfplay_wait_s", play_seconds, x)
             w.add_scalar(f"{stage.name}/selfplay/gammon_rate", experience.gammons / n, x)
             w.add_scalar(f"{stage.name}/selfplay/backgammon_rate", experience.backgammons / n, x)
             if state.step >= next_bench or state.step >= stage.games:
@@ -404,7 +409,56 @@ def _td_stage(state: Run, stage: TDStage) -> None:
             state.save_if_due(learner.optimizer)
         state.save(learner.optimizer)
     finally:
+        rounds.close()
         bar.close()
+
+
+class _TDRounds:
+    """The self-play rounds of a TD stage (see ``_td_stage``): ``next(n)`` is the experience of the run's next ``n``
+    games. Game ids follow the run's games, so every stage and round plays new dice."""
+
+    def __init__(self, state: Run, stage: TDStage) -> None:
+        self.state, self.stage = state, stage
+        self.worker = None
+        self.ahead = None  # (games, future) of the round the workers are playing
+        self.executor = None
+        if state.pool is None:
+            self.worker = SelfPlayWorker(state.model, stage.lam, state.config.seed, stage.epsilon)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.executor = ThreadPoolExecutor(1, thread_name_prefix="bgai-td-round")
+
+    def _submit(self, first_game: int, n: int, weights) -> None:
+        stage, pool = self.stage, self.state.pool
+        tasks = split_games(first_game, n, pool.workers, lam=stage.lam, seed=self.state.config.seed,
+                            epsilon=stage.epsilon)
+        self.ahead = (n, self.executor.submit(lambda: merge_experience(pool.map(play_task, tasks, weights))))
+
+    def next(self, n: int) -> Experience:
+        state = self.state
+        if self.worker is not None:
+            self.worker.load_weights(state.model.state_dict())
+            return self.worker.play(state.games, n, state.rng)
+        if self.ahead is None:  # the stage's first round, or the first after resuming
+            weights = state.play_weights or ModelSnapshot.of(state.model)
+            self._submit(state.games, n, weights)
+        games, future = self.ahead
+        if games != n:
+            raise AssertionError(f"the round in flight has {games} games, the stage wants {n}")
+        experience = future.result()
+        # The next round starts now, with the weights as they are: the learner has not learned from this one yet.
+        following = min(self.stage.parallel_games, self.stage.games - state.step - n)
+        state.play_weights = ModelSnapshot.of(state.model)
+        if following > 0:
+            self._submit(state.games + n, following, state.play_weights)
+        else:
+            self.ahead = None
+        return experience
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
 
 
 # Lookahead generations ----------------------------------------------------------------------------------------

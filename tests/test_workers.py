@@ -181,6 +181,18 @@ def test_a_td_run_loses_nothing_when_a_worker_is_killed_mid_run(tmp_path, monkey
         assert torch.equal(state["model"][key], weights), key
 
 
+def test_a_td_run_on_workers_overlaps_its_rounds_and_resumes_to_the_same_weights(tmp_path, pool, two_worker_run):
+    # Given the same run stopped after its first round of 16 games (its second round already in flight) and resumed
+    run(load_config(None, {**TINY, "games": 16}), tmp_path, progress=False, pool=pool)
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["play_weights"] is not None
+    run(load_config(None, TINY), tmp_path, resume=True, progress=False, pool=pool)
+    # Then it ends with the weights of the run that was never stopped
+    state = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert state["games"] == 32
+    for key, weights in two_worker_run.items():
+        assert torch.equal(state["model"][key], weights), key
+
+
 def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_after_a_kill(tmp_path, monkeypatch,
                                                                                           pool):
     # Given a model, and a one-generation lookahead run from it on two workers, stopped after its first part
