@@ -50,7 +50,7 @@ import numpy as np
 import torch
 
 from bgai import bearoff, encoding
-from bgai.bot import Bot
+from bgai.bot import MAX_PLIES, Bot
 from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
 from bgai.files import write_atomically
@@ -102,6 +102,8 @@ class LookaheadStage:
     validation: float = _field(0.05, "share of each generation's positions held out to measure the model's error")
     part: int = _field(20_000, "positions per part of the target computation (the unit of resuming)")
     bench_every: int = _field(1, "generations between benchmarks against pubeval and the heuristic player")
+    deeper: float = _field(0.0, "share of each part's positions, those whose lookahead value moved farthest from the "
+                                "model's own 0-ply value, evaluated one ply deeper")
     teacher: str = _field("", "checkpoint of an earlier bgai network that plays the games and computes the targets "
                               "instead of the model being trained (a new model's first lessons); empty: the model")
 
@@ -206,6 +208,10 @@ def load_config(path: str | Path | None, overrides: dict | None = None) -> RunCo
     for stage in stages:
         if isinstance(stage, LookaheadStage) and stage.plies not in (1, 2):
             raise BgaiError(f"stage {stage.name}: plies must be 1 or 2, got {stage.plies}")
+        if isinstance(stage, LookaheadStage) and not (0 <= stage.deeper <= 1 and (stage.deeper == 0 or
+                                                                                 stage.plies + 1 <= MAX_PLIES)):
+            raise BgaiError(f"stage {stage.name}: deeper must be a share 0..1, and plies + 1 at most {MAX_PLIES}, "
+                            f"got deeper={stage.deeper} with plies={stage.plies}")
     config.stages = stages
     config.hidden_sizes()
     config.net_names()
@@ -509,15 +515,26 @@ def _positions_task(snapshot: ModelSnapshot, task) -> np.ndarray:
     return _distinct_live(play_task(snapshot, task).boards)
 
 
-def _targets_task(snapshot: ModelSnapshot, task: tuple[np.ndarray, int]) -> np.ndarray:
+def _targets_task(snapshot: ModelSnapshot, task: tuple[np.ndarray, int, float]) -> np.ndarray:
     """The targets of one part (a worker's share of a generation's target computation)."""
-    boards, plies = task
-    return lookahead_targets(snapshot.model(), boards, plies).astype(np.float32)
+    boards, plies, deeper = task
+    return lookahead_targets(snapshot.model(), boards, plies, deeper).astype(np.float32)
 
 
-def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int) -> np.ndarray:
-    """(N, 5) probabilities of ``boards`` (on-roll view) at ``plies`` of lookahead by a bot of ``model``."""
-    return Bot(model, plies=plies).lookahead(boards, plies)
+def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int, deeper: float = 0.0) -> np.ndarray:
+    """(N, 5) probabilities of ``boards`` (on-roll view) at ``plies`` of lookahead by a bot of ``model``.
+
+    With ``deeper`` > 0, that share of the boards, those whose ``plies`` value moved farthest (in cubeless equity)
+    from the model's own 0-ply value, are evaluated at ``plies + 1`` instead: the search goes deeper where the
+    network and its lookahead disagree most."""
+    bot = Bot(model, plies=plies)
+    targets = bot.lookahead(boards, plies)
+    count = int(round(deeper * len(boards)))
+    if count:
+        moved = np.abs(equity(targets) - equity(bot.probabilities(boards)))
+        rows = np.argsort(-moved, kind="stable")[:count]
+        targets[rows] = bot.lookahead(boards[rows], plies + 1)
+    return targets
 
 
 def _generation_folder(state: Run, stage: LookaheadStage, generation: int) -> Path:
@@ -551,7 +568,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         for i, lo in enumerate(parts):
             if not path(i).exists():
                 started = time.perf_counter()
-                targets = lookahead_targets(frozen, boards[lo:lo + stage.part], stage.plies)
+                targets = lookahead_targets(frozen, boards[lo:lo + stage.part], stage.plies, stage.deeper)
                 _write_npz(path(i), targets=targets.astype(np.float32))
                 elapsed = time.perf_counter() - started
                 state.seconds += elapsed
@@ -563,7 +580,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         missing = [i for i in range(len(parts)) if not path(i).exists()]
         bar.update(len(boards) - sum(len(boards[parts[i]:parts[i] + stage.part]) for i in missing))
         bearoff.database()  # built here once if it is not on disk yet, rather than by every worker at once
-        tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies) for i in missing]
+        tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper) for i in missing]
         started, last, done = time.perf_counter(), time.perf_counter(), 0
         for k, targets in state.pool.imap(_targets_task, tasks, ModelSnapshot.of(frozen)):
             _write_npz(path(missing[k]), targets=targets)

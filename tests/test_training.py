@@ -66,6 +66,8 @@ def test_a_config_names_its_stages_and_overrides_reach_them(tmp_path):
     ('nets = "race"\n', "nets must be"),
     ('encoder = 7\n', "encoder must be one of"),
     ('[[stage]]\nmethod = "lookahead"\nplies = 3\n', "plies must be 1 or 2"),
+    ('[[stage]]\nmethod = "lookahead"\nplies = 2\ndeeper = 0.1\n', "plies \\+ 1 at most 2"),
+    ('[[stage]]\nmethod = "lookahead"\ndeeper = 1.5\n', "deeper must be a share"),
     ('[[stage]]\nmethod = "td"\ngames = "many"\n', "games must be int"),
 ])
 def test_bad_configs_say_what_is_wrong(tmp_path, text, message):
@@ -222,3 +224,17 @@ def test_a_teacher_plays_the_games_and_computes_the_targets(tmp_path):
     assert np.allclose(targets, lookahead_targets(load_bot(teacher).model, boards, 1), atol=1e-6)
     student = load_bot(tmp_path / "student" / "checkpoint.pt").model
     assert student.hidden == (12,) and student.encoder_version == 1
+
+
+def test_deeper_targets_search_one_ply_further_where_the_lookahead_moved_the_value_most():
+    bot = load_bot()
+    boards = sample_positions(bot.model, 4, 300, seed=4, epsilon=0.0, rng=np.random.default_rng(2), keep=20)
+    one, two = lookahead_targets(bot.model, boards, 1), lookahead_targets(bot.model, boards, 2)
+    mixed = lookahead_targets(bot.model, boards, 1, deeper=0.25)
+    from bgai.network import equity
+
+    moved = np.abs(equity(one) - equity(bot.probabilities(boards)))
+    deep = np.argsort(-moved, kind="stable")[:5]
+    assert np.allclose(mixed[deep], two[deep], atol=1e-6)
+    rest = np.setdiff1d(np.arange(20), deep)
+    assert np.allclose(mixed[rest], one[rest], atol=1e-6)
