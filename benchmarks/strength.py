@@ -1,10 +1,11 @@
 """Strength of trained networks at 0-ply: duplicate games against pubeval and GNU Backgammon 0-ply, and checker
-play judged by GNU Backgammon 2-ply, side by side.
+play and cube decisions judged by GNU Backgammon 2-ply, side by side.
 
 Each checkpoint plays the same dice sequences against each opponent, twice (seats swapped). The standard error is
 the paired one: the two games of a sequence are averaged first, so the luck of the dice they share cancels. The
 checker-play error is the 0-ply bot's on the reference set of ``benchmarks/move_reference.py`` (millipoints of
-gnubg 2-ply equity lost per unforced move), with gnubg 0-ply's own beside it.
+gnubg 2-ply equity lost per unforced move), with gnubg 0-ply's own beside it; the cube error is the 0-ply bot's on
+the cube reference set of ``benchmarks/cube_reference.py`` (millipoints per decision).
 
     python benchmarks/strength.py CHECKPOINT [CHECKPOINT ...] [--pubeval 5000] [--gnubg 2000] [--seed 2024]
                                   [--json benchmarks/results/strength.json]
@@ -24,6 +25,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cube_accuracy import REFERENCE as CUBE_REFERENCE  # noqa: E402
+from cube_accuracy import bgai_decisions  # noqa: E402
+from cube_reference import score_decisions  # noqa: E402
 from move_accuracy import REFERENCE, bot_choices, paired_difference  # noqa: E402
 from move_reference import gnubg_0ply_choices, score_moves  # noqa: E402
 
@@ -49,12 +53,20 @@ def checker_play(bot) -> dict:
             "minus_gnubg_0ply": paired_difference(entries, chosen, gnubg_0ply_choices(entries))}
 
 
+def cube_play(bot) -> dict:
+    """The bot's score on the cube-decision reference set (``benchmarks/cube_reference.py``)."""
+    entries = json.loads(CUBE_REFERENCE.read_text())["entries"]
+    doubles, takes, _ = bgai_decisions(bot, entries)
+    return score_decisions(entries, doubles.tolist(), takes.tolist())
+
+
 def measure(checkpoint: str, opponents: dict[str, int], seed: int, progress: bool = False,
             moves: bool = True) -> dict:
     bot = load_bot(None if checkpoint == "shipped" else checkpoint)
     out = {"checkpoint": checkpoint, "model": bot.model.describe()}
     if moves:
         out["checker_play"] = checker_play(bot)
+        out["cube"] = cube_play(bot)
     for name, sequences in opponents.items():
         if sequences <= 0:
             continue
@@ -76,6 +88,8 @@ def describe(row: dict) -> str:
         parts.append(f"checker play {c['mp_per_move']:.2f} ± {c['mp_se']:.2f} mp/move "
                      f"({c['minus_gnubg_0ply']['mp_per_move']:+.2f} ± {c['minus_gnubg_0ply']['mp_se']:.2f} "
                      f"v gnubg 0-ply)")
+    if "cube" in row:
+        parts.append(f"cube {row['cube']['mp_per_decision']:.1f} mp/decision")
     return "  ".join(parts)
 
 

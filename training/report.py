@@ -1,18 +1,23 @@
-"""Turn a finished training run into a shipped bot and its training report.
+"""Turn a training run into a shipped bot and its training report.
 
-    python training/report.py runs/shipped [--out checkpoints/shipped] [--pubeval-games 5000] [--ship]
+    python training/report.py runs/shipped [--out checkpoints/shipped] [--baseline checkpoints/td-v1/checkpoint.pt]
+                              [--pubeval 5000] [--gnubg 2000] [--ablation benchmarks/results/ablation.json]
+                              [--plies benchmarks/results/plies.json] [--ship]
 
-Writes into ``--out``: the full training checkpoint (resumable) and its TensorBoard logs, ``learning_curve.png`` (points per game against
-pubeval over games trained, read from the run's TensorBoard logs), ``report.json`` and ``REPORT.md`` with the
-config, games, hours and final benchmarks (duplicate games against random, the heuristic player and pubeval,
-and, when gnubg-nn is installed, equity and checker-play accuracy judged by GNU Backgammon 0-ply).
-With ``--ship`` the playing part of the checkpoint also becomes the network bgai loads by default.
+Writes into ``--out``: the run's full checkpoint (resumable) and TensorBoard logs, ``learning_curve.png`` (points
+per game against pubeval and the heuristic player over the hours of training, stage by stage, from the run's
+benchmark history), ``report.json`` and ``REPORT.md``: the config and its stages, what each stage cost, and the
+final benchmarks of the network and of the baseline side by side on the same dice (``benchmarks/strength.py``:
+duplicate games against pubeval and GNU Backgammon 0-ply, checker play and cube decisions judged by GNU Backgammon
+2-ply), with the ablation table and the lookahead results when their JSON files are given. With ``--ship`` the
+playing part of the checkpoint becomes the network bgai loads by default.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -21,47 +26,64 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-def learning_curve(run_dir: Path, image: Path) -> list[tuple[int, float]]:
-    """Plot eval/ppg_vs_pubeval (and v heuristic) from the TensorBoard logs; return the pubeval points."""
+def learning_curve(history: list[dict], image: Path, title: str) -> None:
+    """Points per game over hours of training, a marker colour per stage."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    events = EventAccumulator(str(run_dir / "tensorboard"), size_guidance={"scalars": 0})
-    events.Reload()
-    fig, ax = plt.subplots(figsize=(7, 4))
-    curves = {}
-    for tag, label in (("eval/ppg_vs_pubeval", "v pubeval"), ("eval/ppg_vs_heuristic", "v heuristic")):
-        if tag in events.Tags()["scalars"]:
-            points = [(e.step, e.value) for e in events.Scalars(tag)]
-            curves[tag] = points
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=label)
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    for name, style in (("pubeval", "-"), ("heuristic", "--")):
+        hours = [h["seconds"] / 3600 for h in history]
+        ax.plot(hours, [h[name]["ppg"] for h in history], style, color="grey", linewidth=0.8)
+        for stage in dict.fromkeys(h.get("stage", "td") for h in history):
+            points = [h for h in history if h.get("stage", "td") == stage]
+            ax.plot([h["seconds"] / 3600 for h in points], [h[name]["ppg"] for h in points], "o", markersize=4,
+                    label=f"{stage}: v {name}")
     ax.axhline(0, color="grey", linewidth=0.8)
-    ax.set_xlabel("self-play games trained")
+    ax.set_xlabel("hours of training (2 cores)")
     ax.set_ylabel("points per game (duplicate, 0-ply)")
-    ax.set_title(f"bgai TD(λ) learning curve: {run_dir.name}")
-    ax.legend()
+    ax.set_title(title)
+    ax.legend(fontsize=8, ncol=2)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(image, dpi=120)
     plt.close(fig)
-    return curves.get("eval/ppg_vs_pubeval", [])
+
+
+def stage_costs(history: list[dict], stages: list[dict]) -> list[dict]:
+    """Per stage: hours of training (from the benchmark history's clock) and its last benchmark."""
+    out, before = [], 0.0
+    for stage in stages:
+        points = [h for h in history if h.get("stage", "td") == stage["name"]]
+        if not points:
+            out.append({"name": stage["name"], "method": stage["method"], "done": False})
+            continue
+        last = points[-1]
+        out.append({"name": stage["name"], "method": stage["method"], "done": True,
+                    "hours": (last["seconds"] - before) / 3600, "ppg_vs_pubeval": last["pubeval"]["ppg"],
+                    "ppg_vs_pubeval_se": last["pubeval"]["ppg_se"], "games": last["pubeval"]["games"]})
+        before = last["seconds"]
+    return out
 
 
 def main(argv=None) -> None:
-    from bgai.bot import SHIPPED, load_bot
+    from strength import describe, measure
+
+    from bgai.bot import SHIPPED
     from bgai.checkpoint import export_for_play, load_checkpoint
-    from bgai.game import play_duplicate
-    from bgai.players import make_player
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "checkpoints" / "shipped")
-    parser.add_argument("--pubeval-games", type=int, default=5000, help="dice sequences v pubeval (x2 games)")
-    parser.add_argument("--other-games", type=int, default=1000, help="dice sequences v random and heuristic")
-    parser.add_argument("--gnubg-games", type=int, default=100, help="gnubg self-play games for accuracy")
+    parser.add_argument("--baseline", default=str(ROOT / "checkpoints" / "td-v1" / "checkpoint.pt"))
+    parser.add_argument("--pubeval", type=int, default=5000, help="dice sequences v pubeval (x2 games)")
+    parser.add_argument("--gnubg", type=int, default=2000, help="dice sequences v gnubg 0-ply (x2 games)")
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--ablation", type=Path, help="training/ablation.py's JSON, for the ablation table")
+    parser.add_argument("--plies", type=Path, help="benchmarks/ply_strength.py results (JSON files) to cite",
+                        nargs="*", default=[])
     parser.add_argument("--ship", action="store_true", help="make this the network bgai loads by default")
     args = parser.parse_args(argv)
 
@@ -71,81 +93,115 @@ def main(argv=None) -> None:
     if args.out.resolve() != args.run_dir.resolve():
         shutil.copyfile(source, args.out / "checkpoint.pt")
         shutil.copytree(args.run_dir / "tensorboard", args.out / "tensorboard", dirs_exist_ok=True)
-    curve = learning_curve(args.run_dir, args.out / "learning_curve.png")
+    learning_curve(state["history"], args.out / "learning_curve.png", f"bgai learning curve: {args.run_dir.name}")
     if args.ship:
         export_for_play(source, SHIPPED)
 
-    bot = load_bot(source)
+    opponents = {"pubeval": args.pubeval, "gnubg": args.gnubg}
     results = {}
-    for name, sequences in (("random", args.other_games), ("heuristic", args.other_games),
-                            ("pubeval", args.pubeval_games)):
-        s = play_duplicate(bot, make_player(name), sequences, seed=2024, batch=2048, progress=True).summary()
-        results[name] = s
-    try:
-        from accuracy import measure
-
-        accuracy = measure(str(source), args.gnubg_games, seed=7)
-    except Exception as error:  # gnubg-nn missing: the report says so
-        accuracy = {"skipped": f"{type(error).__name__}: {error}"}
-
+    for name, checkpoint in (("network", str(source)), ("baseline", args.baseline)):
+        results[name] = measure(checkpoint, opponents, args.seed, progress=True)
+        print(f"{name}: {describe(results[name])}", flush=True)
     report = {
         "run_dir": str(args.run_dir),
-        "command": "python training/report.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python training/report.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "config": state["config"],
         "games": state["games"],
         "hours": state["seconds"] / 3600,
-        "games_per_s": state["games"] / state["seconds"],
-        "hidden": state["hidden"],
-        "encoder_version": state["encoder_version"],
-        "learning_curve_ppg_vs_pubeval": curve,
+        "model": results["network"]["model"],
+        "stages": stage_costs(state["history"], state["config"]["stages"]),
         "benchmarks": results,
-        "gnubg_accuracy": accuracy,
+        "ablation": json.loads(args.ablation.read_text()) if args.ablation else None,
+        "plies": [json.loads(p.read_text()) for p in args.plies],
     }
     (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (args.out / "REPORT.md").write_text(render(report))
     print(render(report))
 
 
+def _fmt(row: dict, key: str) -> str:
+    r = row.get(key)
+    return f"{r['ppg']:+.3f} ± {r['ppg_se']:.3f}" if r else "—"
+
+
+def _moves(row: dict, versus: bool = False) -> str:
+    c = row.get("checker_play")
+    if not c:
+        return "—"
+    text = f"{c['mp_per_move']:.2f} ± {c['mp_se']:.2f}"
+    if versus:
+        text += f" ({c['minus_gnubg_0ply']['mp_per_move']:+.2f} ± {c['minus_gnubg_0ply']['mp_se']:.2f})"
+    return text
+
+
+def _cube(row: dict) -> str:
+    return f"{row['cube']['mp_per_decision']:.1f}" if row.get("cube") else "—"
+
+
 def render(r: dict) -> str:
+    config = {k: v for k, v in r["config"].items() if k != "stages"}
     lines = [
         f"# Training report: {Path(r['run_dir']).name}",
         "",
-        f"- Games of self-play: {r['games']:,} in {r['hours']:.2f} hours of training on 2 cores "
-        f"({r['games_per_s']:.0f} games/s, learning included; benchmarks not counted).",
-        f"- Network: encoder version {r['encoder_version']}, hidden layers {r['hidden']}, five coherent outputs.",
-        "- Config (`bgai train --config training/configs/"
-        f"{r['config']['run_name']}.toml`):",
+        f"- Model: {r['model']}.",
+        f"- {r['hours']:.2f} hours of training on 2 cores (benchmarks not counted); {r['games']:,} self-play games "
+        "played or sampled.",
+        f"- Config (`bgai train --config training/configs/{config['run_name']}.toml`):",
         "",
         "```toml",
-        *[f"{k} = {json.dumps(v)}" for k, v in r["config"].items()],
+        *[f"{k} = {json.dumps(v)}" for k, v in config.items()],
+        *[line for stage in r["config"]["stages"]
+          for line in ["", "[[stage]]", *[f"{k} = {json.dumps(v)}" for k, v in stage.items()]]],
         "```",
+        "",
+        "## Stages",
+        "",
+        "| stage | method | hours | v pubeval at its end (0-ply) |",
+        "|---|---|---|---|",
+    ]
+    for s in r["stages"]:
+        if s["done"]:
+            lines.append(f"| {s['name']} | {s['method']} | {s['hours']:.2f} | {s['ppg_vs_pubeval']:+.3f} ± "
+                         f"{s['ppg_vs_pubeval_se']:.3f} ({s['games']:,} games) |")
+        else:
+            lines.append(f"| {s['name']} | {s['method']} | not run yet | |")
+    lines += [
         "",
         "## Learning curve",
         "",
-        "![points per game against pubeval over games trained](learning_curve.png)",
+        "![points per game over the hours of training](learning_curve.png)",
         "",
-        "## Final benchmarks (0-ply, duplicate games: every dice sequence played twice, seats swapped)",
+        "## Final benchmarks, at 0-ply, beside the baseline on the same dice",
         "",
-        "| opponent | games | points/game | ± s.e. | wins | gammons | backgammons |",
-        "|---|---|---|---|---|---|---|",
+        "Duplicate games (every dice sequence played twice, seats swapped; paired standard errors); checker play "
+        "and cube decisions judged by GNU Backgammon 2-ply on its reference sets (`benchmarks/strength.py`).",
+        "",
+        "| network | v pubeval | v gnubg 0-ply | checker play, mp/move (v gnubg 0-ply's) | cube, mp/decision |",
+        "|---|---|---|---|---|",
     ]
-    for name, s in r["benchmarks"].items():
-        lines.append(f"| {name} | {s['games']:,} | {s['ppg']:+.3f} | {s['ppg_se']:.3f} | {100 * s['win_rate']:.2f}% | "
-                     f"{100 * s['gammon_rate']:.1f}% | {100 * s['backgammon_rate']:.1f}% |")
-    a = r["gnubg_accuracy"]
-    lines += ["", "## Judged by GNU Backgammon 0-ply", ""]
-    if "skipped" in a:
-        lines.append(f"Not measured: {a['skipped']}")
-    else:
+    for name, row in r["benchmarks"].items():
+        lines.append(f"| {name}: `{row['checkpoint']}` | {_fmt(row, 'pubeval')} | {_fmt(row, 'gnubg')} | "
+                     f"{_moves(row, versus=True)} | {_cube(row)} |")
+    games = {k: v["games"] for k, v in r["benchmarks"]["network"].items() if isinstance(v, dict) and "games" in v}
+    lines += ["", f"Games per benchmark: {games}.", ""]
+    if r.get("ablation"):
+        a = r["ablation"]
         lines += [
-            f"On {a['positions']:,} positions from {a['gnubg_games']} games gnubg played against itself "
-            "(`python benchmarks/accuracy.py`):",
+            "## Ablations: each lever on the same data and budget",
             "",
-            f"- equity, mean absolute difference from gnubg 0-ply: {a['equity_mean_abs_diff']:.4f}",
-            f"- checker-play error: {1000 * a['checker_error_per_move']:.1f} millipoints per move, "
-            f"{1000 * a['checker_error_per_unforced_move']:.1f} per unforced move; same play as gnubg on "
-            f"{100 * a['same_play_as_gnubg']:.1f}% of unforced moves",
+            f"Every model below learned from the same {a['positions']:,} positions and 1-ply targets (the first stage's "
+            "data) with the same schedule; one lever changes from row to row (`training/ablation.py`).",
+            "",
+            "| model | change | held-out equity error | v pubeval | v gnubg 0-ply | checker play, mp/move |",
+            "|---|---|---|---|---|---|",
         ]
+        for row in a["results"]:
+            fit = f"{row['fit']['equity_mae']:.4f}" if row.get("fit") else "—"
+            lines.append(f"| {row['variant']} | {row['change']} | {fit} | {_fmt(row, 'pubeval')} | "
+                         f"{_fmt(row, 'gnubg')} | {_moves(row)} |")
+        lines += ["", f"Made by `{a['command']}`.", ""]
+    for result in r.get("plies") or []:
+        lines.append(f"- Lookahead: `{result.get('command', '')}`: {json.dumps(result.get('summary', ''))[:300]}")
     lines += ["", f"Made by `{r['command']}`.", ""]
     return "\n".join(lines)
 
