@@ -8,10 +8,7 @@ keeps the session in a global ``state`` (what the server last sent), which the t
 from __future__ import annotations
 
 import shutil
-import socket
 import tempfile
-import threading
-import time
 
 import pytest
 
@@ -29,27 +26,6 @@ DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 
 
 
 @pytest.fixture(scope="module")
-def server():
-    import uvicorn
-
-    from bgai.web import create_app
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(plies=0), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not server.started:
-        assert time.time() < deadline, "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
-
-
-@pytest.fixture(scope="module")
 def browser():
     with playwright_api.sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
@@ -60,11 +36,11 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, server):
+def page(browser, web_server):
     page = browser.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.base = server
+    page.base = web_server
     yield page
     page.close()
     assert not errors, errors

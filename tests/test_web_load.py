@@ -4,38 +4,15 @@ session state."""
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
 
-import pytest
 
 from benchmarks.web_load import game_positions, load
 
 
-@pytest.fixture(scope="module")
-def server():
-    import uvicorn
-
-    from bgai.web import create_app
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(plies=0), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
-
-
-def test_concurrent_clients_get_no_errors_and_lose_no_session_state(server):
+def test_concurrent_clients_get_no_errors_and_lose_no_session_state(web_server):
     """Given 6 clients for 3 seconds, each with its own game session besides hints and evaluations,
     Then every request succeeds, and every session ends holding exactly what its client did."""
-    result = asyncio.run(load(server, clients=6, seconds=3, positions=game_positions(100, seed=2)))
+    result = asyncio.run(load(web_server, clients=6, seconds=3, positions=game_positions(100, seed=2)))
     assert result["errors"] == 0, result["failures"]
     assert result["lost_state"] == [] and result["sessions_verified"] == 6
     assert result["requests"] > 50 and result["plays_finished"] > 0

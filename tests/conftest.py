@@ -1,0 +1,29 @@
+"""Fixtures shared by several test modules."""
+
+import socket
+import threading
+import time
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def web_server():
+    """``bgai serve``'s app (the bot at 0-ply) on a free localhost port, in a thread: its base URL."""
+    uvicorn = pytest.importorskip("uvicorn")
+
+    from bgai.web import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(plies=0), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 30
+    while not server.started:
+        assert time.time() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
