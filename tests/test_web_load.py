@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-
 from benchmarks.web_load import game_positions, load
 
 
