@@ -22,3 +22,5 @@ def test_the_notebook_executes(monkeypatch):
     assert namespace["summary"]["games"] == 200
     assert namespace["history"], "the shipped checkpoint carries its learning curve"
     assert namespace["turn"] > 0
+    assert namespace["evaluation"].source == "exact"  # the bear-off database answered
+    assert namespace["rollout"].equity.se > 0
