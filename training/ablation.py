@@ -74,7 +74,7 @@ def main(argv=None) -> None:
     boards, targets = _load_generation(args.run_dir / "data" / f"{stage.name}-000")
     held = max(1, int(len(boards) * stage.validation))  # the same split as the run's
     val_boards, val_targets, boards, targets = boards[:held], targets[:held], boards[held:], targets[held:]
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)
     rows = [{"variant": "td-v1", "change": "TD(λ) self-play alone (the teacher)",
              **measure(args.teacher, {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed)}]
     print(f"td-v1: {describe(rows[0])}", flush=True)
