@@ -30,7 +30,8 @@ played again with nothing lost. ``workers = 1`` keeps everything in this process
 workers.
 
 Everything a run needs to continue is in ``RUN_DIR/checkpoint.pt`` (written atomically every
-``checkpoint_minutes`` and at the end of every stage and generation) and, for a lookahead stage, in the generation's
+``checkpoint_minutes`` and at the end of every stage and generation; each generation's network is also kept,
+playable, as ``RUN_DIR/generations/STAGE-NNN.pt``) and, for a lookahead stage, in the generation's
 data files under ``RUN_DIR/data/`` (positions, then targets in parts, each written once, atomically). ``run(...,
 resume=True)`` continues where it stopped; a killed run loses at most a checkpoint interval of TD games or one
 part of target computation. Curves go to ``RUN_DIR/tensorboard`` under ``<stage name>/...``.
@@ -643,4 +644,8 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
             if state.progress:
                 print(f"{stage.name} generation {generation}: validation equity error {before['equity_mae']:.4f} "
                       f"-> {after['equity_mae']:.4f}; v pubeval {ppg:+.3f}", flush=True)
+        # Each generation's network stays playable (load_bot), to compare generations head to head.
+        save_checkpoint(state.run_dir / "generations" / f"{stage.name}-{generation:03d}.pt",
+                        {**model_payload(state.model), "games": state.games, "seconds": state.seconds,
+                         "validation": after})
         state.save()
