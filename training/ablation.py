@@ -8,7 +8,10 @@ lever changed at a time, and benchmarks each at 0-ply beside the TD network it l
 Backgammon 2-ply).
 
     python training/ablation.py runs/shipped [--variants v1-256 v2-256 v2-512 ...] [--pubeval 5000] [--gnubg 2000]
-                                [--json benchmarks/results/ablation.json]
+                                [--positions N] [--epochs E] [--json benchmarks/results/ablation.json]
+
+``--positions`` and ``--epochs`` shrink the budget (the first N training positions of the stage's data, E epochs),
+the same for every variant, when the full stage's budget per variant is more than the machine can spare.
 
 Models are written to RUN_DIR/ablations/VARIANT.pt and reused if there (delete one to train it again).
 """
@@ -16,6 +19,7 @@ Models are written to RUN_DIR/ablations/VARIANT.pt and reused if there (delete o
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shlex
 import sys
@@ -66,6 +70,9 @@ def main(argv=None) -> None:
     parser.add_argument("--pubeval", type=int, default=5000)
     parser.add_argument("--gnubg", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=2024, help="dice of the benchmarks")
+    parser.add_argument("--positions", type=int, default=0,
+                        help="train every variant on the first N training positions only (default: all)")
+    parser.add_argument("--epochs", type=int, default=0, help="epochs for every variant (default: the stage's)")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
 
@@ -74,12 +81,17 @@ def main(argv=None) -> None:
     boards, targets = _load_generation(args.run_dir / "data" / f"{stage.name}-000")
     held = max(1, int(len(boards) * stage.validation))  # the same split as the run's
     val_boards, val_targets, boards, targets = boards[:held], targets[:held], boards[held:], targets[held:]
+    if args.positions:
+        boards, targets = boards[:args.positions], targets[:args.positions]
+    if args.epochs:
+        stage = dataclasses.replace(stage, epochs=args.epochs)
     torch.set_num_threads(1)
     rows = [{"variant": "td-v1", "change": "TD(λ) self-play alone (the teacher)",
              **measure(args.teacher, {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed)}]
     print(f"td-v1: {describe(rows[0])}", flush=True)
     for name in args.variants:
-        path = args.run_dir / "ablations" / f"{name}.pt"
+        budget = f"-{len(boards)}x{stage.epochs}" if args.positions or args.epochs else ""
+        path = args.run_dir / "ablations" / f"{name}{budget}.pt"
         if path.exists():
             fit = load_checkpoint(path).get("fit")
         else:
@@ -91,7 +103,8 @@ def main(argv=None) -> None:
         print(f"{name}: {describe(row)}", flush=True)
     if args.json:
         command = "python training/ablation.py " + shlex.join(argv if argv is not None else sys.argv[1:])
-        Path(args.json).write_text(json.dumps({"command": command, "positions": len(boards) + held,
+        Path(args.json).write_text(json.dumps({"command": command, "positions": len(boards),
+                                               "validation_positions": held, "epochs": stage.epochs,
                                                "results": rows}, indent=2) + "\n")
 
 
