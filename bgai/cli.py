@@ -80,8 +80,14 @@ def _bench(args: argparse.Namespace) -> None:
         raise BgaiError("--jacoby needs --cube")
     name = args.opponent or "pubeval"
     bot = load_bot(args.checkpoint, plies=args.plies)
-    # "bgai" is the same network at 0-ply: what the lookahead adds.
-    opponent = load_bot(args.checkpoint) if name == "bgai" else make_player(name)
+    # "bgai" is the same network at 0-ply: what the lookahead adds; a checkpoint file is another network at 0-ply.
+    if name == "bgai":
+        opponent = load_bot(args.checkpoint)
+    elif name.endswith(".pt"):
+        opponent = load_bot(name)
+        opponent.name = f"{opponent.name} ({name})"
+    else:
+        opponent = make_player(name)
     _play_match(bot, opponent, args, {"bot": bot.name, "opponent": name, "plies": args.plies})
 
 
@@ -426,8 +432,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="duplicate games of a trained bot against an opponent")
     bench.add_argument("--opponent",
-                       help="random, heuristic, pubeval, gnubg, or bgai (the same network at 0-ply); default pubeval, "
-                            "or with --cube the same bot without its cube")
+                       help="random, heuristic, pubeval, gnubg, bgai (the same network at 0-ply) or a checkpoint file "
+                            "(FILE.pt: another network at 0-ply, head to head); default pubeval, or with --cube the "
+                            "same bot without its cube")
     bench.add_argument("--games", type=int, default=1000, help="dice sequences, each played twice (default 1000)")
     bench.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     bench.add_argument("--plies", type=int, default=0, help="lookahead of the bot: 0, 1 or 2 (default 0)")

@@ -1,10 +1,13 @@
 """The command line: output for good input, one-line errors and exit status 2 for bad input."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from bgai.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_show_draws_the_board_and_its_ids(capsys):
@@ -63,6 +66,15 @@ def test_bench_plays_the_shipped_bot_against_an_opponent(capsys):
     assert main(["bench", "--opponent", "random", "--games", "10", "--quiet"]) == 0
     figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert figures["games"] == 20 and figures["opponent"] == "random" and figures["ppg"] > 0
+
+
+def test_bench_plays_two_networks_head_to_head(capsys):
+    # The same network on both sides of duplicate games: every dice sequence is played from both seats, so the
+    # points cancel exactly.
+    td = str(ROOT / "checkpoints" / "td-v1" / "checkpoint.pt")
+    assert main(["bench", "--checkpoint", td, "--opponent", td, "--games", "6", "--quiet"]) == 0
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["games"] == 12 and figures["opponent"] == td and figures["ppg"] == 0
 
 
 def test_bench_with_a_corrupt_checkpoint_is_a_one_line_error(tmp_path, capsys):

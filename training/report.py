@@ -190,7 +190,8 @@ def render(r: dict) -> str:
             "## Ablations: each lever on the same data and budget",
             "",
             f"Every model below learned from the same {a['positions']:,} positions and 1-ply targets (the first stage's "
-            "data) with the same schedule; one lever changes from row to row (`training/ablation.py`).",
+            f"data) with the same schedule ({a.get('epochs', 'the stage')} epochs); one lever changes from row to row "
+            "(`training/ablation.py`).",
             "",
             "| model | change | held-out equity error | v pubeval | v gnubg 0-ply | checker play, mp/move |",
             "|---|---|---|---|---|---|",
