@@ -11,12 +11,11 @@ STAMP := $(VENV)/.installed-stamp
 install: $(STAMP) system-deps
 
 # Debian packages the tests and benchmarks use: GNU Backgammon (match files made by another program, the judge of
-# the reference sets) and Chromium with its driver (the web app's browser tests). Installed once, as root.
+# the reference sets) and Chromium (the web app's browser tests, driven by Playwright). Installed once, as root.
 system-deps:
 	@missing=""; \
 	[ -x /usr/games/gnubg ] || missing="$$missing gnubg"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
-	[ -x /usr/bin/chromedriver ] || missing="$$missing chromium-driver"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" != 0 ]; then echo "bgai needs the Debian packages:$$missing (run make as root or apt-get install them)"; exit 1; fi; \
 		echo "installing Debian packages:$$missing"; \

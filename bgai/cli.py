@@ -349,7 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     roll = commands.add_parser("rollout", help="roll out a position, or the best plays of a roll on the same dice",
                                description="Roll out a position (the player on roll, before the roll) or, given "
                                            "dice, the best plays of that roll, with the bot playing both sides. "
-                                           "Results with standard errors and 95%% intervals; --json for scripts.")
+                                           "Results with standard errors and 95% intervals; --json for scripts.")
     roll.add_argument("position", help="GNU Backgammon Position ID or XGID")
     roll.add_argument("dice", nargs="?", help="roll out the best plays of this roll (e.g. 31) instead")
     roll.add_argument("--top", type=int, help="with dice: how many of the bot's best plays (default 4)")
@@ -394,8 +394,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_serve)
 
     duel = commands.add_parser("duel", help="play duplicate cubeless games between two built-in players")
-    duel.add_argument("player1", nargs="?", default="pubeval", help="random, heuristic or pubeval (default pubeval)")
-    duel.add_argument("player2", nargs="?", default="heuristic", help="random, heuristic or pubeval (default heuristic)")
+    duel.add_argument("player1", nargs="?", default="pubeval",
+                      help="random, heuristic, pubeval or gnubg (default pubeval)")
+    duel.add_argument("player2", nargs="?", default="heuristic",
+                      help="random, heuristic, pubeval or gnubg (default heuristic)")
     duel.add_argument("--games", type=int, default=2000, help="dice sequences; each is played twice (default 2000)")
     duel.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
     duel.add_argument("--batch", type=int, default=2048, help="games played at once (default 2048)")
