@@ -1,6 +1,8 @@
 """Training runs (bgai.training): configs with stages, lookahead generations, their targets, resuming, and every
 kind of checkpoint loading as a bot."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -166,9 +168,12 @@ def test_a_finished_generation_missing_data_is_an_error_not_a_silent_skip(tmp_pa
 
 
 def test_every_kind_of_checkpoint_loads_as_a_bot(tmp_path):
-    # bgai 0.1's TD network (format 1, encoder version 1, one net) is the default; format 2 holds either kind
+    # The shipped network, and bgai 0.1's TD network kept by path (format 1, encoder version 1, one net); format 2
+    # holds either kind
     shipped = load_bot()
     assert shipped.model.encoder_version in encoding.VERSIONS and shipped.model.phases == ("all",)
+    td = load_bot(Path(__file__).resolve().parents[1] / "checkpoints" / "td-v1" / "checkpoint.pt")
+    assert td.model.encoder_version == 1 and td.model.describe()
     one = tmp_path / "one.pt"
     save_checkpoint(one, model_payload(EquityModel.create((8,), ("all",), 1)))
     two = tmp_path / "two.pt"
