@@ -38,14 +38,28 @@ from bgai.network import EquityModel  # noqa: E402
 from bgai.td import Experience, Learner  # noqa: E402
 from bgai.training import _load_generation, evaluation_error, load_config  # noqa: E402
 
-#: name -> (encoder version, hidden layers, nets, what it changes against the row before it)
+#: name -> (encoder version, hidden layers, nets, what it changes against the row it is played against)
 VARIANTS = {
     "v1-256": (1, (256,), ("all",), "lookahead targets: the TD network's own shape and inputs"),
     "v2-256": (2, (256,), ("all",), "+ encoder version 2's inputs"),
-    "v2-512": (2, (512,), ("all",), "+ capacity: 512 hidden units (the shipped model's shape)"),
-    "v2-512-split": (2, (512,), ("contact", "race"), "+ separate contact and race nets"),
-    "v2-512-256": (2, (512, 256), ("all",), "+ a second hidden layer of 256"),
+    "v2-512": (2, (512,), ("all",), "+ capacity: 512 hidden units"),
+    "v2-512-split": (2, (512,), ("contact", "race"), "v2-512 + separate contact and race nets"),
+    "v2-512-256": (2, (512, 256), ("all",), "v2-512 + a second hidden layer of 256"),
 }
+#: the row each variant is played against head to head: the one it changes one lever of
+BASE = {"v1-256": "td-v1", "v2-256": "v1-256", "v2-512": "v2-256", "v2-512-split": "v2-512", "v2-512-256": "v2-512"}
+
+
+def head_to_head(path: str, base: str, sequences: int, seed: int) -> dict:
+    """Duplicate games at 0-ply of the network at ``path`` against the one at ``base``: its points per game and
+    their paired standard error."""
+    from bgai.bot import load_bot
+    from bgai.game import play_duplicate
+    from strength import paired
+
+    result = play_duplicate(load_bot(path), load_bot(base), sequences, seed=seed, batch=2048)
+    ppg, se = paired(result.points)
+    return {"games": len(result.points), "ppg": ppg, "ppg_se": se}
 
 
 def train_variant(name: str, boards, targets, val_boards, val_targets, stage, seed: int) -> tuple[EquityModel, dict]:
@@ -73,6 +87,8 @@ def main(argv=None) -> None:
     parser.add_argument("--positions", type=int, default=0,
                         help="train every variant on the first N training positions only (default: all)")
     parser.add_argument("--epochs", type=int, default=0, help="epochs for every variant (default: the stage's)")
+    parser.add_argument("--h2h", type=int, default=4000,
+                        help="dice sequences of each variant against the row it changes, head to head (0: none)")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
 
@@ -99,8 +115,12 @@ def main(argv=None) -> None:
             save_checkpoint(path, {**model_payload(model), "fit": fit})
         row = {"variant": name, "change": VARIANTS[name][3], "fit": fit,
                **measure(str(path), {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed)}
+        if args.h2h:
+            base = next(r["checkpoint"] for r in rows if r["variant"] == BASE[name])
+            row["h2h"] = {"versus": BASE[name], **head_to_head(str(path), base, args.h2h, args.seed)}
         rows.append(row)
-        print(f"{name}: {describe(row)}", flush=True)
+        h2h = f"  v {row['h2h']['versus']} {row['h2h']['ppg']:+.3f} ± {row['h2h']['ppg_se']:.3f}" if args.h2h else ""
+        print(f"{name}: {describe(row)}{h2h}", flush=True)
     if args.json:
         command = "python training/ablation.py " + shlex.join(argv if argv is not None else sys.argv[1:])
         Path(args.json).write_text(json.dumps({"command": command, "positions": len(boards),

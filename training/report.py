@@ -193,13 +193,15 @@ def render(r: dict) -> str:
             f"data) with the same schedule ({a.get('epochs', 'the stage')} epochs); one lever changes from row to row "
             "(`training/ablation.py`).",
             "",
-            "| model | change | held-out equity error | v pubeval | v gnubg 0-ply | checker play, mp/move |",
-            "|---|---|---|---|---|---|",
+            "| model | change | head to head | held-out equity error | v pubeval | v gnubg 0-ply | checker play, "
+            "mp/move | cube, mp/decision |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for row in a["results"]:
             fit = f"{row['fit']['equity_mae']:.4f}" if row.get("fit") else "—"
-            lines.append(f"| {row['variant']} | {row['change']} | {fit} | {_fmt(row, 'pubeval')} | "
-                         f"{_fmt(row, 'gnubg')} | {_moves(row)} |")
+            h2h = f"{_fmt(row, 'h2h')} v {row['h2h']['versus']}" if row.get("h2h") else "—"
+            lines.append(f"| {row['variant']} | {row['change']} | {h2h} | {fit} | {_fmt(row, 'pubeval')} | "
+                         f"{_fmt(row, 'gnubg')} | {_moves(row)} | {_cube(row)} |")
         lines += ["", f"Made by `{a['command']}`.", ""]
     for result in r.get("plies") or []:
         lines.append(f"- Lookahead: `{result.get('command', '')}`: {json.dumps(result.get('summary', ''))[:300]}")

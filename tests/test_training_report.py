@@ -1,0 +1,45 @@
+"""training/report.py: the training report of a run, rendered from its figures (the benchmarks themselves are
+benchmarks/strength.py's, run by hand)."""
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_report_module():
+    spec = importlib.util.spec_from_file_location("training_report", ROOT / "training" / "report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def row(checkpoint, ppg, **extra):
+    return {"checkpoint": checkpoint, "model": "m", "pubeval": {"games": 10, "ppg": ppg, "ppg_se": 0.01},
+            "checker_play": {"mp_per_move": 5.0, "mp_se": 0.3,
+                             "minus_gnubg_0ply": {"mp_per_move": 2.4, "mp_se": 0.3}},
+            "cube": {"mp_per_decision": 8.1}, **extra}
+
+
+def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_head_to_head():
+    report = load_report_module()
+    history = [{"stage": "distil", "seconds": 3600, "pubeval": {"ppg": 0.61, "ppg_se": 0.03, "games": 2000}}]
+    stages = [{"name": "distil", "method": "lookahead"}, {"name": "ply1", "method": "lookahead"}]
+    r = {
+        "run_dir": "runs/shipped", "command": "python training/report.py runs/shipped",
+        "config": {"run_name": "shipped", "hidden": "512,256", "stages": stages},
+        "games": 36000, "hours": 1.0, "model": "m",
+        "stages": report.stage_costs(history, stages),
+        "benchmarks": {"network": row("runs/shipped/checkpoint.pt", 0.6), "baseline": row("td-v1.pt", 0.5)},
+        "ablation": {"command": "python training/ablation.py runs/shipped", "positions": 1000, "epochs": 8,
+                     "results": [row("td-v1.pt", 0.5, variant="td-v1", change="TD alone"),
+                                 row("a.pt", 0.55, variant="v2-512-256", change="+ a layer", fit={"equity_mae": 0.02},
+                                     h2h={"versus": "td-v1", "games": 8000, "ppg": 0.031, "ppg_se": 0.015})]},
+        "plies": [],
+    }
+    text = report.render(r)
+    assert "| distil | lookahead | 1.00 | +0.610 ± 0.030 (2,000 games) |" in text
+    assert "| ply1 | lookahead | not run yet | |" in text
+    assert "| network: `runs/shipped/checkpoint.pt` | +0.600 ± 0.010 |" in text
+    assert "| v2-512-256 | + a layer | +0.031 ± 0.015 v td-v1 | 0.0200 | +0.550 ± 0.010 | — | 5.00 ± 0.30 | 8.1 |" in text
+    assert "(8 epochs)" in text and "hidden = \"512,256\"" in text
