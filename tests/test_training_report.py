@@ -24,7 +24,8 @@ def row(checkpoint, ppg, **extra):
 def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_head_to_head():
     report = load_report_module()
     history = [{"stage": "distil", "seconds": 3600, "pubeval": {"ppg": 0.61, "ppg_se": 0.03, "games": 2000}}]
-    stages = [{"name": "distil", "method": "lookahead"}, {"name": "ply1", "method": "lookahead"}]
+    stages = [{"name": "distil", "method": "lookahead", "generations": 1},
+              {"name": "ply1", "method": "lookahead", "generations": 3}]
     r = {
         "run_dir": "runs/shipped", "command": "python training/report.py runs/shipped",
         "config": {"run_name": "shipped", "hidden": "512,256", "stages": stages},
@@ -35,11 +36,11 @@ def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_
                      "results": [row("td-v1.pt", 0.5, variant="td-v1", change="TD alone"),
                                  row("a.pt", 0.55, variant="v2-512-256", change="+ a layer", fit={"equity_mae": 0.02},
                                      h2h={"versus": "td-v1", "games": 8000, "ppg": 0.031, "ppg_se": 0.015})]},
-        "plies": [],
+        "plies": [], "notes": ["The distil data was reused."],
     }
     text = report.render(r)
-    assert "| distil | lookahead | 1.00 | +0.610 ± 0.030 (2,000 games) |" in text
+    assert "| distil | lookahead, 1 of 1 generations | 1.00 | +0.610 ± 0.030 (2,000 games) |" in text
     assert "| ply1 | lookahead | not run yet | |" in text
     assert "| network: `runs/shipped/checkpoint.pt` | +0.600 ± 0.010 |" in text
     assert "| v2-512-256 | + a layer | +0.031 ± 0.015 v td-v1 | 0.0200 | +0.550 ± 0.010 | — | 5.00 ± 0.30 | 8.1 |" in text
-    assert "(8 epochs)" in text and "hidden = \"512,256\"" in text
+    assert "The distil data was reused.\n" in text and "(8 epochs)" in text and "hidden = \"512,256\"" in text

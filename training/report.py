@@ -61,7 +61,10 @@ def stage_costs(history: list[dict], stages: list[dict]) -> list[dict]:
             out.append({"name": stage["name"], "method": stage["method"], "done": False})
             continue
         last = points[-1]
+        generations = stage.get("generations") if stage["method"] == "lookahead" else None
+        done_generations = min(generations, len(points) * stage.get("bench_every", 1)) if generations else None
         out.append({"name": stage["name"], "method": stage["method"], "done": True,
+                    "generations": generations, "generations_done": done_generations,
                     "hours": (last["seconds"] - before) / 3600, "ppg_vs_pubeval": last["pubeval"]["ppg"],
                     "ppg_vs_pubeval_se": last["pubeval"]["ppg_se"], "games": last["pubeval"]["games"]})
         before = last["seconds"]
@@ -85,6 +88,8 @@ def main(argv=None) -> None:
     parser.add_argument("--plies", type=Path, help="benchmarks/ply_strength.py results (JSON files) to cite",
                         nargs="*", default=[])
     parser.add_argument("--ship", action="store_true", help="make this the network bgai loads by default")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a paragraph for the report (what the figures do not say); may be repeated")
     args = parser.parse_args(argv)
 
     source = args.run_dir / "checkpoint.pt"
@@ -99,8 +104,12 @@ def main(argv=None) -> None:
 
     opponents = {"pubeval": args.pubeval, "gnubg": args.gnubg}
     results = {}
-    for name, checkpoint in (("network", str(source)), ("baseline", args.baseline)):
-        results[name] = measure(checkpoint, opponents, args.seed, progress=True)
+    baseline = Path(args.baseline).resolve()
+    for name, checkpoint in (("network", source), ("baseline", baseline)):
+        results[name] = measure(str(checkpoint), opponents, args.seed, progress=True)
+        # shown relative to the repository, where it is in it
+        where = checkpoint.resolve()
+        results[name]["checkpoint"] = str(where.relative_to(ROOT) if where.is_relative_to(ROOT) else where)
         print(f"{name}: {describe(results[name])}", flush=True)
     report = {
         "run_dir": str(args.run_dir),
@@ -113,6 +122,7 @@ def main(argv=None) -> None:
         "benchmarks": results,
         "ablation": json.loads(args.ablation.read_text()) if args.ablation else None,
         "plies": [json.loads(p.read_text()) for p in args.plies],
+        "notes": args.note,
     }
     (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (args.out / "REPORT.md").write_text(render(report))
@@ -154,6 +164,7 @@ def render(r: dict) -> str:
           for line in ["", "[[stage]]", *[f"{k} = {json.dumps(v)}" for k, v in stage.items()]]],
         "```",
         "",
+        *[line for note in r.get("notes") or [] for line in (note, "")],
         "## Stages",
         "",
         "| stage | method | hours | v pubeval at its end (0-ply) |",
@@ -161,7 +172,10 @@ def render(r: dict) -> str:
     ]
     for s in r["stages"]:
         if s["done"]:
-            lines.append(f"| {s['name']} | {s['method']} | {s['hours']:.2f} | {s['ppg_vs_pubeval']:+.3f} ± "
+            method = s["method"]
+            if s.get("generations"):
+                method += f", {s['generations_done']} of {s['generations']} generations"
+            lines.append(f"| {s['name']} | {method} | {s['hours']:.2f} | {s['ppg_vs_pubeval']:+.3f} ± "
                          f"{s['ppg_vs_pubeval_se']:.3f} ({s['games']:,} games) |")
         else:
             lines.append(f"| {s['name']} | {s['method']} | not run yet | |")
@@ -182,8 +196,9 @@ def render(r: dict) -> str:
     for name, row in r["benchmarks"].items():
         lines.append(f"| {name}: `{row['checkpoint']}` | {_fmt(row, 'pubeval')} | {_fmt(row, 'gnubg')} | "
                      f"{_moves(row, versus=True)} | {_cube(row)} |")
-    games = {k: v["games"] for k, v in r["benchmarks"]["network"].items() if isinstance(v, dict) and "games" in v}
-    lines += ["", f"Games per benchmark: {games}.", ""]
+    games = [f"{v['games']:,} v {k}" for k, v in r["benchmarks"]["network"].items()
+             if isinstance(v, dict) and "games" in v]
+    lines += ["", f"Games per benchmark: {', '.join(games)}.", ""]
     if r.get("ablation"):
         a = r["ablation"]
         lines += [
