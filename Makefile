@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/cube_accuracy.py --plies 0 1 2 --json benchmarks/results/cube_accuracy.json
 	$(PY) benchmarks/move_accuracy.py --plies 0 1 2 --json benchmarks/results/move_accuracy.json
 	$(PY) benchmarks/workers_bench.py --json benchmarks/results/workers.json
+	$(PY) benchmarks/rollout_bench.py --json benchmarks/results/rollout.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
