@@ -68,15 +68,20 @@ def measure(checkpoint: str, opponents: dict[str, int], seed: int, progress: boo
         out["checker_play"] = checker_play(bot)
         out["cube"] = cube_play(bot)
     for name, sequences in opponents.items():
-        if sequences <= 0:
-            continue
-        started = time.perf_counter()
-        result = play_duplicate(bot, make_player(name), sequences, seed=seed, batch=2048, progress=progress)
-        ppg, se = paired(result.points)
-        s = result.summary()
-        out[name] = {"games": s["games"], "ppg": ppg, "ppg_se": se, "win_rate": s["win_rate"],
-                     "gammon_rate": s["gammon_rate"], "seconds": time.perf_counter() - started}
+        if sequences > 0:
+            out[name] = duel(bot, make_player(name), sequences, seed, progress)
     return out
+
+
+def duel(bot, opponent, sequences: int, seed: int, progress: bool = False) -> dict:
+    """Duplicate games of ``bot`` against ``opponent`` on ``sequences`` dice sequences: the bot's points per game
+    with their paired standard error, its win and gammon rates."""
+    started = time.perf_counter()
+    result = play_duplicate(bot, opponent, sequences, seed=seed, batch=2048, progress=progress)
+    ppg, se = paired(result.points)
+    s = result.summary()
+    return {"games": s["games"], "ppg": ppg, "ppg_se": se, "win_rate": s["win_rate"],
+            "gammon_rate": s["gammon_rate"], "seconds": time.perf_counter() - started}
 
 
 def describe(row: dict) -> str:

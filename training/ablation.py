@@ -31,8 +31,9 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from strength import describe, measure  # noqa: E402
+from strength import describe, duel, measure  # noqa: E402
 
+from bgai.bot import load_bot  # noqa: E402
 from bgai.checkpoint import load_checkpoint, model_payload, save_checkpoint  # noqa: E402
 from bgai.network import EquityModel  # noqa: E402
 from bgai.td import Experience, Learner  # noqa: E402
@@ -48,18 +49,6 @@ VARIANTS = {
 }
 #: the row each variant is played against head to head: the one it changes one lever of
 BASE = {"v1-256": "td-v1", "v2-256": "v1-256", "v2-512": "v2-256", "v2-512-split": "v2-512", "v2-512-256": "v2-512"}
-
-
-def head_to_head(path: str, base: str, sequences: int, seed: int) -> dict:
-    """Duplicate games at 0-ply of the network at ``path`` against the one at ``base``: its points per game and
-    their paired standard error."""
-    from bgai.bot import load_bot
-    from bgai.game import play_duplicate
-    from strength import paired
-
-    result = play_duplicate(load_bot(path), load_bot(base), sequences, seed=seed, batch=2048)
-    ppg, se = paired(result.points)
-    return {"games": len(result.points), "ppg": ppg, "ppg_se": se}
 
 
 def train_variant(name: str, boards, targets, val_boards, val_targets, stage, seed: int) -> tuple[EquityModel, dict]:
@@ -117,7 +106,7 @@ def main(argv=None) -> None:
                **measure(str(path), {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed)}
         if args.h2h:
             base = next(r["checkpoint"] for r in rows if r["variant"] == BASE[name])
-            row["h2h"] = {"versus": BASE[name], **head_to_head(str(path), base, args.h2h, args.seed)}
+            row["h2h"] = {"versus": BASE[name], **duel(load_bot(path), load_bot(base), args.h2h, args.seed)}
         rows.append(row)
         h2h = f"  v {row['h2h']['versus']} {row['h2h']['ppg']:+.3f} ± {row['h2h']['ppg_se']:.3f}" if args.h2h else ""
         print(f"{name}: {describe(row)}{h2h}", flush=True)

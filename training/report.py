@@ -104,8 +104,7 @@ def main(argv=None) -> None:
 
     opponents = {"pubeval": args.pubeval, "gnubg": args.gnubg}
     results = {}
-    baseline = Path(args.baseline).resolve()
-    for name, checkpoint in (("network", source), ("baseline", baseline)):
+    for name, checkpoint in (("network", source), ("baseline", Path(args.baseline))):
         results[name] = measure(str(checkpoint), opponents, args.seed, progress=True)
         # shown relative to the repository, where it is in it
         where = checkpoint.resolve()
