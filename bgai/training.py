@@ -616,9 +616,14 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
     """Generations of lookahead targets and supervised learning; ``state.step`` counts finished generations."""
     while state.step < stage.generations:
         generation = state.step
-        _generation_data(state, stage, generation)
         recent = [_generation_folder(state, stage, g) for g in range(max(0, generation - stage.buffer + 1),
                                                                       generation + 1)]
+        for folder in recent[:-1]:
+            if not (folder / "positions.npz").exists():  # e.g. a run resumed on another machine from its checkpoint
+                raise BgaiError(f"{folder} is missing: generation {generation} learns the data of the "
+                                f"{stage.buffer - 1} generation(s) before it (buffer = {stage.buffer}). Copy that "
+                                f"folder there, or resume with --buffer 1 to learn this generation's data alone")
+        _generation_data(state, stage, generation)
         data = [_load_generation(f) for f in recent]
         held = max(1, int(len(data[-1][0]) * stage.validation))
         val_boards, val_targets = data[-1][0][:held], data[-1][1][:held]

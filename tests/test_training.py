@@ -167,6 +167,24 @@ def test_a_finished_generation_missing_data_is_an_error_not_a_silent_skip(tmp_pa
         run(load_config(path), tmp_path, resume=True, progress=False)
 
 
+def test_a_resumed_run_without_the_data_its_buffer_needs_says_how_to_go_on(tmp_path):
+    # Given a run stopped after its first lookahead generation, resumed where that generation's data is gone
+    path = tmp_path / "run.toml"
+    path.write_text(STAGED)  # buffer = 2: generation 1 learns generation 0's data too
+    run(load_config(path, {"generations": 1}), tmp_path, progress=False)
+    gone = tmp_path / "data" / "search-000"
+    for file in gone.iterdir():
+        file.unlink()
+    gone.rmdir()
+    # Then it stops with the way forward, before computing anything
+    with pytest.raises(BgaiError, match="search-000 is missing.*--buffer 1"):
+        run(load_config(path), tmp_path, resume=True, progress=False)
+    # And with --buffer 1 the generation learns its own data alone
+    run(load_config(path, {"buffer": 1}), tmp_path, resume=True, progress=False)
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["step"] == 2
+    assert (tmp_path / "generations" / "search-001.pt").exists() and not gone.exists()
+
+
 def test_every_kind_of_checkpoint_loads_as_a_bot(tmp_path):
     # The shipped network, and bgai 0.1's TD network kept by path (format 1, encoder version 1, one net); format 2
     # holds either kind

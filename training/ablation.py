@@ -8,7 +8,7 @@ lever changed at a time, and benchmarks each at 0-ply beside the TD network it l
 Backgammon 2-ply).
 
     python training/ablation.py runs/shipped [--variants v1-256 v2-256 v2-512 ...] [--pubeval 5000] [--gnubg 2000]
-                                [--positions N] [--epochs E] [--json benchmarks/results/ablation.json]
+                                [--positions N] [--epochs E] [--json benchmarks/results/ablation.json [--keep]]
 
 ``--positions`` and ``--epochs`` shrink the budget (the first N training positions of the stage's data, E epochs),
 the same for every variant, when the full stage's budget per variant is more than the machine can spare.
@@ -46,9 +46,11 @@ VARIANTS = {
     "v2-512": (2, (512,), ("all",), "+ capacity: 512 hidden units"),
     "v2-512-split": (2, (512,), ("contact", "race"), "v2-512 + separate contact and race nets"),
     "v2-512-256": (2, (512, 256), ("all",), "v2-512 + a second hidden layer of 256"),
+    "v2-1024-512": (2, (1024, 512), ("all",), "v2-512-256 with both layers twice as wide"),
 }
 #: the row each variant is played against head to head: the one it changes one lever of
-BASE = {"v1-256": "td-v1", "v2-256": "v1-256", "v2-512": "v2-256", "v2-512-split": "v2-512", "v2-512-256": "v2-512"}
+BASE = {"v1-256": "td-v1", "v2-256": "v1-256", "v2-512": "v2-256", "v2-512-split": "v2-512", "v2-512-256": "v2-512",
+        "v2-1024-512": "v2-512-256"}
 
 
 def train_variant(name: str, boards, targets, val_boards, val_targets, stage, seed: int) -> tuple[EquityModel, dict]:
@@ -79,7 +81,12 @@ def main(argv=None) -> None:
     parser.add_argument("--h2h", type=int, default=4000,
                         help="dice sequences of each variant against the row it changes, head to head (0: none)")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the rows already in --json's file (the teacher's, and the variants not named by "
+                             "--variants) instead of measuring them again: add or redo rows one at a time")
     args = parser.parse_args(argv)
+    command = "python training/ablation.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+    kept = json.loads(Path(args.json).read_text()) if args.keep and args.json and Path(args.json).exists() else None
 
     config = load_config(args.config)
     stage = next(s for s in config.stages if s.name == args.stage)
@@ -91,10 +98,19 @@ def main(argv=None) -> None:
     if args.epochs:
         stage = dataclasses.replace(stage, epochs=args.epochs)
     torch.set_num_threads(1)
-    rows = [{"variant": "td-v1", "change": "TD(λ) self-play alone (the teacher)",
-             **measure(args.teacher, {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed)}]
+    before = {row["variant"]: row for row in kept["results"]} if kept else {}
+    if kept and (kept["positions"], kept["epochs"]) != (len(boards), stage.epochs):
+        raise SystemExit(f"{args.json} holds rows of another budget ({kept['positions']} positions x "
+                         f"{kept['epochs']} epochs); this one is {len(boards)} x {stage.epochs}")
+    rows = [before.get("td-v1") or {"variant": "td-v1", "change": "TD(λ) self-play alone (the teacher)",
+                                    **measure(args.teacher, {"pubeval": args.pubeval, "gnubg": args.gnubg},
+                                              args.seed)}]
     print(f"td-v1: {describe(rows[0])}", flush=True)
-    for name in args.variants:
+    for name in VARIANTS:
+        if name not in args.variants:
+            if name in before:
+                rows.append(before[name])
+            continue
         budget = f"-{len(boards)}x{stage.epochs}" if args.positions or args.epochs else ""
         path = args.run_dir / "ablations" / f"{name}{budget}.pt"
         if path.exists():
@@ -105,16 +121,18 @@ def main(argv=None) -> None:
         row = {"variant": name, "change": VARIANTS[name][3], "fit": fit,
                **measure(str(path), {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed)}
         if args.h2h:
-            base = next(r["checkpoint"] for r in rows if r["variant"] == BASE[name])
+            base = next((r["checkpoint"] for r in rows if r["variant"] == BASE[name]), None)
+            if base is None:
+                raise SystemExit(f"{name} plays {BASE[name]} head to head: name that variant too (or --keep its row)")
             row["h2h"] = {"versus": BASE[name], **duel(load_bot(path), load_bot(base), args.h2h, args.seed)}
         rows.append(row)
         h2h = f"  v {row['h2h']['versus']} {row['h2h']['ppg']:+.3f} ± {row['h2h']['ppg_se']:.3f}" if args.h2h else ""
         print(f"{name}: {describe(row)}{h2h}", flush=True)
     if args.json:
-        command = "python training/ablation.py " + shlex.join(argv if argv is not None else sys.argv[1:])
-        Path(args.json).write_text(json.dumps({"command": command, "positions": len(boards),
-                                               "validation_positions": held, "epochs": stage.epochs,
-                                               "results": rows}, indent=2) + "\n")
+        commands = (kept.get("commands") or [kept["command"]]) + [command] if kept else [command]
+        Path(args.json).write_text(json.dumps({"command": commands[0], "commands": commands,
+                                               "positions": len(boards), "validation_positions": held,
+                                               "epochs": stage.epochs, "results": rows}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -216,7 +216,8 @@ def render(r: dict) -> str:
             h2h = f"{_fmt(row, 'h2h')} v {row['h2h']['versus']}" if row.get("h2h") else "—"
             lines.append(f"| {row['variant']} | {row['change']} | {h2h} | {fit} | {_fmt(row, 'pubeval')} | "
                          f"{_fmt(row, 'gnubg')} | {_moves(row)} | {_cube(row)} |")
-        lines += ["", f"Made by `{a['command']}`.", ""]
+        commands = a.get("commands") or [a["command"]]
+        lines += ["", "Made by " + ", then ".join(f"`{c}`" for c in commands) + ".", ""]
     for result in r.get("plies") or []:
         lines.append(f"- Lookahead: `{result.get('command', '')}`: {json.dumps(result.get('summary', ''))[:300]}")
     lines += ["", f"Made by `{r['command']}`.", ""]
