@@ -168,11 +168,17 @@ class Bot:
 
     Finished games are scored exactly, at every depth. Large batches are cut into chunks (``NET_CHUNK``,
     ``PAIR_CHUNK``) so that memory stays bounded.
+
+    **Precision.** With ``bf16`` the network's matrix products run in bfloat16 (inputs and outputs stay float32):
+    on a CPU with bfloat16 instructions (``bf16_supported()``) a 512-256 network evaluates about 7 times faster
+    and 1-ply lookahead about 2.3 times, its values within about 0.002 equity of float32's on average. Training
+    targets use it (``LookaheadStage.precision``); play stays in float32 by default, where close plays are told
+    apart.
     """
 
     def __init__(self, model: EquityModel | EquityNet, *, name: str = "bgai", plies: int = 0,
                  info: dict | None = None, filters: tuple[MoveFilter | None, ...] | None = None,
-                 use_bearoff: bool = True) -> None:
+                 use_bearoff: bool = True, bf16: bool = False) -> None:
         if not (isinstance(plies, int) and not isinstance(plies, bool) and 0 <= plies <= MAX_PLIES):
             raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {plies!r}")
         filters = FILTERS[plies] if filters is None else tuple(filters)
@@ -190,6 +196,7 @@ class Bot:
         self.filters = filters
         self.info = info or {}
         self.use_bearoff = use_bearoff
+        self.bf16 = bool(bf16)
 
     # Batched core ---------------------------------------------------------------------------------------------
 
@@ -214,7 +221,9 @@ class Bot:
         for lo in range(0, len(rows), step):
             chunk = boards[rows[lo:lo + step]]
             x = torch.from_numpy(encoding.encode(chunk, version=version))
-            probs[rows[lo:lo + step]] = self.model(x, torch.from_numpy(classify(chunk)) if split else None).numpy()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+                out = self.model(x, torch.from_numpy(classify(chunk)) if split else None)
+            probs[rows[lo:lo + step]] = out.float().numpy()
         return probs
 
     def _exact_bearoffs(self, boards: np.ndarray) -> np.ndarray:

@@ -58,6 +58,15 @@ def cumulative(conditional: torch.Tensor) -> torch.Tensor:
     )
 
 
+def bf16_supported() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices natively (oneDNN with AVX-512 BF16 or AMX). Elsewhere torch
+    emulates bfloat16, slower than float32, so ``Bot(bf16=True)`` is only worth it where this is true."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
 def equity(probs):
     """Cubeless money equity of (N, 5) cumulative probabilities (numpy or torch), for the same player."""
     return 2 * probs[:, 0] - 1 + probs[:, 1] + probs[:, 2] - probs[:, 3] - probs[:, 4]

@@ -56,7 +56,7 @@ from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpo
 from bgai.errors import BgaiError
 from bgai.files import write_atomically
 from bgai.game import play_duplicate
-from bgai.network import EquityModel, ModelSnapshot, equity
+from bgai.network import EquityModel, ModelSnapshot, bf16_supported, equity
 from bgai.phase import BEAROFF, OVER, classify
 from bgai.players import HeuristicPlayer, PubevalPlayer
 from bgai.td import Experience, Learner, SelfPlayWorker, bce, inputs, merge_experience, play_task, split_games
@@ -107,6 +107,9 @@ class LookaheadStage:
                                 "model's own 0-ply value, evaluated one ply deeper")
     teacher: str = _field("", "checkpoint of an earlier bgai network that plays the games and computes the targets "
                               "instead of the model being trained (a new model's first lessons); empty: the model")
+    precision: str = _field("fp32", "'fp32', or 'bf16': the targets' network passes in bfloat16 where the CPU has "
+                                    "bfloat16 instructions (about 2.3x faster 1-ply targets, within about 0.001 "
+                                    "equity of fp32's on average), fp32 elsewhere")
 
 
 STAGES = {"td": TDStage, "lookahead": LookaheadStage}
@@ -213,6 +216,8 @@ def load_config(path: str | Path | None, overrides: dict | None = None) -> RunCo
                                                                                  stage.plies + 1 <= MAX_PLIES)):
             raise BgaiError(f"stage {stage.name}: deeper must be a share 0..1, and plies + 1 at most {MAX_PLIES}, "
                             f"got deeper={stage.deeper} with plies={stage.plies}")
+        if isinstance(stage, LookaheadStage) and stage.precision not in ("fp32", "bf16"):
+            raise BgaiError(f"stage {stage.name}: precision must be 'fp32' or 'bf16', got {stage.precision!r}")
     config.stages = stages
     config.hidden_sizes()
     config.net_names()
@@ -516,19 +521,20 @@ def _positions_task(snapshot: ModelSnapshot, task) -> np.ndarray:
     return _distinct_live(play_task(snapshot, task).boards)
 
 
-def _targets_task(snapshot: ModelSnapshot, task: tuple[np.ndarray, int, float]) -> np.ndarray:
+def _targets_task(snapshot: ModelSnapshot, task: tuple[np.ndarray, int, float, bool]) -> np.ndarray:
     """The targets of one part (a worker's share of a generation's target computation)."""
-    boards, plies, deeper = task
-    return lookahead_targets(snapshot.model(), boards, plies, deeper).astype(np.float32)
+    boards, plies, deeper, bf16 = task
+    return lookahead_targets(snapshot.model(), boards, plies, deeper, bf16).astype(np.float32)
 
 
-def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int, deeper: float = 0.0) -> np.ndarray:
+def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int, deeper: float = 0.0,
+                      bf16: bool = False) -> np.ndarray:
     """(N, 5) probabilities of ``boards`` (on-roll view) at ``plies`` of lookahead by a bot of ``model``.
 
     With ``deeper`` > 0, that share of the boards, those whose ``plies`` value moved farthest (in cubeless equity)
     from the model's own 0-ply value, are evaluated at ``plies + 1`` instead: the search goes deeper where the
-    network and its lookahead disagree most."""
-    bot = Bot(model, plies=plies)
+    network and its lookahead disagree most. With ``bf16`` the network's passes run in bfloat16 (see ``Bot``)."""
+    bot = Bot(model, plies=plies, bf16=bf16)
     targets = bot.lookahead(boards, plies)
     count = int(round(deeper * len(boards)))
     if count:
@@ -558,9 +564,11 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         state.save()
     boards = np.load(positions)["boards"]
     parts = range(0, len(boards), stage.part)
+    bf16 = stage.precision == "bf16" and bf16_supported()
     frozen = copy.deepcopy(source).eval()
     bar = tqdm(total=len(boards), unit="pos", disable=not state.progress,
-               desc=f"{state.config.run_name}/{stage.name} gen {generation} {stage.plies}-ply targets")
+               desc=f"{state.config.run_name}/{stage.name} gen {generation} {stage.plies}-ply targets"
+                    + (" (bf16)" if bf16 else ""))
 
     def path(i: int) -> Path:
         return folder / f"targets-{i:04d}.npz"
@@ -569,7 +577,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         for i, lo in enumerate(parts):
             if not path(i).exists():
                 started = time.perf_counter()
-                targets = lookahead_targets(frozen, boards[lo:lo + stage.part], stage.plies, stage.deeper)
+                targets = lookahead_targets(frozen, boards[lo:lo + stage.part], stage.plies, stage.deeper, bf16)
                 _write_npz(path(i), targets=targets.astype(np.float32))
                 elapsed = time.perf_counter() - started
                 state.seconds += elapsed
@@ -581,7 +589,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         missing = [i for i in range(len(parts)) if not path(i).exists()]
         bar.update(len(boards) - sum(len(boards[parts[i]:parts[i] + stage.part]) for i in missing))
         bearoff.database()  # built here once if it is not on disk yet, rather than by every worker at once
-        tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper) for i in missing]
+        tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper, bf16) for i in missing]
         started, last, done = time.perf_counter(), time.perf_counter(), 0
         for k, targets in state.pool.imap(_targets_task, tasks, ModelSnapshot.of(frozen)):
             _write_npz(path(missing[k]), targets=targets)
