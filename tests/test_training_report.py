@@ -45,6 +45,12 @@ def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_
     assert "| v2-512-256 | + a layer | +0.031 ± 0.015 v td-v1 | 0.0200 | +0.550 ± 0.010 | — | 5.00 ± 0.30 | 8.1 |" in text
     assert "The distil data was reused.\n" in text and "(8 epochs)" in text and "hidden = \"512,256\"" in text
     assert "Made by `python training/ablation.py runs/shipped`." in text
+    # The generations' table, when their strength results are given, in the order measured
+    r["generations"] = [{"command": "python benchmarks/strength.py g0.pt g1.pt",
+                         "results": [row("gens/distil-000.pt", 0.56), row("gens/ply1-000.pt", 0.59)]}]
+    text = report.render(r)
+    assert "| distil-000 | +0.560 ± 0.010 | — | 5.00 ± 0.30 | 8.1 |\n| ply1-000 | +0.590 ± 0.010 |" in text
+    assert "Made by `python benchmarks/strength.py g0.pt g1.pt`." in text
     # An ablation grown row by row (ablation.py --keep) names every command that made its rows
     r["ablation"]["commands"] = [r["ablation"]["command"], "python training/ablation.py runs/shipped --variants x --keep"]
     assert ("Made by `python training/ablation.py runs/shipped`, then "

@@ -87,6 +87,9 @@ def main(argv=None) -> None:
     parser.add_argument("--ablation", type=Path, help="training/ablation.py's JSON, for the ablation table")
     parser.add_argument("--plies", type=Path, help="benchmarks/ply_strength.py results (JSON files) to cite",
                         nargs="*", default=[])
+    parser.add_argument("--generations", type=Path, nargs="*", default=[],
+                        help="benchmarks/strength.py results (JSON files) of the run's networks by generation, for "
+                             "the table of what each generation bought; the run's generations/ are copied to --out")
     parser.add_argument("--ship", action="store_true", help="make this the network bgai loads by default")
     parser.add_argument("--note", action="append", default=[],
                         help="a paragraph for the report (what the figures do not say); may be repeated")
@@ -98,6 +101,8 @@ def main(argv=None) -> None:
     if args.out.resolve() != args.run_dir.resolve():
         shutil.copyfile(source, args.out / "checkpoint.pt")
         shutil.copytree(args.run_dir / "tensorboard", args.out / "tensorboard", dirs_exist_ok=True)
+        if args.generations and (args.run_dir / "generations").is_dir():
+            shutil.copytree(args.run_dir / "generations", args.out / "generations", dirs_exist_ok=True)
     learning_curve(state["history"], args.out / "learning_curve.png", f"bgai learning curve: {args.run_dir.name}")
     if args.ship:
         export_for_play(source, SHIPPED)
@@ -121,6 +126,7 @@ def main(argv=None) -> None:
         "benchmarks": results,
         "ablation": json.loads(args.ablation.read_text()) if args.ablation else None,
         "plies": [json.loads(p.read_text()) for p in args.plies],
+        "generations": [json.loads(p.read_text()) for p in args.generations],
         "notes": args.note,
     }
     (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -198,6 +204,20 @@ def render(r: dict) -> str:
     games = [f"{v['games']:,} v {k}" for k, v in r["benchmarks"]["network"].items()
              if isinstance(v, dict) and "games" in v]
     lines += ["", f"Games per benchmark: {', '.join(games)}.", ""]
+    if r.get("generations"):
+        lines += [
+            "## What each generation bought",
+            "",
+            "Each generation's network (`generations/STAGE-NNN.pt`) at 0-ply, on the same dice as above "
+            "(`benchmarks/strength.py`), in the order they were trained.",
+            "",
+            "| generation | v pubeval | v gnubg 0-ply | checker play, mp/move | cube, mp/decision |",
+            "|---|---|---|---|---|",
+        ]
+        for row in (row for g in r["generations"] for row in g["results"]):  # in the order they were measured
+            lines.append(f"| {Path(row['checkpoint']).stem} | {_fmt(row, 'pubeval')} | {_fmt(row, 'gnubg')} | "
+                         f"{_moves(row)} | {_cube(row)} |")
+        lines += ["", "Made by " + ", then ".join(f"`{g['command']}`" for g in r["generations"]) + ".", ""]
     if r.get("ablation"):
         a = r["ablation"]
         lines += [
