@@ -242,11 +242,19 @@ class PartialPlay:
             if done:
                 raise IllegalMoveError(f"{text!r} is not a legal play of {self.dice[0]}{self.dice[1]} here: it "
                                        "moves more checkers than the roll allows") from None
-            if made == 0 and len(paths) > 1:  # a whole play, typed at once: say what is wrong with it whole
+            if made == 0:  # a whole play, typed at once
                 try:
-                    parse_move(self.position, text, self.dice)
+                    move = parse_move(self.position, text, self.dice)
                 except IllegalMoveError as whole:
-                    raise whole from None
+                    if len(paths) > 1:  # say what is wrong with it whole
+                        raise whole from None
+                    raise error from None
+                # Legal as a whole, only in another order than written: with 66, ``11/off 6/off(2)`` bears the
+                # checkers on 6 off before the one from 11 may bear off from 5. Make it in an order that works.
+                self._moves.clear()
+                for src, dst, _ in move.checker_steps():
+                    self.step(src, dst)
+                return [step for move in self._moves for step, _ in move]
             raise error
         return [step for move in self._moves[made:] for step, _ in move]
 

@@ -15,9 +15,10 @@ from bgai.match import format_xgid
 from bgai.session import BOT, HUMAN, Phase, Session
 
 # Races with the person's home board full (69 pips) against the opponent's 74 pips, as the bot sees them:
-# "Double, take" for the player on roll; and 66 pips against 74: "Double, pass".
+# "Double, take" for the player on roll; and 63 pips against 74: "Double, pass" (GNU Backgammon 2-ply gives the
+# player on roll 80.5% there; at 66 pips against 74, 76.4%, it is a take).
 DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 4, 21: 4, 22: 2})
-DOUBLE_PASS = Position.from_points({6: 3, 5: 4, 4: 4, 3: 4}, {17: 1, 19: 4, 20: 4, 21: 4, 22: 2})
+DOUBLE_PASS = Position.from_points({6: 2, 5: 4, 4: 4, 3: 5}, {17: 1, 19: 4, 20: 4, 21: 4, 22: 2})
 # The player on roll is bearing off against fifteen checkers in its outfield: a gammon is all but certain.
 GAMMON = Position.from_points({6: 3, 5: 3, 4: 3, 3: 3, 2: 3}, {7: 4, 8: 4, 10: 4, 12: 3})
 

@@ -106,6 +106,25 @@ def test_a_play_typed_in_pieces_is_all_or_nothing():
     assert str(play.move()) == "8/5 6/5"
 
 
+def test_a_whole_play_legal_only_in_another_order_than_written_is_made():
+    """Given 6-6 with two checkers on the 6 point and one on 11 (the rest lower), the checker from 11 may bear off
+    from 5 only after both 6s are off (11/5, 6/off, 6/off, 5/off); the bot writes the play 11/off 6/off(2), and
+    typing it makes that play."""
+    pos = Position.from_points({11: 1, 6: 2, 5: 3, 4: 3, 3: 2, 2: 1, 1: 3}, {19: 3, 20: 2, 21: 3, 22: 4, 24: 3})
+    whole = next(m for m in pos.legal_moves((6, 6)) if str(m) == "11/off 6/off(2)")
+    play = PartialPlay(pos, "66")
+    play.play_text("11/off 6/off(2)")
+    assert play.complete and play.move().after == whole.after
+    # Typed as a piece after other steps, the written order still decides
+    play = PartialPlay(pos, "66")
+    play.step(11, 5)
+    with pytest.raises(IllegalMoveError, match="5/off: the checker on 5 cannot move"):
+        play.play_text("5/off 6/off(2)")
+    assert play.text() == "11/5"
+    play.play_text("6/off(2) 5/off")
+    assert play.move().after == whole.after
+
+
 def test_a_hit_marked_where_nothing_is_hit_is_refused():
     play = PartialPlay(Position.start(), "31")
     with pytest.raises(IllegalMoveError, match="marks a hit on 5"):
