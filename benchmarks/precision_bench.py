@@ -30,7 +30,7 @@ from bgai.training import lookahead_targets, sample_positions  # noqa: E402
 
 
 def timed(fn, *args, **kwargs):
-    fn(*args[:1], *[a[:50] if isinstance(a, np.ndarray) else a for a in args[1:]], **kwargs)  # warm up
+    fn(*[a[:50] if isinstance(a, np.ndarray) else a for a in args], **kwargs)  # warm up on a few positions
     started = time.perf_counter()
     out = fn(*args, **kwargs)
     return out, time.perf_counter() - started

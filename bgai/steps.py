@@ -244,7 +244,7 @@ class PartialPlay:
                                        "moves more checkers than the roll allows") from None
             if made == 0:  # a whole play, typed at once
                 try:
-                    move = parse_move(self.position, text, self.dice)
+                    whole_play = parse_move(self.position, text, self.dice)
                 except IllegalMoveError as whole:
                     if len(paths) > 1:  # say what is wrong with it whole
                         raise whole from None
@@ -252,7 +252,7 @@ class PartialPlay:
                 # Legal as a whole, only in another order than written: with 66, ``11/off 6/off(2)`` bears the
                 # checkers on 6 off before the one from 11 may bear off from 5. Make it in an order that works.
                 self._moves.clear()
-                for src, dst, _ in move.checker_steps():
+                for src, dst, _ in whole_play.checker_steps():
                     self.step(src, dst)
                 return [step for move in self._moves for step, _ in move]
             raise error
