@@ -53,7 +53,8 @@ from bgai.cube import CENTERED, MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_equ
 from bgai.match import match_equity
 from bgai.matchfile import CheckerPlay, Double, Drop, GameRecord, MatchRecord, Take
 from bgai.matchfile.mat import row_numbers
-from bgai.movegen import afterstates
+from bgai.movegen import Afterstates, afterstates
+from bgai.network import equity, flip
 from bgai.notation import format_steps
 from bgai.position import Position
 
@@ -304,6 +305,75 @@ def _after_values(probs: np.ndarray, after: np.ndarray, mover: CubeState) -> np.
     return 1 - theirs if mover.is_match else -theirs
 
 
+# Luck ------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RollSpread:
+    """Every roll of N positions (on-roll view, before the roll) with every play of each roll, for the luck of
+    rolls (``luck``): R rolls in all, 21 a position (15 non-doubles for an opening roll)."""
+
+    turn_of: np.ndarray  # (R,) the position each roll belongs to
+    first: np.ndarray  # (N,) each position's first roll (an index into R)
+    rolls: np.ndarray  # (R, 2) the roll, low die first (the order of ROLLS)
+    weights: np.ndarray  # (R,) its probability
+    plays: Afterstates  # the plays of all rolls, ``owner`` indexing the R rolls
+
+    @classmethod
+    def of(cls, boards: np.ndarray, opening=False) -> "RollSpread":
+        """``opening`` (N,) or one bool: which positions are rolled for by an opening roll (no doubles)."""
+        boards = np.asarray(boards, dtype=np.int8)
+        n = len(boards)
+        opening = np.broadcast_to(np.asarray(opening, dtype=bool), (n,))
+        counts = np.where(opening, len(_OPENING_ROLLS), len(ROLLS))
+        turn_of = np.repeat(np.arange(n), counts)
+        rolls = np.concatenate([_OPENING_ROLLS if first else ROLLS for first in opening])
+        weights = np.concatenate([np.full(len(_OPENING_ROLLS), 1 / len(_OPENING_ROLLS)) if first else ROLL_WEIGHTS
+                                  for first in opening])
+        plays = afterstates(boards[turn_of], rolls, validate=False)
+        return cls(turn_of, np.r_[0, np.cumsum(counts)[:-1]], rolls, weights, plays)
+
+    def index(self, dice: np.ndarray, rows=None) -> np.ndarray:
+        """The roll (index into R) of ``dice`` (K×2) rolled at positions ``rows`` (K,; default all N in order)."""
+        rows = np.arange(len(self.first)) if rows is None else np.asarray(rows)
+        low_high = np.sort(np.asarray(dice, dtype=np.int8), axis=1)
+        count = np.bincount(self.turn_of, minlength=len(self.first))[rows]
+        offsets = np.arange(count.max(initial=0))
+        candidates = self.first[rows, None] + np.minimum(offsets[None], count[:, None] - 1)
+        hit = (self.rolls[candidates] == low_high[:, None]).all(axis=2) & (offsets[None] < count[:, None])
+        if not hit.any(axis=1).all():
+            raise ValueError("every roll must be one of its position's rolls (an opening roll: no doubles)")
+        return candidates[np.arange(len(rows)), hit.argmax(axis=1)]
+
+    def luck(self, values: np.ndarray, dice: np.ndarray, rows=None) -> np.ndarray:
+        """(K,) the luck of ``dice`` rolled at positions ``rows`` (see ``index``), for the player who rolled:
+        with ``values`` (one per row of ``plays``, the mover's value of that play, higher is better), the value
+        of the best play of the roll rolled minus the mean over all rolls of their best plays' values."""
+        rows = np.arange(len(self.first)) if rows is None else np.asarray(rows)
+        starts = np.flatnonzero(np.r_[True, self.plays.owner[1:] != self.plays.owner[:-1]])
+        best = np.maximum.reduceat(np.asarray(values, dtype=np.float64), starts)
+        mean = np.bincount(self.turn_of, weights=self.weights * best, minlength=len(self.first))
+        return best[self.index(dice, rows)] - mean[rows]
+
+
+def roll_luck(bot: Bot, boards: np.ndarray, dice: np.ndarray, opening=False) -> np.ndarray:
+    """(N,) the cubeless luck of each roll ``dice`` (N×2) rolled at ``boards`` (on-roll view) for the player who
+    rolled it, in points a game (gammons and backgammons counted): the equity (``bot`` at 0-ply) after the best
+    play of the roll minus the mean over the rolls of their best plays' (see ``RollSpread``); ``opening``: the
+    rolls open the game (15 non-doubles). A position met several times is expanded once.
+
+    Whatever the evaluator, a roll's luck averages to zero over the rolls that could have come, so a game's
+    result minus the luck of its rolls is an unbiased estimate of the game's expected result with far less
+    variance: ``bgai.game.play_games(luck=...)``.
+    """
+    boards = np.asarray(boards, dtype=np.int8)
+    opening = np.broadcast_to(np.asarray(opening, dtype=bool), (len(boards),))
+    keyed = np.concatenate([boards, opening[:, None].astype(np.int8)], axis=1)
+    unique, inverse = np.unique(keyed, axis=0, return_inverse=True)
+    spread = RollSpread.of(unique[:, :-1], unique[:, -1].astype(bool))
+    values = equity(flip(bot.probabilities(spread.plays.after).astype(np.float64)))
+    return spread.luck(values, dice, inverse.ravel())
+
 # The analysis --------------------------------------------------------------------------------------------------------
 
 
@@ -411,32 +481,17 @@ def _checker_decisions(record: MatchRecord, bot: Bot, turns: list[_Turn], graph_
     dice = np.array([sorted(t.action.dice, reverse=True) for t in turns], dtype=np.int8)
 
     # Luck, and every play's 0-ply value for the roll rolled: all rolls of every turn at once.
-    opening = np.array([t.state.moves == 0 for t in turns])
-    rolls = [_OPENING_ROLLS if first else ROLLS for first in opening]
-    weights = [np.full(len(_OPENING_ROLLS), 1 / len(_OPENING_ROLLS)) if first else ROLL_WEIGHTS for first in opening]
-    counts = np.array([len(r) for r in rolls])
-    turn_of = np.repeat(np.arange(n), counts)
-    all_dice = np.concatenate(rolls)
-    spread = afterstates(boards[turn_of], all_dice, validate=False)
-    rows_state = mover.select(turn_of[spread.owner])
-    native = _after_values(bot.probabilities(spread.after), spread.after, rows_state)
+    spread = RollSpread.of(boards, np.array([t.state.moves == 0 for t in turns]))
+    rows_state = mover.select(spread.turn_of[spread.plays.owner])
+    native = _after_values(bot.probabilities(spread.plays.after), spread.plays.after, rows_state)
     emg = _emg(native, rows_state)
-    starts = np.flatnonzero(np.r_[True, spread.owner[1:] != spread.owner[:-1]])
-    best_emg = np.maximum.reduceat(emg, starts)
-    best_native = np.maximum.reduceat(native, starts)
-    w = np.concatenate(weights)
-    mean_emg = np.bincount(turn_of, weights=w * best_emg, minlength=n)
-    mean_native = np.bincount(turn_of, weights=w * best_native, minlength=n)
-    first_roll = np.r_[0, np.cumsum(counts)[:-1]]
-    low_high = np.sort(dice, axis=1)  # the order of ROLLS
-    actual = np.array([first_roll[i] + int(np.flatnonzero((rolls[i] == low_high[i]).all(axis=1))[0])
-                       for i in range(n)])
-    luck = best_emg[actual] - mean_emg
-    luck_native = best_native[actual] - mean_native
+    luck = spread.luck(emg, dice)
+    luck_native = spread.luck(native, dice)
+    actual = spread.index(dice)
     luck_cost = luck_native * (1 if mover.is_match else mover.value)
     for i, t in enumerate(turns):  # the play made, at 0-ply: the equity graph
-        rows = np.flatnonzero(spread.owner == actual[i])
-        hit = rows[(spread.after[rows] == t.action.move.after.board).all(axis=1)]
+        rows = np.flatnonzero(spread.plays.owner == actual[i])
+        hit = rows[(spread.plays.after[rows] == t.action.move.after.board).all(axis=1)]
         graph_points[(t.game.number, t.row, t.seat)] = float(native[hit[0]])
 
     # The plays of the rolls rolled, judged at the bot's plies.

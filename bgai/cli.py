@@ -31,16 +31,32 @@ def _moves(args: argparse.Namespace) -> None:
         print(f"{i:4d}. {move}")
 
 
+LUCK_HELP = ("also the luck-adjusted points per game: the same estimate with several times less variance (each "
+             "roll's luck measured by the network at 0-ply; slower; cubeless games only)")
+
+
 def _play_match(first, second, args: argparse.Namespace, labels: dict) -> None:
     """Duplicate games of ``first`` against ``second``; a summary for people, then a JSON line for scripts."""
     from bgai.game import play_duplicate
 
     if args.games < 1:
         raise BgaiError(f"--games must be at least 1, got {args.games}")
-    results = play_duplicate(first, second, args.games, seed=args.seed, batch=args.batch, progress=not args.quiet)
+    luck = None
+    if args.luck:
+        from functools import partial
+
+        from bgai.analysis import roll_luck
+        from bgai.bot import load_bot
+
+        luck = partial(roll_luck, load_bot(getattr(args, "checkpoint", None)))
+    results = play_duplicate(first, second, args.games, seed=args.seed, batch=args.batch, progress=not args.quiet,
+                             luck=luck)
     s = results.summary()
     print(f"{first.name} v {second.name}: {s['games']} duplicate games ({args.games} dice sequences x 2 seats)")
     print(f"  points per game  {s['ppg']:+.3f} ± {s['ppg_se']:.3f} (for {first.name})")
+    if luck is not None:
+        print(f"  luck-adjusted    {s['ppg_luck_adjusted']:+.3f} ± {s['ppg_luck_adjusted_se']:.3f} (luck of every roll "
+              f"by the network at 0-ply)")
     print(f"  wins             {100 * s['win_rate']:.1f}%")
     print(f"  gammons          {100 * s['gammon_rate']:.1f}%   backgammons {100 * s['backgammon_rate']:.1f}%")
     print(f"  speed            {s['games_per_s']:.0f} games/s")
@@ -100,6 +116,8 @@ def _bench_cube(args: argparse.Namespace) -> None:
 
     if args.games < 1:
         raise BgaiError(f"--games must be at least 1, got {args.games}")
+    if args.luck:
+        raise BgaiError("--luck is for cubeless games (leave out --cube and --match)")
     if args.match is not None and args.match < 1:
         raise BgaiError(f"--match must be at least 1 point, got {args.match}")
     if args.match is not None and args.jacoby:
@@ -402,6 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     duel.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
     duel.add_argument("--batch", type=int, default=2048, help="games played at once (default 2048)")
     duel.add_argument("--quiet", action="store_true", help="no progress bar")
+    duel.add_argument("--luck", action="store_true", help=LUCK_HELP)
     duel.set_defaults(run=_duel)
 
     analyse = commands.add_parser("analyse", aliases=["analyze"],
@@ -443,6 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
     bench.add_argument("--batch", type=int, default=1024, help="games played at once (default 1024)")
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
+    bench.add_argument("--luck", action="store_true", help=LUCK_HELP)
     bench.add_argument("--cube", action="store_true",
                        help="cubeful money games: the bot with its cube against an opponent that never doubles and "
                             "always takes")

@@ -209,3 +209,59 @@ def test_a_written_match_analyses_the_same_as_the_file_it_came_from(bot, tmp_pat
     one = analyse_match(record, bot, progress=False)
     two = analyse_match(read_mat(path), bot, progress=False)
     assert [d.to_dict() for d in one.decisions] == [d.to_dict() for d in two.decisions]
+
+
+def test_roll_luck_matches_a_roll_by_roll_reference_and_averages_to_zero(bot):
+    """``roll_luck`` (all rolls of all positions at once) against a slow reference: for each roll, the best of its
+    plays' 0-ply equities, one position and one roll at a time. Over every roll that could come, weighted by its
+    chance, the luck of a position is zero."""
+    from bgai.analysis import roll_luck
+    from bgai.bot import ROLL_WEIGHTS, ROLLS
+    from bgai.movegen import afterstates
+    from bgai.network import equity, flip
+
+    boards = np.stack([Position.start().board, Position.from_position_id("4HPwATDgc/ABMA").board,
+                       Position.from_position_id("sGfwATDgc/ABMA").board])
+
+    def best(board, roll):
+        plays = afterstates(board[None], np.array([roll]))
+        return equity(flip(bot.probabilities(plays.after).astype(np.float64))).max()
+
+    for board in boards:
+        values = np.array([best(board, roll) for roll in ROLLS])
+        mean = (ROLL_WEIGHTS * values).sum()
+        every = roll_luck(bot, np.repeat(board[None], len(ROLLS), axis=0), ROLLS)
+        assert np.allclose(every, values - mean, atol=1e-6)
+        assert abs((ROLL_WEIGHTS * every).sum()) < 1e-9
+    opening = ROLLS[ROLLS[:, 0] != ROLLS[:, 1]]
+    start = np.repeat(boards[:1], len(opening), axis=0)
+    opening_luck = roll_luck(bot, start, opening, opening=True)
+    assert abs(opening_luck.mean()) < 1e-9 and opening_luck.max() > 0.02 > -0.02 > opening_luck.min()
+    with pytest.raises(ValueError, match="opening"):
+        roll_luck(bot, boards[:1], np.array([[3, 3]]), opening=True)
+
+
+def test_luck_adjusted_results_estimate_the_same_points_with_less_variance(bot):
+    """Games keep each game's luck for seat 0 without changing the play; with the same player on both seats the
+    swapped games mirror, luck included; and points minus luck vary far less than points."""
+    from functools import partial
+
+    from bgai.analysis import roll_luck
+    from bgai.game import play_games
+    from bgai.players import HeuristicPlayer, PubevalPlayer
+
+    luck = partial(roll_luck, bot)
+    plain = play_games(PubevalPlayer(), HeuristicPlayer(), 40, seed=9)
+    lucky = play_games(PubevalPlayer(), HeuristicPlayer(), 40, seed=9, luck=luck)
+    assert plain.luck is None and np.array_equal(plain.points, lucky.points)
+    assert lucky.luck.shape == (40,) and np.abs(lucky.luck).max() > 0.5
+    adjusted = lucky.points - lucky.luck
+    assert adjusted.var() < plain.points.var() / 2
+    s = lucky.summary()
+    assert s["ppg_luck_adjusted"] == pytest.approx(adjusted.mean())
+    assert s["ppg_luck_adjusted_se"] < s["ppg_se"] / 1.4
+    one = play_games(PubevalPlayer(), PubevalPlayer(), 20, seed=4, luck=luck)
+    two = play_games(PubevalPlayer(), PubevalPlayer(), 20, seed=4, luck=luck, swap_seats=True)
+    assert np.array_equal(one.points, -two.points) and np.allclose(one.luck, -two.luck)
+    with pytest.raises(Exception, match="cubeless"):
+        play_games(bot, bot, 2, cube=True, luck=luck)

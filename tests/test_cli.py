@@ -77,6 +77,18 @@ def test_bench_plays_two_networks_head_to_head(capsys):
     assert figures["games"] == 12 and figures["opponent"] == td and figures["ppg"] == 0
 
 
+def test_bench_luck_adjusted_results_and_their_refusal_with_the_cube(capsys):
+    # The same network on both sides: every game's points and luck cancel with its seat-swapped twin.
+    td = str(ROOT / "checkpoints" / "td-v1" / "checkpoint.pt")
+    assert main(["bench", "--checkpoint", td, "--opponent", td, "--games", "4", "--luck", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    figures = json.loads(out.strip().splitlines()[-1])
+    assert "luck-adjusted" in out and figures["ppg"] == 0 and abs(figures["ppg_luck_adjusted"]) < 1e-9
+    assert figures["ppg_luck_adjusted_se"] > 0
+    assert main(["bench", "--cube", "--luck", "--games", "2", "--quiet"]) == 2
+    assert "--luck is for cubeless games" in capsys.readouterr().err
+
+
 def test_bench_with_a_corrupt_checkpoint_is_a_one_line_error(tmp_path, capsys):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"\x00" * 64)

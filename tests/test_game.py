@@ -100,3 +100,26 @@ def test_gnubg_opponent_plays_legal_moves_and_beats_random():
 
     s = play_duplicate(GnubgPlayer(), RandomPlayer(), 20, seed=4).summary()
     assert s["games"] == 40 and s["win_rate"] > 0.9
+
+
+def test_ply_strength_parts_merge_into_the_whole_run(tmp_path):
+    """benchmarks/ply_strength.py: a run played in two parts (``--first-sequence``) and merged is the run played
+    in one piece, game for game, luck included; the luck-adjusted figures come with their own standard error."""
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import ply_strength
+
+    common = ["--plies", "0", "--opponent", "heuristic", "--chunk", "2", "--seed", "3"]
+    ply_strength.main([*common, "--games", "4", "--json", str(tmp_path / "whole.json")])
+    ply_strength.main([*common, "--games", "2", "--json", str(tmp_path / "a.json")])
+    ply_strength.main([*common, "--games", "2", "--first-sequence", "2", "--json", str(tmp_path / "b.json")])
+    ply_strength.main(["--merge", str(tmp_path / "merged.json"), str(tmp_path / "b.json"), str(tmp_path / "a.json")])
+    whole, merged = (json.loads((tmp_path / f).read_text()) for f in ("whole.json", "merged.json"))
+    assert merged["points"] == whole["points"] and np.allclose(merged["luck"], whole["luck"])
+    assert merged["ppg"] == whole["ppg"] and merged["ppg_luck_adjusted"] == pytest.approx(whole["ppg_luck_adjusted"])
+    assert whole["ppg_luck_adjusted_se"] > 0 and len(whole["luck"]) == 4
+    with pytest.raises(SystemExit, match="follow each other"):
+        ply_strength.main(["--merge", str(tmp_path / "bad.json"), str(tmp_path / "a.json"), str(tmp_path / "a.json")])

@@ -55,3 +55,15 @@ def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_
     r["ablation"]["commands"] = [r["ablation"]["command"], "python training/ablation.py runs/shipped --variants x --keep"]
     assert ("Made by `python training/ablation.py runs/shipped`, then "
             "`python training/ablation.py runs/shipped --variants x --keep`.") in report.render(r)
+    # The lookahead table, from benchmarks/ply_strength.py's results (one run, or one merged from parts)
+    r["plies"] = [{"bot": "bgai@1ply", "opponent": "bgai", "games": 2000, "ppg": 0.066, "ppg_se": 0.026,
+                   "command": "python benchmarks/ply_strength.py --plies 1"},
+                  {"bot": "bgai@2ply", "opponent": "bgai@1ply", "games": 640, "ppg": 0.02, "ppg_se": 0.05,
+                   "ppg_luck_adjusted": 0.021, "ppg_luck_adjusted_se": 0.009, "parts": ["a.json", "b.json"],
+                   "commands": ["python benchmarks/ply_strength.py --plies 2", "python benchmarks/ply_strength.py "
+                                "--plies 2 --first-sequence 160"]}]
+    text = report.render(r)
+    assert "| bgai@1ply | bgai | 2,000 | +0.066 ± 0.026 | — | `python benchmarks/ply_strength.py --plies 1` |" in text
+    assert ("| bgai@2ply | bgai@1ply | 640 | +0.020 ± 0.050 | +0.021 ± 0.009 | `python benchmarks/ply_strength.py "
+            "--plies 2`; `python benchmarks/ply_strength.py --plies 2 --first-sequence 160`, merged by "
+            "`python benchmarks/ply_strength.py --merge OUT a.json b.json` |") in text

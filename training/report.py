@@ -85,7 +85,7 @@ def main(argv=None) -> None:
     parser.add_argument("--gnubg", type=int, default=2000, help="dice sequences v gnubg 0-ply (x2 games)")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--ablation", type=Path, help="training/ablation.py's JSON, for the ablation table")
-    parser.add_argument("--plies", type=Path, help="benchmarks/ply_strength.py results (JSON files) to cite",
+    parser.add_argument("--plies", type=Path, help="benchmarks/ply_strength.py results (JSON files) to tabulate",
                         nargs="*", default=[])
     parser.add_argument("--generations", type=Path, nargs="*", default=[],
                         help="benchmarks/strength.py results (JSON files) of the run's networks by generation, for "
@@ -238,8 +238,26 @@ def render(r: dict) -> str:
                          f"{_fmt(row, 'gnubg')} | {_moves(row)} | {_cube(row)} |")
         commands = a.get("commands") or [a["command"]]
         lines += ["", "Made by " + ", then ".join(f"`{c}`" for c in commands) + ".", ""]
-    for result in r.get("plies") or []:
-        lines.append(f"- Lookahead: `{result.get('command', '')}`: {json.dumps(result.get('summary', ''))[:300]}")
+    if r.get("plies"):
+        lines += [
+            "## What lookahead buys, head to head",
+            "",
+            "The network at one ply against itself at another on the same dice (`benchmarks/ply_strength.py`; "
+            "paired standard errors). Luck-adjusted: each game's points minus the luck of its rolls, measured by "
+            "the network at 0-ply (an unbiased estimate of the same points per game, with far less variance).",
+            "",
+            "| bot | opponent | games | points per game | luck-adjusted | made by |",
+            "|---|---|---|---|---|---|",
+        ]
+        for result in r["plies"]:
+            adjusted = (f"{result['ppg_luck_adjusted']:+.3f} ± {result['ppg_luck_adjusted_se']:.3f}"
+                        if "ppg_luck_adjusted" in result else "—")
+            made = "; ".join(f"`{c}`" for c in result.get("commands") or [result.get("command", "")])
+            if result.get("parts"):
+                made += f", merged by `python benchmarks/ply_strength.py --merge OUT {' '.join(result['parts'])}`"
+            lines.append(f"| {result['bot']} | {result['opponent']} | {result['games']:,} | {result['ppg']:+.3f} ± "
+                         f"{result['ppg_se']:.3f} | {adjusted} | {made} |")
+        lines.append("")
     lines += ["", f"Made by `{r['command']}`.", ""]
     return "\n".join(lines)
 
