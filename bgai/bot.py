@@ -26,6 +26,7 @@ from bgai.game import game_over, result_points
 from bgai.movegen import afterstates
 from bgai.network import EquityModel, EquityNet, equity, flip
 from bgai.phase import classify
+from bgai.players.pubeval import is_race
 from bgai.players.base import segment_argmax
 from bgai.position import Position, parse_dice
 
@@ -66,6 +67,26 @@ def exact_probabilities(boards: np.ndarray) -> np.ndarray:
     probs = np.zeros((len(boards), 5), dtype=np.float32)
     probs[:, 3] = points >= 2
     probs[:, 4] = points == 3
+    return probs
+
+
+def without_impossible_outcomes(boards: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """``probs`` (N, 5, on-roll view) with the outcomes the rules make impossible set to zero, a network's small
+    errors there being no chances at all: no gammon or backgammon against a side that has borne off a checker;
+    in a race (no contact: ``bgai.players.pubeval.is_race``), no backgammon against a side with no checker in the
+    winner's home board or on the bar, since checkers never move back. (GNU Backgammon applies such checks to its
+    networks' outputs too.)"""
+    boards = np.asarray(boards)
+    probs = np.array(probs, copy=True)
+    mine_off = np.maximum(boards, 0).sum(axis=1) < 15
+    theirs_off = np.maximum(-boards, 0).sum(axis=1) < 15
+    race = is_race(boards)
+    theirs_back = ((boards[:, 1:7] < 0).any(axis=1)) | (boards[:, 0] < 0)  # in my home board or on their bar
+    mine_back = ((boards[:, 19:25] > 0).any(axis=1)) | (boards[:, 25] > 0)
+    probs[theirs_off, 1:3] = 0
+    probs[mine_off, 3:5] = 0
+    probs[race & ~theirs_back, 2] = 0
+    probs[race & ~mine_back, 4] = 0
     return probs
 
 
@@ -203,7 +224,8 @@ class Bot:
     @torch.inference_mode()
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """(N, 5) cumulative probabilities of N boards (on-roll view), finished games scored exactly. The
-        network sees only the boards that neither the finished game nor the bear-off database answers."""
+        network sees only the boards that neither the finished game nor the bear-off database answers, and the
+        outcomes the rules rule out are zero (``without_impossible_outcomes``)."""
         boards = np.asarray(boards, dtype=np.int8)
         probs = np.empty((len(boards), 5), dtype=np.float32)
         over = game_over(boards)
@@ -223,7 +245,7 @@ class Bot:
             x = torch.from_numpy(encoding.encode(chunk, version=version))
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
                 out = self.model(x, torch.from_numpy(classify(chunk)) if split else None)
-            probs[rows[lo:lo + step]] = out.float().numpy()
+            probs[rows[lo:lo + step]] = without_impossible_outcomes(chunk, out.float().numpy())
         return probs
 
     def _exact_bearoffs(self, boards: np.ndarray) -> np.ndarray:

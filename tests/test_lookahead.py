@@ -291,3 +291,23 @@ def test_filters_must_fit_the_plies():
         load_bot(plies=1, filters=(MoveFilter(8, 0.16), MoveFilter(2, 0.04)))
     with pytest.raises(BgaiError, match="MoveFilter or None"):
         load_bot(plies=2, filters=((8, 0.16),))
+
+
+def test_outcomes_the_rules_rule_out_are_zero():
+    """No gammon against a side that has borne off; in a race, no backgammon against a side with no checker in the
+    winner's home board; where contact remains (a checker can still be hit and sent back), backgammons stay."""
+    from bgai.bot import load_bot, without_impossible_outcomes
+
+    bot = load_bot()
+    # Race, the player on roll far behind but past the opponent's home board; the opponent has borne off one.
+    # (Both sides' points in the on-roll player's numbering: the opponent's home board is 19 to 24.)
+    race = Position.from_points({13: 4, 15: 4, 17: 4, 18: 3}, {19: 3, 20: 3, 21: 3, 22: 3, 23: 2})
+    # Contact: the player on roll has a checker back on the opponent's 1-point (its 24).
+    contact = Position.from_points({24: 1, 13: 4, 15: 4, 17: 3, 18: 3}, {19: 3, 20: 3, 21: 3, 22: 3, 23: 3})
+    probs = bot.probabilities(np.stack([race.board, race.switched().board, contact.switched().board]))
+    assert probs[0, 1] == probs[0, 2] == 0 and probs[0, 4] == 0  # no gammon for us, no backgammon against us
+    assert probs[1, 3] == probs[1, 4] == 0 and probs[1, 2] == 0  # the same position from the other side
+    assert probs[1, 1] > 0.5  # the gammon stays
+    assert probs[2, 2] > 0  # contact: a backgammon is still possible
+    raw = np.full((1, 5), 0.3)
+    assert np.array_equal(without_impossible_outcomes(race.board[None], raw), [[0.3, 0, 0, 0.3, 0]])
