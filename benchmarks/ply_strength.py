@@ -118,13 +118,13 @@ def merge(out: Path, parts: list[Path]) -> dict:
             raise SystemExit(f"the parts do not follow each other: sequence {expected} is missing or doubled")
         expected += r["sequences"]
     points = np.concatenate([np.asarray(r["points"], dtype=np.int64) for r in runs])
-    turns = np.full(points.shape, np.mean([r["mean_turns"] for r in runs]))
+    # the parts keep only their mean turns: each part's mean stands for its games
+    turns = np.concatenate([np.full((r["sequences"], 2), r["mean_turns"]) for r in runs])
     lucks = np.concatenate([np.asarray(r["luck"]) for r in runs]) if all("luck" in r for r in runs) else None
     seconds = max(r["seconds"] for r in runs)
     figures = {**{k: runs[0][k] for k in keys}, "first_sequence": runs[0].get("first_sequence", 0),
                "commands": [r["command"] for r in runs], "parts": [str(f) for f in parts],
                "done": all(r["done"] for r in runs), **summary(points, turns, seconds, lucks),
-               "mean_turns": float(sum(r["mean_turns"] * r["sequences"] for r in runs) / len(points)),
                "points": points.tolist(), **({} if lucks is None else {"luck": lucks.round(6).tolist()})}
     figures["games_per_hour"] = 3600 * figures["games"] / sum(r["seconds"] for r in runs)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -175,7 +175,8 @@ def main(argv=None) -> None:
         if luck is not None:
             lucks = np.concatenate([lucks, np.stack([one.luck, two.luck], axis=1)])
         figures = {"bot": bot.name, "opponent": opponent.name, "plies": args.plies, "seed": args.seed,
-                   "first_sequence": args.first_sequence, "command": command, "load_average": os.getloadavg()[0], "done": len(points) == args.games,
+                   "first_sequence": args.first_sequence, "command": command,
+                   "load_average": os.getloadavg()[0], "done": len(points) == args.games,
                    **summary(points, turns, time.perf_counter() - start, None if luck is None else lucks),
                    "points": points.tolist(), **({} if luck is None else {"luck": lucks.round(6).tolist()})}
         adjusted = ("" if luck is None else f"  luck-adjusted {figures['ppg_luck_adjusted']:+.3f} ± "

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bgai.bot import ROLL_WEIGHTS, ROLLS, Bot
+from bgai.bot import ROLL_INDEX, ROLL_WEIGHTS, ROLLS, Bot
 from bgai.cube import CENTERED, MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_equities, payoff_of
 from bgai.match import match_equity
 from bgai.matchfile import CheckerPlay, Double, Drop, GameRecord, MatchRecord, Take
@@ -68,6 +68,9 @@ RATINGS = ((0.002, "Supernatural"), (0.005, "World class"), (0.008, "Expert"), (
 CANDIDATES = 5  # plays kept per checker decision for the reports
 CHUNK = 64  # decisions judged together (and the progress bar's step)
 _OPENING_ROLLS = ROLLS[ROLLS[:, 0] != ROLLS[:, 1]]
+_OPENING_INDEX = np.full((7, 7), -1, dtype=np.int64)  # like ROLL_INDEX, into _OPENING_ROLLS; -1 for doubles
+for _i, (_a, _b) in enumerate(_OPENING_ROLLS):
+    _OPENING_INDEX[_a, _b] = _OPENING_INDEX[_b, _a] = _i
 
 DEFINITIONS = {
     "equity": "Cubeful equity in EMG (equivalent to money game): for a match, the match-winning chance (Kazaross-XG2 "
@@ -315,8 +318,8 @@ class RollSpread:
 
     turn_of: np.ndarray  # (R,) the position each roll belongs to
     first: np.ndarray  # (N,) each position's first roll (an index into R)
-    rolls: np.ndarray  # (R, 2) the roll, low die first (the order of ROLLS)
-    weights: np.ndarray  # (R,) its probability
+    opening: np.ndarray  # (N,) whose rolls are opening rolls
+    weights: np.ndarray  # (R,) each roll's probability
     plays: Afterstates  # the plays of all rolls, ``owner`` indexing the R rolls
 
     @classmethod
@@ -331,29 +334,25 @@ class RollSpread:
         weights = np.concatenate([np.full(len(_OPENING_ROLLS), 1 / len(_OPENING_ROLLS)) if first else ROLL_WEIGHTS
                                   for first in opening])
         plays = afterstates(boards[turn_of], rolls, validate=False)
-        return cls(turn_of, np.r_[0, np.cumsum(counts)[:-1]], rolls, weights, plays)
+        return cls(turn_of, np.r_[0, np.cumsum(counts)[:-1]], opening, weights, plays)
 
     def index(self, dice: np.ndarray, rows=None) -> np.ndarray:
         """The roll (index into R) of ``dice`` (K×2) rolled at positions ``rows`` (K,; default all N in order)."""
         rows = np.arange(len(self.first)) if rows is None else np.asarray(rows)
-        low_high = np.sort(np.asarray(dice, dtype=np.int8), axis=1)
-        count = np.bincount(self.turn_of, minlength=len(self.first))[rows]
-        offsets = np.arange(count.max(initial=0))
-        candidates = self.first[rows, None] + np.minimum(offsets[None], count[:, None] - 1)
-        hit = (self.rolls[candidates] == low_high[:, None]).all(axis=2) & (offsets[None] < count[:, None])
-        if not hit.any(axis=1).all():
+        dice = np.asarray(dice, dtype=np.int64)
+        among = np.where(self.opening[rows], _OPENING_INDEX[dice[:, 0], dice[:, 1]], ROLL_INDEX[dice[:, 0], dice[:, 1]])
+        if (among < 0).any():
             raise ValueError("every roll must be one of its position's rolls (an opening roll: no doubles)")
-        return candidates[np.arange(len(rows)), hit.argmax(axis=1)]
+        return self.first[rows] + among
 
-    def luck(self, values: np.ndarray, dice: np.ndarray, rows=None) -> np.ndarray:
-        """(K,) the luck of ``dice`` rolled at positions ``rows`` (see ``index``), for the player who rolled:
-        with ``values`` (one per row of ``plays``, the mover's value of that play, higher is better), the value
-        of the best play of the roll rolled minus the mean over all rolls of their best plays' values."""
-        rows = np.arange(len(self.first)) if rows is None else np.asarray(rows)
+    def luck(self, values: np.ndarray, actual: np.ndarray) -> np.ndarray:
+        """(K,) the luck of the rolls ``actual`` (indices into R, see ``index``) for the player who rolled: with
+        ``values`` (one per row of ``plays``, the mover's value of that play, higher is better), the value of the
+        best play of the roll rolled minus the mean over its position's rolls of their best plays' values."""
         starts = np.flatnonzero(np.r_[True, self.plays.owner[1:] != self.plays.owner[:-1]])
         best = np.maximum.reduceat(np.asarray(values, dtype=np.float64), starts)
         mean = np.bincount(self.turn_of, weights=self.weights * best, minlength=len(self.first))
-        return best[self.index(dice, rows)] - mean[rows]
+        return best[actual] - mean[self.turn_of[actual]]
 
 
 def roll_luck(bot: Bot, boards: np.ndarray, dice: np.ndarray, opening=False) -> np.ndarray:
@@ -372,7 +371,7 @@ def roll_luck(bot: Bot, boards: np.ndarray, dice: np.ndarray, opening=False) -> 
     unique, inverse = np.unique(keyed, axis=0, return_inverse=True)
     spread = RollSpread.of(unique[:, :-1], unique[:, -1].astype(bool))
     values = equity(flip(bot.probabilities(spread.plays.after).astype(np.float64)))
-    return spread.luck(values, dice, inverse.ravel())
+    return spread.luck(values, spread.index(dice, inverse.ravel()))
 
 # The analysis --------------------------------------------------------------------------------------------------------
 
@@ -485,9 +484,9 @@ def _checker_decisions(record: MatchRecord, bot: Bot, turns: list[_Turn], graph_
     rows_state = mover.select(spread.turn_of[spread.plays.owner])
     native = _after_values(bot.probabilities(spread.plays.after), spread.plays.after, rows_state)
     emg = _emg(native, rows_state)
-    luck = spread.luck(emg, dice)
-    luck_native = spread.luck(native, dice)
     actual = spread.index(dice)
+    luck = spread.luck(emg, actual)
+    luck_native = spread.luck(native, actual)
     luck_cost = luck_native * (1 if mover.is_match else mover.value)
     for i, t in enumerate(turns):  # the play made, at 0-ply: the equity graph
         rows = np.flatnonzero(spread.plays.owner == actual[i])

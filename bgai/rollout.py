@@ -65,6 +65,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bgai import bearoff
+from bgai.bot import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeState
 from bgai.errors import BgaiError
 from bgai.game import CubeRules, Table, game_over, result_points, roll_dice, run_turns
@@ -77,15 +78,10 @@ PROBABILITY_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose
 BEAROFF_STOPS = ("race", "exact", "off")
 Z95 = 1.959963984540054
 
-# The 21 distinct rolls, their weights out of 36, and the index among them of each ordered roll (a, b).
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
-ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1.0, 2.0) / 36.0
-ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
-# The 36 rolls as ordered pairs of dice, and the 30 that are not doubles (the possible opening rolls).
+# The 36 rolls as ordered pairs of dice, and the 30 that are not doubles (the possible opening rolls). The 21
+# distinct rolls, their weights and indices are bgai.bot's.
 ORDERED_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
 OPENING_ROLLS = ORDERED_ROLLS[ORDERED_ROLLS[:, 0] != ORDERED_ROLLS[:, 1]]
-for _i, (_a, _b) in enumerate(ROLLS):
-    ROLL_INDEX[_a, _b] = ROLL_INDEX[_b, _a] = _i
 
 # Positions expanded over the 21 rolls at once for the luck of a turn (about 27 plays each: ~1.4M afterstates).
 EXPAND_CHUNK = 2048
