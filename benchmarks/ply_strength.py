@@ -10,8 +10,9 @@ opponent, written to JSON after every chunk of games so that a long run can be r
 swapped (duplicate games), so a run plays twice as many games.
 
 Standard errors: the two games of one dice sequence are not independent (the same dice favour the same seat),
-so the honest standard error is that of the per-sequence mean, over sequences (``ppg_se``). The figure
-``bgai bench`` prints treats all games as independent (``ppg_se_unpaired``); it is reported for comparison.
+so the honest standard error is that of the per-sequence mean, over sequences (``ppg_se``, as ``bgai bench``
+prints it since it pairs duplicate games). The one that treats all games as independent (``ppg_se_unpaired``,
+what ``bgai bench`` printed before) is reported for comparison.
 The JSON keeps the bot's points of every game (``points``: per sequence, seat 0 then seat 1), so that runs with
 the same seed can be compared sequence by sequence.
 
@@ -38,7 +39,7 @@ import numpy as np
 
 from bgai.analysis import roll_luck
 from bgai.bot import load_bot
-from bgai.game import play_games
+from bgai.game import paired_mean, play_games
 from bgai.players import make_player
 
 
@@ -48,22 +49,15 @@ def opponent_player(name: str):
     return make_player(name)
 
 
-def paired(values: np.ndarray) -> tuple[float, float]:
-    """Mean and standard error of (sequences, 2) per-game values, the two games of a sequence averaged first."""
-    pair_mean = values.mean(axis=1)
-    n = len(pair_mean)
-    return float(pair_mean.mean()), float(pair_mean.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
-
-
 def summary(points: np.ndarray, turns: np.ndarray, seconds: float, luck: np.ndarray | None = None) -> dict:
     """``points``: (sequences, 2) of the bot's points, seat 0 then seat 1 with the same dice; ``luck`` the same
     shape, the bot's luck in each game."""
     n = len(points)
     flat = points.ravel()
-    ppg, ppg_se = paired(points)
+    ppg, ppg_se = paired_mean(points)
     adjusted = {}
     if luck is not None:
-        mean, se = paired(points - luck)
+        mean, se = paired_mean(points - luck)
         adjusted = {"ppg_luck_adjusted": mean, "ppg_luck_adjusted_se": se}
     return {
         "sequences": n,
@@ -91,7 +85,7 @@ def compare(first: Path, second: Path) -> dict:
     def difference(key_a, key_b=None):
         one = np.asarray(a["points"][:n], dtype=float) - (np.asarray(a[key_a][:n]) if key_a else 0)
         two = np.asarray(b["points"][:n], dtype=float) - (np.asarray(b[key_b][:n]) if key_b else 0)
-        return paired(one - two)
+        return paired_mean(one - two)
 
     figures = {"first": str(first), "second": str(second), "sequences": n}
     figures["ppg_difference"], figures["ppg_difference_se"] = difference(None)

@@ -22,7 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cube_accuracy import REFERENCE as CUBE_REFERENCE  # noqa: E402
@@ -34,14 +33,6 @@ from move_reference import gnubg_0ply_choices, score_moves  # noqa: E402
 from bgai.bot import load_bot  # noqa: E402
 from bgai.game import play_duplicate  # noqa: E402
 from bgai.players import make_player  # noqa: E402
-
-
-def paired(points: np.ndarray) -> tuple[float, float]:
-    """Mean points per game and its paired standard error, for duplicate results (first half seat 0, second half
-    the same dice with the seats swapped)."""
-    half = len(points) // 2
-    pairs = (points[:half] + points[half:]).astype(np.float64) / 2
-    return float(pairs.mean()), float(pairs.std(ddof=1) / np.sqrt(half))
 
 
 def checker_play(bot) -> dict:
@@ -77,10 +68,8 @@ def duel(bot, opponent, sequences: int, seed: int, progress: bool = False) -> di
     """Duplicate games of ``bot`` against ``opponent`` on ``sequences`` dice sequences: the bot's points per game
     with their paired standard error, its win and gammon rates."""
     started = time.perf_counter()
-    result = play_duplicate(bot, opponent, sequences, seed=seed, batch=2048, progress=progress)
-    ppg, se = paired(result.points)
-    s = result.summary()
-    return {"games": s["games"], "ppg": ppg, "ppg_se": se, "win_rate": s["win_rate"],
+    s = play_duplicate(bot, opponent, sequences, seed=seed, batch=2048, progress=progress).summary()
+    return {"games": s["games"], "ppg": s["ppg"], "ppg_se": s["ppg_se"], "win_rate": s["win_rate"],
             "gammon_rate": s["gammon_rate"], "seconds": time.perf_counter() - started}
 
 

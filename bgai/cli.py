@@ -53,7 +53,8 @@ def _play_match(first, second, args: argparse.Namespace, labels: dict) -> None:
                              luck=luck)
     s = results.summary()
     print(f"{first.name} v {second.name}: {s['games']} duplicate games ({args.games} dice sequences x 2 seats)")
-    print(f"  points per game  {s['ppg']:+.3f} ± {s['ppg_se']:.3f} (for {first.name})")
+    print(f"  points per game  {s['ppg']:+.3f} ± {s['ppg_se']:.3f} (for {first.name}; ± the standard error, "
+          f"paired by dice sequence)")
     if luck is not None:
         print(f"  luck-adjusted    {s['ppg_luck_adjusted']:+.3f} ± {s['ppg_luck_adjusted_se']:.3f} (luck of every roll "
               f"by the network at 0-ply)")

@@ -18,6 +18,7 @@ be dealt to a game played again with the seats swapped (duplicate games), whatev
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Protocol
@@ -99,7 +100,9 @@ class GameResults:
     (``points`` are then ± the cube); both are ``None`` for cubeless games. ``luck`` (cubeless games played with a
     luck evaluator) is seat 0's luck over each game, the luck of its rolls minus the luck of the opponent's
     (``bgai.analysis.roll_luck``): ``points - luck`` is the luck-adjusted result, whose mean estimates the same
-    points per game with far less variance.
+    points per game with far less variance. ``duplicate``: the games are duplicate ones (``play_duplicate``), the
+    second half the first half's dice with the seats swapped; their standard errors are then the paired ones
+    (``paired_mean``).
     """
 
     points: np.ndarray
@@ -108,24 +111,33 @@ class GameResults:
     cube: np.ndarray | None = None
     passed: np.ndarray | None = None
     luck: np.ndarray | None = None
+    duplicate: bool = False
 
     @property
     def games(self) -> int:
         return len(self.points)
 
+    def _mean_se(self, values: np.ndarray) -> tuple[float, float]:
+        values = values.astype(np.float64)
+        if self.duplicate:
+            return paired_mean(values.reshape(2, -1).T)
+        n = len(values)
+        return float(values.mean()), float(values.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+
     def summary(self) -> dict:
-        """Points per game with its standard error, rates of wins, gammons and backgammons (as scored: with the
-        Jacoby rule a gammon with the cube centered counts single), and, with the cube, the mean final cube and
-        the share of games ended by a pass."""
+        """Points per game with its standard error (paired for duplicate games), rates of wins, gammons and
+        backgammons (as scored: with the Jacoby rule a gammon with the cube centered counts single), and, with the
+        cube, the mean final cube and the share of games ended by a pass."""
         p = self.points.astype(np.float64)
         n = len(p)
+        ppg, ppg_se = self._mean_se(p)
         stake = np.ones(n, dtype=np.int64) if self.cube is None else self.cube
         won = np.abs(self.points) // stake  # 1..3 a game (1 on a pass)
         played_out = np.ones(n, dtype=bool) if self.passed is None else ~self.passed
         s = {
             "games": n,
-            "ppg": float(p.mean()),
-            "ppg_se": float(p.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
+            "ppg": ppg,
+            "ppg_se": ppg_se,
             "win_rate": float((p > 0).mean()),
             "gammon_rate": float(((won == 2) & played_out).mean()),
             "backgammon_rate": float(((won == 3) & played_out).mean()),
@@ -136,10 +148,16 @@ class GameResults:
             s["mean_cube"] = float(self.cube.mean())
             s["pass_rate"] = float(self.passed.mean())
         if self.luck is not None:
-            adjusted = p - self.luck
-            s["ppg_luck_adjusted"] = float(adjusted.mean())
-            s["ppg_luck_adjusted_se"] = float(adjusted.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+            s["ppg_luck_adjusted"], s["ppg_luck_adjusted_se"] = self._mean_se(p - self.luck)
         return s
+
+
+def paired_mean(values: np.ndarray) -> tuple[float, float]:
+    """Mean and standard error of (sequences, 2) per-game values of duplicate games, the two games of a dice
+    sequence averaged first, so that the luck they share cancels."""
+    pairs = np.asarray(values, dtype=np.float64).mean(axis=1)
+    n = len(pairs)
+    return float(pairs.mean()), float(pairs.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
 
 
 def _concat(parts: list[GameResults]) -> GameResults:
@@ -396,7 +414,7 @@ def play_duplicate(player0: Player, player1: Player, sequences: int, **kwargs) -
     """
     one = play_games(player0, player1, sequences, **kwargs)
     two = play_games(player0, player1, sequences, swap_seats=True, **kwargs)
-    return _concat([one, two])
+    return dataclasses.replace(_concat([one, two]), duplicate=True)
 
 
 # Matches ----------------------------------------------------------------------------------------------------------

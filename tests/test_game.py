@@ -49,6 +49,18 @@ def test_swapping_seats_keeps_the_dice_so_identical_players_mirror():
     assert np.array_equal(one.points, -two.points) and np.array_equal(one.turns, two.turns)
     duplicate = play_duplicate(PubevalPlayer(), PubevalPlayer(), 100, seed=5)
     assert duplicate.games == 200
+    # The luck the two games of a sequence share cancels in the paired standard error: here all of it
+    s = duplicate.summary()
+    assert s["ppg"] == 0 and s["ppg_se"] == 0 and duplicate.duplicate and not one.duplicate
+    assert one.summary()["ppg_se"] > 0.1
+
+
+def test_the_standard_error_of_duplicate_games_is_that_of_their_pair_means():
+    games = play_duplicate(PubevalPlayer(), HeuristicPlayer(), 60, seed=3)
+    pairs = (games.points[:60] + games.points[60:]) / 2
+    s = games.summary()
+    assert s["ppg"] == pytest.approx(pairs.mean())
+    assert s["ppg_se"] == pytest.approx(pairs.std(ddof=1) / np.sqrt(60))
 
 
 def test_pubeval_and_heuristic_crush_random():
