@@ -103,7 +103,7 @@ def training_speed(games: int, parallel_games: int, pool, threads: int, bgai_thr
 
 
 def targets_speed(boards: np.ndarray, part: int, pool, snapshot: ModelSnapshot) -> dict:
-    tasks = [(boards[lo:lo + part], 1, 0.0) for lo in range(0, len(boards), part)]
+    tasks = [(boards[lo:lo + part], 1, 0.0, False, False) for lo in range(0, len(boards), part)]
     pids = worker_pids(pool)
     before, cpu = load(), cpu_seconds(pids)
     started = time.perf_counter()

@@ -54,6 +54,18 @@ class Experience:
     backgammons: int
 
 
+@dataclass
+class Trajectories:
+    """The positions self-play games passed through: ``boards[i]`` (on-roll view, before the roll) was position
+    number i of game ``game[i]``, in order within each game (games in increasing id), from the starting position to
+    the last before the game ended; ``explored[i]``: the move made there was a random one (exploration), not the
+    player's choice."""
+
+    boards: np.ndarray
+    game: np.ndarray
+    explored: np.ndarray
+
+
 class SelfPlayWorker:
     """Plays self-play games with a snapshot of a model's weights (its own copy of ``model``)."""
 
@@ -69,16 +81,33 @@ class SelfPlayWorker:
 
     def play(self, first_game: int, n_games: int, rng: np.random.Generator) -> Experience:
         """Play games ``first_game .. first_game + n_games - 1`` to the end and return their experience."""
+        return self._lambda_returns(self._play(first_game, n_games, rng), n_games)
+
+    def trajectories(self, first_game: int, n_games: int, rng: np.random.Generator) -> Trajectories:
+        """Play games ``first_game .. first_game + n_games - 1`` to the end and return the positions they passed
+        through, in order (see ``Trajectories``)."""
+        record = self._play(first_game, n_games, rng)
+        boards = np.concatenate([before for _, before, _, _, _, _ in record])
+        game = np.concatenate([games for games, _, _, _, _, _ in record])
+        turn = np.concatenate([np.full(len(games), t) for t, (games, *_) in enumerate(record)])
+        explored = np.concatenate([explore for *_, explore in record])
+        order = np.lexsort((turn, game))
+        return Trajectories(boards[order], first_game + game[order], explored[order])
+
+    def _play(self, first_game: int, n_games: int, rng: np.random.Generator) -> list:
+        """The record of the games, per turn: (games on roll, their positions before the roll, the chosen
+        afterstates, their values, finished?, explored?)."""
         ids = np.arange(first_game, first_game + n_games)
         boards = np.repeat(START_BOARD[None], n_games, axis=0)
         live = np.arange(n_games)
-        record = []  # per turn: (games, chosen afterstates, their values, finished?)
+        record = []
         turn = 0
         while len(live):
             dice = roll_dice(self.seed, ids[live], np.full(len(live), turn))
             moves = afterstates(boards[live], dice, validate=False)
             values = self.bot.probabilities(moves.after)
             pick = segment_argmax(equity(flip(values)), moves.owner, len(live))
+            explore = np.zeros(len(live), dtype=bool)
             if self.epsilon > 0:
                 explore = rng.random(len(live)) < self.epsilon
                 if explore.any():
@@ -86,11 +115,11 @@ class SelfPlayWorker:
                     pick[explore] = starts[explore] + (rng.random(explore.sum()) * counts[explore]).astype(np.int64)
             chosen = moves.after[pick]
             over = game_over(chosen)
-            record.append((live, chosen, values[pick], over))
+            record.append((live, boards[live], chosen, values[pick], over, explore))
             boards[live] = chosen
             live = live[~over]
             turn += 1
-        return self._lambda_returns(record, n_games)
+        return record
 
     def _lambda_returns(self, record, n_games: int) -> Experience:
         lam = np.float32(self.lam)
@@ -98,7 +127,7 @@ class SelfPlayWorker:
         next_target = np.zeros((n_games, 5), dtype=np.float32)
         boards, targets = [], []
         gammons = backgammons = 0
-        for games, chosen, values, over in reversed(record):
+        for games, _, chosen, values, over, _ in reversed(record):
             # The state reached at this turn (chosen, opponent on roll) gets its target from the state after it.
             target = flip((1 - lam) * next_value[games] + lam * next_target[games])
             if over.any():
@@ -139,6 +168,12 @@ def play_task(snapshot: ModelSnapshot, task: SelfPlayTask) -> Experience:
     task played again after its worker died gives the same experience."""
     worker = SelfPlayWorker(snapshot.model(), task.lam, task.seed, task.epsilon)
     return worker.play(task.first_game, task.games, np.random.default_rng([task.seed, task.first_game]))
+
+
+def trajectories_task(snapshot: ModelSnapshot, task: SelfPlayTask) -> Trajectories:
+    """The trajectories of ``task``'s games (``SelfPlayWorker.trajectories``), as reproducible as ``play_task``."""
+    worker = SelfPlayWorker(snapshot.model(), task.lam, task.seed, task.epsilon)
+    return worker.trajectories(task.first_game, task.games, np.random.default_rng([task.seed, task.first_game]))
 
 
 def split_games(first_game: int, games: int, parts: int, **settings) -> list[SelfPlayTask]:

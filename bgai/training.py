@@ -19,6 +19,12 @@ stages (the phases of the run) in order, each a table ``[[stage]]`` with a ``nam
     earlier bgai network (say the TD-trained one), that plays the games and computes the targets in (1) and (2)
     instead: a new model's first lessons, from a network bgai trained itself.
 
+    With ``lam`` above 0 the targets follow the games too (``trace_returns``): the positions are sampled with the
+    order each game passed through them, and each is trained towards its lookahead value plus the λ-discounted
+    lookahead corrections of the positions that followed it in its game, the dice's luck removed. A 1-ply target
+    carries what the network learns about the game's end back one ply a generation; λ near 1 carries it all the
+    way in one, at the price of noisier targets (each position's corrections are those of one game's future).
+
 A config without stages is a one-stage TD run whose stage settings sit at the top level (bgai 0.1's format).
 
 Workers (``bgai.workers``). With ``workers`` above 1 (the default: one per core) or ``ray`` set, self-play games,
@@ -56,10 +62,11 @@ from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpo
 from bgai.errors import BgaiError
 from bgai.files import write_atomically
 from bgai.game import play_duplicate
-from bgai.network import EquityModel, ModelSnapshot, bf16_supported, equity
+from bgai.network import EquityModel, ModelSnapshot, bf16_supported, equity, flip
 from bgai.phase import BEAROFF, OVER, classify
 from bgai.players import HeuristicPlayer, PubevalPlayer
-from bgai.td import Experience, Learner, SelfPlayWorker, bce, inputs, merge_experience, play_task, split_games
+from bgai.td import (Experience, Learner, SelfPlayWorker, Trajectories, bce, inputs, merge_experience, play_task,
+                     split_games, trajectories_task)
 from bgai.workers import Pool, default_workers, open_pool
 
 
@@ -75,7 +82,8 @@ class TDStage:
     method: str = _field("td", "td")
     games: int = _field(20_000, "self-play games to train on in this stage")
     parallel_games: int = _field(256, "games of one round, played at once (split between the workers)")
-    lam: float = _field(0.7, "λ of the λ-returns: 0 is TD(0), 1 is Monte Carlo")
+    lam: float = _field(0.7, "λ of the λ-returns: 0 is TD(0), 1 is Monte Carlo (in a lookahead stage: 0 is the "
+                             "lookahead value alone, above 0 trace_returns along the games)")
     lr: float = _field(1e-3, "Adam learning rate at the start of the stage")
     lr_end: float = _field(-1.0, "learning rate reached linearly at the stage's last game (negative: constant lr)")
     batch_size: int = _field(512, "learner minibatch size")
@@ -110,6 +118,10 @@ class LookaheadStage:
     precision: str = _field("fp32", "'fp32', or 'bf16': the targets' network passes in bfloat16 where the CPU has "
                                     "bfloat16 instructions (about 2.3x faster 1-ply targets, within about 0.001 "
                                     "equity of fp32's on average), fp32 elsewhere")
+    lam: float = _field(0.0, "λ of the targets' returns along the self-play games (see trace_returns): 0 is the "
+                             "lookahead value alone; above 0 each target adds the λ-discounted lookahead "
+                             "corrections of the positions that followed it in its game, carrying the game's end "
+                             "back faster than one ply a generation")
 
 
 STAGES = {"td": TDStage, "lookahead": LookaheadStage}
@@ -218,6 +230,8 @@ def load_config(path: str | Path | None, overrides: dict | None = None) -> RunCo
                             f"got deeper={stage.deeper} with plies={stage.plies}")
         if isinstance(stage, LookaheadStage) and stage.precision not in ("fp32", "bf16"):
             raise BgaiError(f"stage {stage.name}: precision must be 'fp32' or 'bf16', got {stage.precision!r}")
+        if isinstance(stage, LookaheadStage) and not 0 <= stage.lam <= 1:
+            raise BgaiError(f"stage {stage.name}: lam must be in 0..1, got {stage.lam}")
     config.stages = stages
     config.hidden_sizes()
     config.net_names()
@@ -489,25 +503,91 @@ def sample_positions(model: EquityModel, games: int, first_game: int, seed: int,
 
     With a ``pool`` the games are played by its workers, each task's exploration seeded by ``seed`` and its first
     game; without, here, exploring with ``rng`` (as bgai did before it had workers). ``rng`` shuffles."""
+    boards = _self_play(model, games, first_game, seed, epsilon, rng, pool, progress,
+                        lambda worker, lo, n: worker.play(lo, n, rng).boards, _positions_task)
+    boards = _distinct_live(np.concatenate(boards))
+    return boards[rng.permutation(len(boards))[:keep]]
+
+
+def sample_trajectories(model: EquityModel, games: int, first_game: int, seed: int, epsilon: float,
+                        rng: np.random.Generator, keep: int, pool: Pool | None = None,
+                        progress: bool = False) -> dict[str, np.ndarray]:
+    """``sample_positions`` that also keeps the order the games went through them, for ``trace_returns``.
+
+    Returns ``boards``, up to ``keep`` distinct positions (as ``sample_positions``), and the games' trajectories
+    up to their bear-off or end: ``sequence`` (each position's row in ``boards``, -1 for one not kept), ``game``
+    (its game) and ``explored`` (the move made there was random)."""
+    parts = _self_play(model, games, first_game, seed, epsilon, rng, pool, progress,
+                       lambda worker, lo, n: worker.trajectories(lo, n, rng), trajectories_task)
+    paths = Trajectories(*(np.concatenate([getattr(p, name) for p in parts]) for name in ("boards", "game",
+                                                                                           "explored")))
+    live = ~np.isin(classify(paths.boards), (OVER, BEAROFF))  # a game's live positions come before all others
+    distinct, row = np.unique(paths.boards[live], axis=0, return_inverse=True)
+    order = rng.permutation(len(distinct))[:keep]
+    rows_kept = np.full(len(distinct), -1, dtype=np.int64)
+    rows_kept[order] = np.arange(len(order))
+    return {"boards": distinct[order], "sequence": rows_kept[row.reshape(-1)], "game": paths.game[live],
+            "explored": paths.explored[live]}
+
+
+def _self_play(model: EquityModel, games: int, first_game: int, seed: int, epsilon: float,
+               rng: np.random.Generator, pool: Pool | None, progress: bool, here, task) -> list:
+    """The results of self-play games ``first_game ..`` of ``model`` (0-ply, ``epsilon`` exploration), in game
+    order: ``here(worker, first, n)`` for batches of 1,024 played in this process (exploring with ``rng``), else
+    ``task(snapshot, SelfPlayTask)`` for tasks run by the ``pool``'s workers (each seeded by ``seed`` and its
+    first game)."""
     from tqdm.auto import tqdm
 
-    boards = []
+    results = []
     with tqdm(total=games, unit="game", disable=not progress, desc="sampling positions") as bar:
         if pool is None:
             worker = SelfPlayWorker(model, lam=0.0, seed=seed, epsilon=epsilon)
             for lo in range(first_game, first_game + games, 1024):
                 n = min(1024, first_game + games - lo)
-                boards.append(worker.play(lo, n, rng).boards)
+                results.append(here(worker, lo, n))
                 bar.update(n)
         else:
             parts = max(pool.workers, -(-games // 1024))
             tasks = split_games(first_game, games, parts, lam=0.0, seed=seed, epsilon=epsilon)
-            boards = [None] * len(tasks)
-            for i, result in pool.imap(_positions_task, tasks, ModelSnapshot.of(model)):
-                boards[i] = result
+            results = [None] * len(tasks)
+            for i, result in pool.imap(task, tasks, ModelSnapshot.of(model)):
+                results[i] = result
                 bar.update(tasks[i].games)
-    boards = _distinct_live(np.concatenate(boards))
-    return boards[rng.permutation(len(boards))[:keep]]
+    return results
+
+
+def trace_returns(lookahead: np.ndarray, values: np.ndarray, game: np.ndarray, cut: np.ndarray,
+                  lam: float) -> np.ndarray:
+    """(M, 5) λ-returns of the M positions of self-play trajectories (each on-roll view), from their lookahead
+    values and their 0-ply values (both (M, 5), the same network's).
+
+    Position t of a game gets
+
+        G_t = L(s_t) + λ (flip(G_{t+1}) - flip(V(s_{t+1})))
+
+    where L is the lookahead value, V the 0-ply value and flip turns probabilities to the other side. At 1-ply,
+    L(s_t) is the mean over the rolls of flip(V) of the play chosen for each, and s_{t+1} is the play of the roll
+    that came, so over the dice E[G_t] = (1 - λ) L(s_t) + λ E[flip(G_{t+1})], the λ-return of TD(λ) with the
+    lookahead as its bootstrap, while the roll's luck (flip(V(s_{t+1})) - L(s_t)) is subtracted out: unrolled,
+    G_t is the lookahead value plus the λ-discounted corrections (L - V, each turned to s_t's side) of the
+    positions that followed. λ = 0 is the lookahead alone; λ = 1 carries the game's end back to its start in one
+    generation (in expectation the result of the network's own play). The trace stops (no correction) after a
+    game's last position in the trajectory (its bear-off or end comes next, valued exactly or by the bear-off
+    database at every depth), and where ``cut`` is set: a random move was made there (the position that followed
+    is not the network's choice), or the position after it has no lookahead value. ``game``: each position's
+    game; a game's positions are consecutive, in order."""
+    lookahead, values = lookahead.astype(np.float64), values.astype(np.float64)
+    n = len(game)
+    follows = np.zeros(n, dtype=bool)
+    follows[:-1] = (game[1:] == game[:-1]) & ~cut[:-1]
+    # Positions from the end of their trace: the last one first, then the ones before it, a step at a time.
+    trace_end = np.minimum.accumulate(np.where(follows, n, np.arange(n))[::-1])[::-1]
+    from_end = trace_end - np.arange(n)
+    returns = lookahead.copy()
+    for k in range(1, int(from_end.max(initial=0)) + 1):
+        rows = np.flatnonzero(from_end == k)
+        returns[rows] += lam * (flip(returns[rows + 1]) - flip(values[rows + 1]))
+    return returns
 
 
 def _distinct_live(boards: np.ndarray) -> np.ndarray:
@@ -521,10 +601,18 @@ def _positions_task(snapshot: ModelSnapshot, task) -> np.ndarray:
     return _distinct_live(play_task(snapshot, task).boards)
 
 
-def _targets_task(snapshot: ModelSnapshot, task: tuple[np.ndarray, int, float, bool]) -> np.ndarray:
-    """The targets of one part (a worker's share of a generation's target computation)."""
-    boards, plies, deeper, bf16 = task
-    return lookahead_targets(snapshot.model(), boards, plies, deeper, bf16).astype(np.float32)
+def _targets_task(snapshot: ModelSnapshot, task: tuple[np.ndarray, int, float, bool, bool]) -> dict[str, np.ndarray]:
+    """One part of a generation's target computation (a worker's share, or this process's): the ``targets``,
+    and with ``values`` the network's own 0-ply ``values`` too (for ``trace_returns``), in the same precision."""
+    return _part_targets(snapshot.model(), *task)
+
+
+def _part_targets(model: EquityModel, boards: np.ndarray, plies: int, deeper: float, bf16: bool,
+                  values: bool) -> dict[str, np.ndarray]:
+    out = {"targets": lookahead_targets(model, boards, plies, deeper, bf16).astype(np.float32)}
+    if values:
+        out["values"] = Bot(model, bf16=bf16).probabilities(boards)
+    return out
 
 
 def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int, deeper: float = 0.0,
@@ -557,12 +645,14 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
     source = model_from_checkpoint(load_checkpoint(stage.teacher)) if stage.teacher else state.model
     if not positions.exists():
         first_game = state.games
-        boards = sample_positions(source, stage.games, first_game, state.config.seed, stage.epsilon,
-                                  state.rng, stage.positions, state.pool, state.progress)
-        _write_npz(positions, boards=boards, first_game=first_game)
+        sample = sample_trajectories if stage.lam > 0 else sample_positions
+        data = sample(source, stage.games, first_game, state.config.seed, stage.epsilon, state.rng,
+                      stage.positions, state.pool, state.progress)
+        _write_npz(positions, **(data if stage.lam > 0 else {"boards": data}), first_game=first_game)
         state.games += stage.games
         state.save()
-    boards = np.load(positions)["boards"]
+    with np.load(positions) as stored:
+        boards, traced = stored["boards"], "sequence" in stored
     parts = range(0, len(boards), stage.part)
     bf16 = stage.precision == "bf16" and bf16_supported()
     frozen = copy.deepcopy(source).eval()
@@ -577,11 +667,12 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         for i, lo in enumerate(parts):
             if not path(i).exists():
                 started = time.perf_counter()
-                targets = lookahead_targets(frozen, boards[lo:lo + stage.part], stage.plies, stage.deeper, bf16)
-                _write_npz(path(i), targets=targets.astype(np.float32))
+                part = _part_targets(frozen, boards[lo:lo + stage.part], stage.plies, stage.deeper, bf16, traced)
+                _write_npz(path(i), **part)
                 elapsed = time.perf_counter() - started
                 state.seconds += elapsed
-                state.writer.add_scalar(f"{stage.name}/perf/targets_per_s", len(targets) / elapsed, state.games)
+                state.writer.add_scalar(f"{stage.name}/perf/targets_per_s", len(part["targets"]) / elapsed,
+                                        state.games)
             bar.update(min(stage.part, len(boards) - lo))
     else:
         # The workers compute the missing parts; this process writes each as it comes, so a killed run keeps
@@ -589,25 +680,40 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         missing = [i for i in range(len(parts)) if not path(i).exists()]
         bar.update(len(boards) - sum(len(boards[parts[i]:parts[i] + stage.part]) for i in missing))
         bearoff.database()  # built here once if it is not on disk yet, rather than by every worker at once
-        tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper, bf16) for i in missing]
+        tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper, bf16, traced)
+                 for i in missing]
         started, last, done = time.perf_counter(), time.perf_counter(), 0
-        for k, targets in state.pool.imap(_targets_task, tasks, ModelSnapshot.of(frozen)):
-            _write_npz(path(missing[k]), targets=targets)
+        for k, part in state.pool.imap(_targets_task, tasks, ModelSnapshot.of(frozen)):
+            _write_npz(path(missing[k]), **part)
             now = time.perf_counter()
             state.seconds += now - last
-            last, done = now, done + len(targets)
+            last, done = now, done + len(part["targets"])
             state.writer.add_scalar(f"{stage.name}/perf/targets_per_s", done / (now - started), state.games)
-            bar.update(len(targets))
+            bar.update(len(part["targets"]))
     bar.close()
     return folder
 
 
-def _load_generation(folder: Path) -> tuple[np.ndarray, np.ndarray]:
-    boards = np.load(folder / "positions.npz")["boards"]
-    targets = np.concatenate([np.load(p)["targets"] for p in sorted(folder.glob("targets-*.npz"))])
-    if len(targets) != len(boards):
-        raise BgaiError(f"{folder}: {len(targets)} targets for {len(boards)} positions")
-    return boards, targets
+def _load_generation(folder: Path, lam: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """A generation's positions and the targets the model learns for them: the lookahead values, or with
+    trajectories (a stage with ``lam`` above 0) each position's mean ``trace_returns`` over its occurrences."""
+    positions = dict(np.load(folder / "positions.npz"))
+    parts = [dict(np.load(p)) for p in sorted(folder.glob("targets-*.npz"))]
+    boards, targets = positions["boards"], np.concatenate([p["targets"] for p in parts]) if parts else None
+    if targets is None or len(targets) != len(boards):
+        raise BgaiError(f"{folder}: {0 if targets is None else len(targets)} targets for {len(boards)} positions")
+    if "sequence" not in positions:
+        return boards, targets
+    values = np.concatenate([p["values"] for p in parts])
+    row = positions["sequence"]
+    kept = row >= 0
+    cut = positions["explored"].copy()
+    cut[:-1] |= ~kept[1:]
+    returns = trace_returns(np.where(kept[:, None], targets[row], 0), np.where(kept[:, None], values[row], 0),
+                            positions["game"], cut, lam)
+    counts = np.bincount(row[kept], minlength=len(boards))
+    means = np.stack([np.bincount(row[kept], returns[kept, k], minlength=len(boards)) for k in range(5)], axis=1)
+    return boards, (means / counts[:, None]).astype(np.float32)
 
 
 def evaluation_error(model: EquityModel, boards: np.ndarray, targets: np.ndarray) -> dict:
@@ -626,13 +732,18 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
         generation = state.step
         recent = [_generation_folder(state, stage, g) for g in range(max(0, generation - stage.buffer + 1),
                                                                       generation + 1)]
-        for folder in recent[:-1]:
-            if not (folder / "positions.npz").exists():  # e.g. a run resumed on another machine from its checkpoint
+        for folder in recent:
+            positions = folder / "positions.npz"
+            if folder != recent[-1] and not positions.exists():  # e.g. resumed on another machine from a checkpoint
                 raise BgaiError(f"{folder} is missing: generation {generation} learns the data of the "
                                 f"{stage.buffer - 1} generation(s) before it (buffer = {stage.buffer}). Copy that "
                                 f"folder there, or resume with --buffer 1 to learn this generation's data alone")
+            if stage.lam > 0 and positions.exists() and "sequence" not in np.load(positions):
+                raise BgaiError(f"{positions} was sampled without the games' trajectories that lam = {stage.lam} "
+                                f"needs: a stage's lam stays as its run began (or resume with --buffer 1 after a "
+                                f"finished generation)")
         _generation_data(state, stage, generation)
-        data = [_load_generation(f) for f in recent]
+        data = [_load_generation(f, stage.lam) for f in recent]
         held = max(1, int(len(data[-1][0]) * stage.validation))
         val_boards, val_targets = data[-1][0][:held], data[-1][1][:held]
         data[-1] = (data[-1][0][held:], data[-1][1][held:])

@@ -9,6 +9,8 @@ from bgai.bot import Bot, load_bot
 from bgai.checkpoint import CheckpointError, load_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
 from bgai.network import EquityModel, EquityNet, equity, flip
+from bgai.game import roll_dice
+from bgai.movegen import afterstates
 from bgai.position import START_BOARD
 from bgai.td import SelfPlayWorker
 from bgai.training import RunConfig, load_config, run
@@ -59,10 +61,11 @@ def test_lambda_returns_follow_the_recursion():
     final[6] = 15  # the loser on roll, nothing off: the mover won a gammon
     v1 = np.array([[0.3, 0.1, 0.0, 0.2, 0.01]], np.float32)
     v2 = np.array([[0.55, 0.15, 0.02, 0.12, 0.0]], np.float32)
-    record = [
-        (np.array([0]), b1[None], v1.copy(), np.array([False])),
-        (np.array([0]), b2[None], v2.copy(), np.array([False])),
-        (np.array([0]), final[None], np.zeros((1, 5), np.float32), np.array([True])),
+    no = np.array([False])
+    record = [  # (games, position before the roll, chosen afterstate, its value, finished?, explored?)
+        (np.array([0]), START_BOARD[None], b1[None], v1.copy(), no, no),
+        (np.array([0]), b1[None], b2[None], v2.copy(), no, no),
+        (np.array([0]), b2[None], final[None], np.zeros((1, 5), np.float32), np.array([True]), no),
     ]
     exp = worker._lambda_returns(record, 1)
     exact = np.array([[0, 0, 0, 1, 0]], np.float32)  # seen by the loser, on roll in the final position
@@ -80,6 +83,32 @@ def test_selfplay_targets_are_probabilities_and_games_end():
     t = exp.targets
     assert ((t >= -1e-6) & (t <= 1 + 1e-6)).all()
     assert (t[:, 1] <= t[:, 0] + 1e-6).all() and (t[:, 3] <= 1 - t[:, 0] + 1e-6).all()
+
+
+def test_trajectories_are_the_positions_of_the_games_played_in_order():
+    # Given the same games played for their experience and for their trajectories (the same dice and exploration)
+    worker = SelfPlayWorker(model(), lam=0.0, seed=3, epsilon=0.2)
+    experience = worker.play(50, 6, np.random.default_rng(1))
+    paths = worker.trajectories(50, 6, np.random.default_rng(1))
+
+    # Then each game's trajectory starts at the starting position, in game order, its turns consecutive
+    first = np.flatnonzero(np.r_[True, paths.game[1:] != paths.game[:-1]])
+    assert list(paths.game[first]) == list(range(50, 56)) and (np.diff(paths.game) >= 0).all()
+    assert (paths.boards[first] == START_BOARD).all()
+    # And every later position is one the games reached (the experience's positions, each as often)
+    later = np.delete(paths.boards, first, axis=0)
+    assert np.array_equal(np.unique(later, axis=0, return_counts=True)[1],
+                          np.unique(experience.boards, axis=0, return_counts=True)[1])
+    assert (np.unique(later, axis=0) == np.unique(experience.boards, axis=0)).all()
+    # And each position is a play, with that turn's dice, from the one before it
+    turn = np.arange(len(paths.game)) - np.repeat(first, np.diff(np.r_[first, len(paths.game)]))
+    step = np.flatnonzero(turn > 0)
+    moves = afterstates(paths.boards[step - 1], roll_dice(3, paths.game[step], turn[step] - 1), validate=False)
+    reached = (moves.after == paths.boards[step][moves.owner]).all(axis=1)
+    assert np.bincount(moves.owner[reached], minlength=len(step)).min() >= 1
+    # And the random moves are marked: about epsilon of them, none without exploration
+    assert 0.05 < paths.explored.mean() < 0.4
+    assert not SelfPlayWorker(model(), 0.0, 3).trajectories(50, 6, np.random.default_rng(1)).explored.any()
 
 
 def test_training_writes_a_checkpoint_and_resume_continues_exactly(tmp_path):

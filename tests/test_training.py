@@ -13,7 +13,9 @@ from bgai.checkpoint import export_for_play, load_checkpoint, model_from_checkpo
 from bgai.errors import BgaiError
 from bgai.network import EquityModel
 from bgai.phase import BEAROFF, OVER, classify
-from bgai.training import LookaheadStage, TDStage, load_config, lookahead_targets, run, sample_positions
+from bgai.network import flip
+from bgai.training import (LookaheadStage, TDStage, load_config, lookahead_targets, run, sample_positions,
+                           sample_trajectories, trace_returns)
 from tests.test_lookahead import slow_lookahead
 
 # workers=1: these runs stay in this process (the path that is bit for bit as before workers; tests/test_workers.py
@@ -60,10 +62,18 @@ def test_a_config_names_its_stages_and_overrides_reach_them(tmp_path):
     assert config.net_names() == ("contact", "race") and config.encoder == encoding.ENCODER_VERSION
 
 
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[1] / "training" / "configs").glob("*.toml")),
+                         ids=lambda p: p.name)
+def test_every_shipped_config_loads(path):
+    config = load_config(path)
+    assert config.stages and len({stage.name for stage in config.stages}) == len(config.stages)
+
+
 @pytest.mark.parametrize("text, message", [
     ('[[stage]]\nmethod = "rollout"\n', "unknown method 'rollout'"),
     ('[[stage]]\nname = "a"\n[[stage]]\nname = "a"\n', "two stages are called 'a'"),
-    ('[[stage]]\nmethod = "lookahead"\nlam = 0.5\n', "unknown stage 1 key"),
+    ('[[stage]]\nmethod = "lookahead"\nparallel_games = 5\n', "unknown stage 1 key"),
+    ('[[stage]]\nmethod = "lookahead"\nlam = 1.5\n', "lam must be in 0..1"),
     ('games = 5\n[[stage]]\nmethod = "td"\n', "go in \\[\\[stage\\]\\] tables"),
     ('nets = "race"\n', "nets must be"),
     ('encoder = 7\n', "encoder must be one of"),
@@ -91,6 +101,44 @@ def test_positions_are_sampled_from_self_play_without_bear_offs_or_duplicates():
     assert len(boards) > 100 and len(np.unique(boards, axis=0)) == len(boards)
     assert not np.isin(classify(boards), (OVER, BEAROFF)).any()
     assert len(sample_positions(model, 8, 0, 1, 0.1, np.random.default_rng(0), keep=50)) == 50
+
+
+def slow_trace_returns(lookahead, values, game, cut, lam):
+    """trace_returns by its recursion, one position at a time from the end."""
+    returns = lookahead.astype(np.float64).copy()
+    for t in range(len(game) - 2, -1, -1):
+        if game[t + 1] == game[t] and not cut[t]:
+            returns[t] = lookahead[t] + lam * (flip(returns[t + 1:t + 2])[0] - flip(values[t + 1:t + 2])[0])
+    return returns
+
+
+def test_trace_returns_follow_their_recursion():
+    rng = np.random.default_rng(5)
+    game = np.sort(rng.integers(0, 12, 300))
+    lookahead, values = rng.random((300, 5)), rng.random((300, 5))
+    cut = rng.random(300) < 0.1
+    for lam in (0.0, 0.6, 1.0):
+        expected = slow_trace_returns(lookahead, values, game, cut, lam)
+        assert np.allclose(trace_returns(lookahead, values, game, cut, lam), expected)
+    assert np.allclose(trace_returns(lookahead, values, game, cut, 0.0), lookahead)
+    # A network that agrees with its lookahead everywhere has nothing to carry back
+    assert np.allclose(trace_returns(lookahead, lookahead, game, cut, 0.8), lookahead)
+
+
+def test_trajectories_point_at_the_sampled_positions_and_stop_at_the_bear_off():
+    model = EquityModel.create((8,))
+    whole = sample_trajectories(model, 6, 0, seed=3, epsilon=0.1, rng=np.random.default_rng(0), keep=10**6)
+    some = sample_trajectories(model, 6, 0, seed=3, epsilon=0.1, rng=np.random.default_rng(0), keep=40)
+    # Every position of the trajectories up to its game's bear-off or end is sampled, once
+    boards, rows = whole["boards"], whole["sequence"]
+    assert (rows >= 0).all() and len(np.unique(boards, axis=0)) == len(boards) == len(np.unique(rows))
+    assert not np.isin(classify(boards), (OVER, BEAROFF)).any()
+    assert sorted(set(whole["game"])) == list(range(6)) and whole["explored"].any()
+    # Keeping fewer keeps the same trajectories, the positions not kept marked -1
+    assert len(some["boards"]) == 40 and (some["sequence"] >= 0).sum() >= 40
+    kept = some["sequence"] >= 0
+    assert (some["boards"][some["sequence"][kept]] == boards[rows[kept]]).all()
+    assert np.array_equal(some["game"], whole["game"]) and np.array_equal(some["explored"], whole["explored"])
 
 
 def test_lookahead_targets_match_the_slow_definition():
@@ -127,6 +175,43 @@ def test_a_staged_run_trains_contact_and_race_nets_and_its_targets_come_from_the
     assert any(not torch.equal(a, b) for a, b in zip(bot.model.state_dict().values(),
                                                         td_model.state_dict().values()))
     assert bot.choose_move(Position.start(), (3, 1)) in Position.start().legal_moves((3, 1))
+
+
+def test_a_stage_with_lam_learns_the_trace_returns_of_its_games(tmp_path):
+    # Given a lookahead stage whose targets follow the games (lam = 0.7), keeping fewer positions than they pass
+    path = tmp_path / "run.toml"
+    path.write_text(STAGED.replace("buffer = 2", "buffer = 2\nlam = 0.7"))
+    run(load_config(path, {"generations": 1}), tmp_path, progress=False)
+
+    # Then its data holds the trajectories, and each part the frozen model's 0-ply values beside the targets
+    folder = tmp_path / "data" / "search-000"
+    data = dict(np.load(folder / "positions.npz"))
+    assert len(data["boards"]) == 150 and (data["sequence"] == -1).any()
+    parts = [dict(np.load(p)) for p in sorted(folder.glob("targets-*.npz"))]
+    targets, values = (np.concatenate([p[k] for p in parts]) for k in ("targets", "values"))
+    assert values.shape == targets.shape == (150, 5)
+
+    # And what the model learns for each position is the mean of its trace returns, the trace cut where a move
+    # was random or the position after it was not kept
+    rows = data["sequence"]
+    kept = rows >= 0
+    cut = data["explored"] | np.r_[~kept[1:], False]
+    returns = slow_trace_returns(np.where(kept[:, None], targets[rows], 0), np.where(kept[:, None], values[rows], 0),
+                                 data["game"], cut, 0.7)
+    boards, learned = training._load_generation(folder, 0.7)
+    for i in range(0, 150, 7):
+        assert np.allclose(learned[i], returns[rows == i].mean(axis=0), atol=1e-5)
+    assert not np.allclose(learned, targets, atol=1e-3)  # the traces moved the targets
+    assert np.array_equal(training._load_generation(folder, 0.0)[1], targets)
+
+
+def test_a_stage_cannot_take_up_lam_on_data_sampled_without_trajectories(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text(STAGED)
+    run(load_config(path, {"generations": 1}), tmp_path, progress=False)
+    with pytest.raises(BgaiError, match="search-000/positions.npz was sampled without the games' trajectories"):
+        run(load_config(path, {"lam": 0.5}), tmp_path, resume=True, progress=False)
+    assert not (tmp_path / "data" / "search-001").exists()
 
 
 def test_a_killed_run_resumes_to_the_same_weights(tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ from bgai.checkpoint import load_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
 from bgai.network import EquityModel, ModelSnapshot
 from bgai.phase import BEAROFF, OVER, classify
-from bgai.td import merge_experience, play_task, split_games
+from bgai.td import merge_experience, play_task, split_games, trajectories_task
 from bgai.training import LookaheadStage, load_config, lookahead_targets, run
 from bgai.workers import ProcessPool, RayPool, WorkerError, open_pool
 
@@ -227,6 +227,20 @@ def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_aft
     assert len(np.unique(boards, axis=0)) == 120 and not np.isin(classify(boards), (OVER, BEAROFF)).any()
     stored = np.concatenate([np.load(p)["targets"] for p in parts])
     assert np.allclose(stored, lookahead_targets(start, boards, 1), atol=1e-6)
+
+
+def test_trajectories_sampled_on_workers_are_the_tasks_games_in_order(pool):
+    model = EquityModel.create((8,))
+    sample = training.sample_trajectories(model, 10, 40, seed=6, epsilon=0.1, rng=np.random.default_rng(0),
+                                          keep=10**6, pool=pool)
+    # The same games, task by task in this process: the same trajectories, up to each game's bear-off or end
+    tasks = split_games(40, 10, 2, lam=0.0, seed=6, epsilon=0.1)
+    parts = [trajectories_task(ModelSnapshot.of(model), task) for task in tasks]
+    boards = np.concatenate([p.boards for p in parts])
+    live = ~np.isin(classify(boards), (OVER, BEAROFF))
+    assert np.array_equal(sample["game"], np.concatenate([p.game for p in parts])[live])
+    assert np.array_equal(sample["explored"], np.concatenate([p.explored for p in parts])[live])
+    assert np.array_equal(sample["boards"][sample["sequence"]], boards[live])
 
 
 def _worker_processes(pid: int) -> list[int]:
