@@ -51,6 +51,8 @@ def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_
     text = report.render(r)
     assert "| distil-000 | +0.560 ± 0.010 | — | 5.00 ± 0.30 | 8.1 |\n| ply1-000 | +0.590 ± 0.010 |" in text
     assert "Made by `python benchmarks/strength.py g0.pt g1.pt`." in text
+    r["generations"][0]["note"] = "g1 is an experiment"
+    assert "Made by `python benchmarks/strength.py g0.pt g1.pt`.\n\nG1 is an experiment.\n" in report.render(r)
     # An ablation grown row by row (ablation.py --keep) names every command that made its rows
     r["ablation"]["commands"] = [r["ablation"]["command"], "python training/ablation.py runs/shipped --variants x --keep"]
     assert ("Made by `python training/ablation.py runs/shipped`, then "

@@ -208,8 +208,9 @@ def render(r: dict) -> str:
         lines += [
             "## What each generation bought",
             "",
-            "Each generation's network (`generations/STAGE-NNN.pt`) at 0-ply, on the same dice as above "
-            "(`benchmarks/strength.py`), in the order they were trained.",
+            "Each generation's network (`generations/STAGE-NNN.pt`; experiments beside the run's line in "
+            "`experiments/`) at 0-ply, on the same dice as above (`benchmarks/strength.py`), in the order they were "
+            "trained.",
             "",
             "| generation | v pubeval | v gnubg 0-ply | checker play, mp/move | cube, mp/decision |",
             "|---|---|---|---|---|",
@@ -218,6 +219,8 @@ def render(r: dict) -> str:
             lines.append(f"| {Path(row['checkpoint']).stem} | {_fmt(row, 'pubeval')} | {_fmt(row, 'gnubg')} | "
                          f"{_moves(row)} | {_cube(row)} |")
         lines += ["", "Made by " + ", then ".join(f"`{g['command']}`" for g in r["generations"]) + ".", ""]
+        lines += [line for g in r["generations"] if g.get("note") for line in (g["note"][0].upper() + g["note"][1:]
+                                                                                  + ".", "")]
     if r.get("ablation"):
         a = r["ablation"]
         lines += [
