@@ -22,7 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cube_accuracy import REFERENCE as CUBE_REFERENCE  # noqa: E402
 from cube_accuracy import bgai_decisions  # noqa: E402

@@ -23,11 +23,11 @@ from bgai.cube import (
 )
 from bgai.errors import BgaiError
 from bgai.game import game_over, result_points
-from bgai.movegen import afterstates
+from bgai.movegen import CHECKERS, afterstates
 from bgai.network import EquityModel, EquityNet, equity, flip
 from bgai.phase import classify
-from bgai.players.pubeval import is_race
 from bgai.players.base import segment_argmax
+from bgai.players.pubeval import is_race
 from bgai.position import Position, parse_dice
 
 
@@ -78,8 +78,8 @@ def without_impossible_outcomes(boards: np.ndarray, probs: np.ndarray) -> np.nda
     networks' outputs too.)"""
     boards = np.asarray(boards)
     probs = np.array(probs, copy=True)
-    mine_off = np.maximum(boards, 0).sum(axis=1) < 15
-    theirs_off = np.maximum(-boards, 0).sum(axis=1) < 15
+    mine_off = np.maximum(boards, 0).sum(axis=1) < CHECKERS
+    theirs_off = np.maximum(-boards, 0).sum(axis=1) < CHECKERS
     race = is_race(boards)
     theirs_back = ((boards[:, 1:7] < 0).any(axis=1)) | (boards[:, 0] < 0)  # in my home board or on their bar
     mine_back = ((boards[:, 19:25] > 0).any(axis=1)) | (boards[:, 25] > 0)

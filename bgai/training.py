@@ -652,7 +652,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         state.games += stage.games
         state.save()
     with np.load(positions) as stored:
-        boards, traced = stored["boards"], "sequence" in stored
+        boards, traced = stored["boards"], "sequence" in stored.files  # as _traced, the file opened once
     parts = range(0, len(boards), stage.part)
     bf16 = stage.precision == "bf16" and bf16_supported()
     frozen = copy.deepcopy(source).eval()
@@ -694,17 +694,23 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
     return folder
 
 
-def _stored_arrays(path: Path, read: bool = False) -> dict | list:
-    """The arrays of an ``.npz`` file, read (a dict), or only their names (a list); the file is closed after."""
+def _traced(positions: Path) -> bool:
+    """Whether a generation's positions file holds the games' trajectories (``sample_trajectories``)."""
+    with np.load(positions) as stored:
+        return "sequence" in stored.files
+
+
+def _stored_arrays(path: Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file, read, the file closed after."""
     with np.load(path) as stored:
-        return {name: stored[name] for name in stored.files} if read else list(stored.files)
+        return {name: stored[name] for name in stored.files}
 
 
 def _load_generation(folder: Path, lam: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """A generation's positions and the targets the model learns for them: the lookahead values, or with
     trajectories (a stage with ``lam`` above 0) each position's mean ``trace_returns`` over its occurrences."""
-    positions = _stored_arrays(folder / "positions.npz", read=True)
-    parts = [_stored_arrays(p, read=True) for p in sorted(folder.glob("targets-*.npz"))]
+    positions = _stored_arrays(folder / "positions.npz")
+    parts = [_stored_arrays(p) for p in sorted(folder.glob("targets-*.npz"))]
     boards, targets = positions["boards"], np.concatenate([p["targets"] for p in parts]) if parts else None
     if targets is None or len(targets) != len(boards):
         raise BgaiError(f"{folder}: {0 if targets is None else len(targets)} targets for {len(boards)} positions")
@@ -744,7 +750,7 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
                 raise BgaiError(f"{folder} is missing: generation {generation} learns the data of the "
                                 f"{stage.buffer - 1} generation(s) before it (buffer = {stage.buffer}). Copy that "
                                 f"folder there, or resume with --buffer 1 to learn this generation's data alone")
-            if stage.lam > 0 and positions.exists() and "sequence" not in _stored_arrays(positions):
+            if stage.lam > 0 and positions.exists() and not _traced(positions):
                 raise BgaiError(f"{positions} was sampled without the games' trajectories that lam = {stage.lam} "
                                 f"needs: a stage's lam stays as its run began (or resume with --buffer 1 after a "
                                 f"finished generation)")
