@@ -9,14 +9,13 @@ are bear-offs (every checker of both sides in its home board) when the bear-off 
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from bgai import bearoff, encoding
-from bgai.checkpoint import load_checkpoint, model_from_checkpoint
 from bgai.cube import (
     CENTERED, MAX_CUBE, CubeDecision, CubeEquities, CubeState, cube_equities, cube_state, decision, may_double,
     payoff_of,
@@ -24,11 +23,11 @@ from bgai.cube import (
 from bgai.errors import BgaiError
 from bgai.game import game_over, result_points
 from bgai.movegen import CHECKERS, afterstates
-from bgai.network import EquityModel, EquityNet, equity, flip
 from bgai.phase import classify
 from bgai.players.base import segment_argmax
 from bgai.players.pubeval import is_race
 from bgai.position import Position, parse_dice
+from bgai.weights import ModelSnapshot, equity, flip
 
 
 @dataclass(frozen=True)
@@ -201,20 +200,23 @@ class Bot:
     apart.
     """
 
-    def __init__(self, model: EquityModel | EquityNet, *, name: str = "bgai", plies: int = 0,
-                 info: dict | None = None, filters: tuple[MoveFilter | None, ...] | None = None,
-                 use_bearoff: bool = True, bf16: bool = False) -> None:
+    def __init__(self, model, *, name: str = "bgai", plies: int = 0, info: dict | None = None,
+                 filters: tuple[MoveFilter | None, ...] | None = None, use_bearoff: bool = True,
+                 bf16: bool = False) -> None:
         if not (isinstance(plies, int) and not isinstance(plies, bool) and 0 <= plies <= MAX_PLIES):
             raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {plies!r}")
         filters = FILTERS[plies] if filters is None else tuple(filters)
         if len(filters) > plies or not all(f is None or isinstance(f, MoveFilter) for f in filters):
             raise BgaiError(f"filters must be at most {plies} MoveFilter or None stages for {plies}-ply "
                             f"(one per ply below it), got {filters!r}")
-        if isinstance(model, EquityNet):  # one net for every phase, on the inputs of its width
-            version = next((v for v in encoding.VERSIONS if encoding.n_features(v) == model.n_inputs), None)
-            if version is None:
-                raise BgaiError(f"a net of {model.n_inputs} inputs fits no encoder version")
-            model = EquityModel({"all": model}, version)
+        if not isinstance(model, ModelSnapshot):
+            from bgai.network import EquityModel, EquityNet
+
+            if isinstance(model, EquityNet):  # one net for every phase, on the inputs of its width
+                version = next((v for v in encoding.VERSIONS if encoding.n_features(v) == model.n_inputs), None)
+                if version is None:
+                    raise BgaiError(f"a net of {model.n_inputs} inputs fits no encoder version")
+                model = EquityModel({"all": model}, version)
         self.model = model.eval()
         self.name = name
         self.plies = plies
@@ -225,7 +227,6 @@ class Bot:
 
     # Batched core ---------------------------------------------------------------------------------------------
 
-    @torch.inference_mode()
     def probabilities(self, boards: np.ndarray) -> np.ndarray:
         """(N, 5) cumulative probabilities of N boards (on-roll view), finished games scored exactly. The
         network sees only the boards that neither the finished game nor the bear-off database answers, and the
@@ -242,15 +243,34 @@ class Bot:
                 probs[db] = bearoff.database().probabilities(boards[db])
             known = over | db
         rows = np.flatnonzero(~known)
-        version, split = self.model.encoder_version, len(self.model.phases) > 1
-        step = NET_CHUNK if torch.get_num_threads() > 1 else NET_CHUNK_ONE_THREAD
-        for lo in range(0, len(rows), step):
-            chunk = boards[rows[lo:lo + step]]
-            x = torch.from_numpy(encoding.encode(chunk, version=version))
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
-                out = self.model(x, torch.from_numpy(classify(chunk)) if split else None)
-            probs[rows[lo:lo + step]] = without_impossible_outcomes(chunk, out.float().numpy())
+        if len(rows):
+            probs[rows] = without_impossible_outcomes(boards[rows], self._network(boards[rows]))
         return probs
+
+    def _network(self, boards: np.ndarray) -> np.ndarray:
+        """(N, 5) the network's own probabilities of N boards, in passes of at most ``NET_CHUNK`` boards: in numpy
+        for a snapshot (``bgai.weights``), in torch for a torch model (as the trainers evaluate the model they
+        train) or with ``bf16``."""
+        version, split = self.model.encoder_version, len(self.model.phases) > 1
+        out = np.empty((len(boards), 5), dtype=np.float32)
+        if isinstance(self.model, ModelSnapshot) and not self.bf16:
+            for lo in range(0, len(boards), NET_CHUNK_ONE_THREAD):
+                chunk = boards[lo:lo + NET_CHUNK_ONE_THREAD]
+                x = encoding.encode(chunk, version=version)
+                out[lo:lo + len(chunk)] = self.model.probabilities(x, classify(chunk) if split else None)
+            return out
+        import torch
+
+        model = self.model.model() if isinstance(self.model, ModelSnapshot) else self.model
+        step = NET_CHUNK if torch.get_num_threads() > 1 else NET_CHUNK_ONE_THREAD
+        with torch.inference_mode():
+            for lo in range(0, len(boards), step):
+                chunk = boards[lo:lo + step]
+                x = torch.from_numpy(encoding.encode(chunk, version=version))
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+                    result = model(x, torch.from_numpy(classify(chunk)) if split else None)
+                out[lo:lo + len(chunk)] = result.float().numpy()
+        return out
 
     def _exact_bearoffs(self, boards: np.ndarray) -> np.ndarray:
         """(N,) where the bear-off database knows the answer exactly (never with ``use_bearoff`` off)."""
@@ -352,8 +372,15 @@ class Bot:
                 for row, source in zip(probs, self.sources(boards))]
 
     def choose_move(self, pos: Position, dice):
-        """The play the bot picks for ``pos`` with ``dice`` (a ``Move``): the first of ``rank_moves``."""
-        return self.rank_moves(pos, dice)[0][0]
+        """The play the bot picks for ``pos`` with ``dice`` (a ``Move``): the first of ``rank_moves``, found as in
+        games (``choose``), with only the chosen play written out as a ``Move``."""
+        from bgai.notation import Move
+
+        d1, d2 = sorted(parse_dice(dice), reverse=True)
+        board = pos.board[None]
+        moves = afterstates(board, np.array([[d1, d2]]), return_steps=True, validate=False)
+        i = int(self.choose(board, moves.after, moves.owner)[0]) if len(moves.after) > 1 else 0
+        return Move(pos, (d1, d2), Position(moves.after[i]), moves.steps[i])
 
     def rank_moves(self, pos: Position, dice, with_plies: bool = False):
         """Every legal play with its cubeless equity for the mover, best first: (move, equity) pairs, or
@@ -485,14 +512,39 @@ class Bot:
         return decision(self.cube_equities(pos.board[None], state), state, match)
 
 
+#: The shipped network: its checkpoint (for training from it, and for torch), and the same weights for play
+#: (``bgai.weights``: loads without torch), written beside it by ``export_shipped``.
 SHIPPED = Path(__file__).resolve().parent / "data" / "bgai-default.pt"
+SHIPPED_NPZ = SHIPPED.with_suffix(".npz")
 
 
 def load_bot(path: str | Path | None = None, plies: int = 0, filters=None) -> Bot:
-    """The bot of a checkpoint at ``plies`` of lookahead (0..``MAX_PLIES``); ``None`` loads the network shipped
-    with bgai. ``filters`` overrides the move filters (see ``Bot``)."""
-    path = SHIPPED if path is None else Path(path)
-    checkpoint = load_checkpoint(path, weights_only_ok=True)
+    """The bot of a network file at ``plies`` of lookahead (0..``MAX_PLIES``); ``None`` loads the network shipped
+    with bgai. ``path``: a checkpoint (``.pt``, ``bgai.checkpoint``) or a network saved for play (``.npz``,
+    ``ModelSnapshot.save_npz``). ``filters`` overrides the move filters (see ``Bot``). The bot evaluates with the
+    numpy forward pass (``bgai.weights``) either way; only a ``.pt`` file needs torch, to be read."""
+    if path is None:
+        path, npz = SHIPPED, SHIPPED_NPZ
+    else:
+        path = Path(path)
+        npz = path if path.suffix == ".npz" else None
+    if npz is not None and npz.is_file():
+        snapshot, info = ModelSnapshot.load_npz(npz)
+    else:
+        from bgai.checkpoint import load_checkpoint, model_from_checkpoint
+
+        checkpoint = load_checkpoint(path, weights_only_ok=True)
+        snapshot = ModelSnapshot.of(model_from_checkpoint(checkpoint))
+        info = {k: checkpoint.get(k) for k in ("games", "config")}
     name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "")
-    return Bot(model_from_checkpoint(checkpoint), name=name, plies=plies, filters=filters,
-               info={k: checkpoint.get(k) for k in ("games", "config")})
+    return Bot(snapshot, name=name, plies=plies, filters=filters, info=info)
+
+
+def export_shipped(checkpoint: str | Path = SHIPPED, target: str | Path = SHIPPED_NPZ) -> None:
+    """Write the network of ``checkpoint`` (default the shipped one) for play, as ``target`` (``.npz``), with the
+    games and config it was trained with."""
+    from bgai.checkpoint import load_checkpoint, model_from_checkpoint
+
+    payload = load_checkpoint(checkpoint)
+    info = {k: payload.get(k) for k in ("games", "config")}
+    ModelSnapshot.of(model_from_checkpoint(payload)).save_npz(target, info=json.loads(json.dumps(info, default=str)))

@@ -329,7 +329,9 @@ def _train_settings() -> dict:
     return settings
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
+    """The command line. ``train_settings``: give ``bgai train`` its settings' options, which need the training
+    module and so torch (about 1.4 s to import); ``main`` leaves them out for the other commands."""
     parser = argparse.ArgumentParser(prog="bgai", description="bgai: a backgammon engine")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -445,7 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--run-dir", help="folder of the checkpoint and TensorBoard logs (default runs/RUN_NAME)")
     train.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its checkpoint")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
-    for name, f in _train_settings().items():
+    for name, f in (_train_settings() if train_settings else {}).items():
         # --ray alone: Ray on this machine (the cluster `ray start` made here, else a new local instance)
         bare = {"nargs": "?", "const": "local", "metavar": "ADDRESS"} if name == "ray" else {}
         train.add_argument(f"--{name.replace('_', '-')}", dest=name, type=type(f.default), default=None,
@@ -474,7 +476,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    command = next((word for word in words if not word.startswith("-")), None)
+    args = build_parser(train_settings=command == "train").parse_args(argv)
     try:
         args.run(args)
     except (BgaiError, ValueError) as error:

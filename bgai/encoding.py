@@ -541,12 +541,15 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     return _POOL
 
 
-def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION) -> np.ndarray:
+def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION, compiled: bool = True
+           ) -> np.ndarray:
     """The network inputs of ``boards`` (..., 26), each seen from the player on roll: float32 (..., n_features),
     for encoder ``version`` (default the latest).
 
     See the module docstring for the features and ``LAYOUTS`` for their offsets. ``out``: an optional C-contiguous
     float32 array of that shape to write into (a hot loop can reuse one buffer instead of allocating pages).
+    ``compiled``: compute them with the compiled kernel (``bgai.kernels``, the default), else with the numpy
+    version in this module (the same values; the kernel is 10 to 50 times faster on the batches of a move).
     """
     layout = _layout_of(version)
     b = np.asarray(boards)
@@ -562,14 +565,22 @@ def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION
     elif out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous float32 array of shape {shape}, got {out.dtype} {out.shape}")
     result, out = out, out.reshape(len(b), layout.n_features)
+    if compiled:
+        from bgai import kernels
+
+        def chunk(lo, hi):
+            kernels.encode_boards(b[lo:hi], out[lo:hi], layout.version, layout.side_size, POINT_UNITS, ESCAPE_TABLE)
+    else:
+        def chunk(lo, hi):
+            _encode_chunk(b[lo:hi], out[lo:hi], layout)
     size = _chunk_size(len(b), threads())
     starts = range(0, len(b), size)
     workers = min(threads(), len(starts))
     if workers > 1:
-        list(_pool(workers).map(lambda i: _encode_chunk(b[i:i + size], out[i:i + size], layout), starts))
+        list(_pool(workers).map(lambda i: chunk(i, i + size), starts))
     else:
         for i in starts:
-            _encode_chunk(b[i:i + size], out[i:i + size], layout)
+            chunk(i, i + size)
     return result
 
 

@@ -1,31 +1,17 @@
-"""The equity network: encoded positions in, GNU Backgammon's five cumulative probabilities out.
+"""The equity network in torch, for training: encoded positions in, GNU Backgammon's five cumulative probabilities
+out (``bgai.weights`` says what they are, and evaluates the same network in numpy for play).
 
-Every evaluation is from the side of the player on roll in the evaluated position. The five outputs are
-
-    win, win_gammon, win_backgammon, lose_gammon, lose_backgammon
-
-with gammons including backgammons (so ``win >= win_gammon >= win_backgammon`` and the same for losses). They are
-coherent by construction: the network's five logits give a win probability and four conditional probabilities
-(a gammon given a win, a backgammon given a gammon win, the same for losses), which multiply out to the
-cumulative ones. Cubeless money equity is then
-
-    equity = 2 win - 1 + win_gammon + win_backgammon - lose_gammon - lose_backgammon.
+Every evaluation is from the side of the player on roll in the evaluated position. The five outputs are coherent
+by construction: the network's five logits give a win probability and four conditional probabilities (a gammon
+given a win, a backgammon given a gammon win, the same for losses), which multiply out to the cumulative ones.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from torch import nn
 
-from bgai.phase import BEAROFF, CONTACT, OVER, RACE
-
-OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
-
-#: The nets a model may have, and the phases (``bgai.phase``) each evaluates. A model's nets cover every phase
-#: once: ``("all",)`` or ``("contact", "race")``. (Finished games are scored exactly; a race net also sees
-#: bear-offs, for bots that do not use the bear-off database.)
-PHASE_NETS = {"all": (OVER, BEAROFF, RACE, CONTACT), "contact": (CONTACT,), "race": (OVER, BEAROFF, RACE)}
+from bgai.weights import OUTPUTS, PHASE_NETS, ModelSnapshot, equity, flip  # noqa: F401 (the network's API)
 
 
 class EquityNet(nn.Module):
@@ -65,18 +51,6 @@ def bf16_supported() -> bool:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):
         return False
-
-
-def equity(probs):
-    """Cubeless money equity of (N, 5) cumulative probabilities (numpy or torch), for the same player."""
-    return 2 * probs[:, 0] - 1 + probs[:, 1] + probs[:, 2] - probs[:, 3] - probs[:, 4]
-
-
-def flip(probs):
-    """The same outcome distribution seen by the other player: its wins are our losses."""
-    if isinstance(probs, torch.Tensor):
-        return torch.stack([1 - probs[:, 0], probs[:, 3], probs[:, 4], probs[:, 1], probs[:, 2]], dim=1)
-    return np.stack([1 - probs[:, 0], probs[:, 3], probs[:, 4], probs[:, 1], probs[:, 2]], axis=1)
 
 
 class EquityModel(nn.Module):
@@ -136,36 +110,3 @@ class EquityModel(nn.Module):
     def describe(self) -> str:
         nets = " + ".join(f"{name} {list(net.hidden)}" for name, net in self.nets.items())
         return f"{nets} hidden, encoder version {self.encoder_version} ({self.n_inputs} inputs)"
-
-
-class ModelSnapshot:
-    """An ``EquityModel``'s shape and weights as numpy arrays: what worker processes and Ray actors get once per
-    round (``bgai.workers``). Plain arrays pickle compactly and read zero-copy from Ray's object store; the model is
-    rebuilt from them once per snapshot, on first use (``model()``), and never sent back."""
-
-    def __init__(self, hidden: tuple[int, ...], phases: tuple[str, ...], encoder_version: int,
-                 weights: dict[str, np.ndarray]) -> None:
-        self.hidden, self.phases, self.encoder_version = tuple(hidden), tuple(phases), int(encoder_version)
-        self.weights = weights
-        self._model: EquityModel | None = None
-
-    @classmethod
-    def of(cls, model: EquityModel) -> ModelSnapshot:
-        weights = {key: value.detach().cpu().numpy().copy() for key, value in model.state_dict().items()}
-        return cls(model.hidden, model.phases, model.encoder_version, weights)
-
-    @property
-    def nbytes(self) -> int:
-        return sum(array.nbytes for array in self.weights.values())
-
-    def model(self) -> EquityModel:
-        """The model, in eval mode, with exactly the snapshot's weights."""
-        if self._model is None:
-            with torch.random.fork_rng(devices=[]):  # initialising it must not move the caller's torch RNG
-                model = EquityModel.create(self.hidden, self.phases, self.encoder_version)
-            model.load_state_dict({key: torch.tensor(value) for key, value in self.weights.items()})
-            self._model = model.eval()
-        return self._model
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_model": None}

@@ -74,7 +74,7 @@ def stage_costs(history: list[dict], stages: list[dict]) -> list[dict]:
 def main(argv=None) -> None:
     from strength import describe, measure
 
-    from bgai.bot import SHIPPED
+    from bgai.bot import SHIPPED, export_shipped
     from bgai.checkpoint import export_for_play, load_checkpoint
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -106,6 +106,7 @@ def main(argv=None) -> None:
     learning_curve(state["history"], args.out / "learning_curve.png", f"bgai learning curve: {args.run_dir.name}")
     if args.ship:
         export_for_play(source, SHIPPED)
+        export_shipped()  # the same network for play, read without torch (bgai/data/bgai-default.npz)
 
     opponents = {"pubeval": args.pubeval, "gnubg": args.gnubg}
     results = {}

@@ -1,0 +1,141 @@
+"""The network played in numpy (bgai.weights): the same values as torch's, the shipped file, bad files, no torch."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from bgai import encoding
+from bgai.bot import SHIPPED, SHIPPED_NPZ, Bot, load_bot
+from bgai.checkpoint import load_checkpoint, model_from_checkpoint
+from bgai.errors import BgaiError
+from bgai.game import play_games
+from bgai.network import EquityModel
+from bgai.phase import classify
+from bgai.players.base import RandomPlayer
+from bgai.position import Position
+from bgai.weights import ModelSnapshot
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def boards() -> np.ndarray:
+    """Afterstates of random games: contact, races, bear-offs, finished games."""
+
+    class Recorder(RandomPlayer):
+        seen = []
+
+        def choose(self, boards, after, owner, rng, dice=None):
+            self.seen.append(after)
+            return super().choose(boards, after, owner, rng, dice)
+
+    play_games(Recorder(), Recorder(), 30, seed=11)
+    return np.concatenate(Recorder.seen)
+
+
+@pytest.mark.parametrize("phases", [("all",), ("contact", "race")])
+def test_the_numpy_pass_gives_the_torch_model_s_probabilities(phases, boards):
+    model = EquityModel.create((32, 16), phases).eval()
+    x = encoding.encode(boards)
+    with torch.inference_mode():
+        expected = model(torch.from_numpy(x), torch.from_numpy(classify(boards))).numpy()
+    got = ModelSnapshot.of(model).probabilities(x, classify(boards))
+    assert got.dtype == np.float32 and got.shape == (len(boards), 5)
+    np.testing.assert_allclose(got, expected, atol=2e-6)
+    # And a bot of the snapshot evaluates as a bot of the torch model
+    np.testing.assert_allclose(Bot(ModelSnapshot.of(model)).probabilities(boards), Bot(model).probabilities(boards),
+                               atol=2e-6)
+
+
+def test_a_large_pass_uses_the_same_numbers_as_a_small_one(boards):
+    # Passes of MANY_THREADS_ROWS boards or more leave numpy's BLAS its threads; the values are the same
+    bot = load_bot()
+    many = np.concatenate([boards] * 2)[:3000]
+    np.testing.assert_allclose(bot.probabilities(many)[:500], bot.probabilities(many[:500]), atol=1e-6)
+
+
+def test_the_shipped_npz_holds_the_shipped_checkpoint_s_weights():
+    """bgai/data/bgai-default.npz is what play loads; it must be bgai-default.pt's network, exactly (training/
+    report.py --ship writes both; bgai.bot.export_shipped writes the npz from the checkpoint)."""
+    snapshot, info = ModelSnapshot.load_npz(SHIPPED_NPZ)
+    model = model_from_checkpoint(load_checkpoint(SHIPPED))
+    state = model.state_dict()
+    assert snapshot.weights.keys() == state.keys()
+    assert all(np.array_equal(snapshot.weights[k], v.numpy()) for k, v in state.items())
+    assert (snapshot.hidden, snapshot.phases, snapshot.encoder_version) == (model.hidden, model.phases,
+                                                                             model.encoder_version)
+    assert info["games"] == load_checkpoint(SHIPPED)["games"]
+
+
+def test_an_npz_round_trips_and_loads_as_a_bot_that_plays_legal_moves(tmp_path):
+    model = EquityModel.create((8, 4), ("contact", "race"))
+    path = tmp_path / "net.npz"
+    ModelSnapshot.of(model).save_npz(path, info={"games": 12})
+    snapshot, info = ModelSnapshot.load_npz(path)
+    assert info == {"games": 12} and snapshot.phases == ("contact", "race") and snapshot.hidden == (8, 4)
+    bot = load_bot(path, plies=1)
+    pos = Position.start()
+    assert bot.choose_move(pos, (6, 5)) in pos.legal_moves((6, 5))
+    assert [p.name for p in tmp_path.iterdir()] == ["net.npz"]  # written atomically: no temporary file left
+
+
+def test_bad_npz_files_are_refused_with_a_clear_error(tmp_path):
+    good = tmp_path / "good.npz"
+    model = EquityModel.create((8,))
+    ModelSnapshot.of(model).save_npz(good)
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(good.read_bytes()[:300])
+    with pytest.raises(BgaiError, match="not a readable bgai network"):
+        load_bot(truncated)
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, a=np.zeros(3))
+    with pytest.raises(BgaiError, match="not a readable bgai network"):
+        load_bot(foreign)
+
+    def rewritten(name: str, **changes) -> Path:
+        stored = dict(np.load(good))
+        stored.update(changes)
+        path = tmp_path / name
+        np.savez(path, **stored)
+        return path
+
+    weights = ModelSnapshot.of(model).weights
+    meta = '{"format": 1, "hidden": [9], "phases": ["all"], "encoder_version": 2}'
+    with pytest.raises(BgaiError, match="do not fit"):
+        load_bot(rewritten("shape.npz", __meta__=np.array(meta)))
+    with pytest.raises(BgaiError, match="finite"):
+        load_bot(rewritten("nan.npz", **{"nets.all.head.bias": np.full_like(weights["nets.all.head.bias"], np.nan)}))
+    with pytest.raises(BgaiError, match="phases"):
+        load_bot(rewritten("phases.npz", __meta__=np.array(meta.replace('"all"', '"crashed"'))))
+    with pytest.raises(BgaiError, match="not a readable"):  # a pickled object array is never unpickled
+        load_bot(rewritten("pickle.npz", **{"nets.all.head.bias": np.array([object()], dtype=object)}))
+    assert zipfile.is_zipfile(good)
+
+
+def test_hints_and_evaluations_never_import_torch():
+    """The shipped network plays from its npz in numpy: ``bgai --help``, a hint and an evaluation start without
+    importing torch (about 1.4 s), and so does the bot itself."""
+    script = (
+        "import sys\n"
+        "from bgai.cli import main\n"
+        "assert main(['hint', '4HPwATDgc/ABMA', '31', '--plies', '1']) == 0\n"
+        "assert main(['eval', '4HPwATDgc/ABMA']) == 0\n"
+        "from bgai.bot import load_bot\n"
+        "from bgai.position import Position\n"
+        "load_bot(plies=1).choose_move(Position.start(), (3, 1))\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "24/23" in run.stdout or "8/5" in run.stdout  # the hint was printed
+    help_run = subprocess.run([sys.executable, "-c", "import sys\nfrom bgai.cli import main\n"
+                               "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+                               "assert 'torch' not in sys.modules and 'numba' not in sys.modules"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert help_run.returncode == 0, help_run.stderr
+    assert "train" in help_run.stdout
