@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench.py --json benchmarks/results.json
 	$(PY) benchmarks/selfplay_bench.py
 	$(PY) benchmarks/lookahead_bench.py --positions 100 --json benchmarks/results/lookahead_speed.json
+	$(PY) benchmarks/ply_speed.py --positions 200 --json benchmarks/results/ply_speed.json
 	$(PY) benchmarks/precision_bench.py --json benchmarks/results/precision.json
 	$(PY) benchmarks/cube_accuracy.py --plies 0 1 2 --json benchmarks/results/cube_accuracy.json
 	$(PY) benchmarks/move_accuracy.py --plies 0 1 2 --json benchmarks/results/move_accuracy.json

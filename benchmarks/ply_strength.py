@@ -5,7 +5,8 @@ opponent, written to JSON after every chunk of games so that a long run can be r
     python benchmarks/ply_strength.py --compare A.json B.json     # A's gain over B on the same dice sequences
     python benchmarks/ply_strength.py --merge OUT.json A.json B.json   # one run from parts (--first-sequence)
 
-``--opponent`` is ``bgai0``/``bgai1``/``bgai2`` (the same network at that ply) or a built-in player
+``--opponent`` is ``bgai0``/``bgai1``/``bgai2`` (the same network at that ply), ``bgai1-unpruned``/``bgai2-unpruned``
+(the same lookahead judging every reply with the network, ``load_bot(pruner=False)``) or a built-in player
 (``pubeval``, ``heuristic``, ``random``). ``--games`` counts dice sequences; each is played twice with the seats
 swapped (duplicate games), so a run plays twice as many games.
 
@@ -46,6 +47,8 @@ from bgai.players import make_player
 def opponent_player(name: str):
     if name.startswith("bgai") and name[4:].isdigit():
         return load_bot(plies=int(name[4:]))
+    if name.startswith("bgai") and name.endswith("-unpruned") and name[4:-9].isdigit():
+        return load_bot(plies=int(name[4:-9]), pruner=False)  # the same lookahead without the pruning net
     return make_player(name)
 
 
@@ -134,7 +137,8 @@ def main(argv=None) -> None:
     parser.add_argument("--first-sequence", type=int, default=0,
                         help="the first dice sequence to play (for a run in parts, one process each)")
     parser.add_argument("--plies", type=int, help="lookahead of the shipped bot")
-    parser.add_argument("--opponent", default="bgai0", help="bgai0, bgai1, bgai2 or a built-in player")
+    parser.add_argument("--opponent", default="bgai0", help="bgai0, bgai1, bgai2, bgai1-unpruned, bgai2-unpruned "
+                                                            "(without the pruning net) or a built-in player")
     parser.add_argument("--games", type=int, default=100, help="dice sequences, each played twice (default 100)")
     parser.add_argument("--chunk", type=int, default=50, help="sequences played at once between writes")
     parser.add_argument("--seed", type=int, default=0, help="seed of the dice")

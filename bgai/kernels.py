@@ -223,3 +223,189 @@ def encode_boards(boards: np.ndarray, out: np.ndarray, version: int, side_size: 
             if board[j] < 0:
                 opp_back = j
         out[i, 2 * side_size] = np.float32(1.0) if back > opp_back else np.float32(0.0)
+
+
+# Move generation ---------------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, inline="always")
+def _home_and_highest(b: np.ndarray) -> tuple[bool, int]:
+    """Whether all of the mover's checkers are home (none on 7..25), and its highest occupied index (0: none)."""
+    highest = 0
+    for j in range(25, 0, -1):
+        if b[j] > 0:
+            highest = j
+            break
+    return highest <= 6, highest
+
+
+@numba.njit(cache=True, inline="always")
+def _may_step(b: np.ndarray, s: int, d: int, limit: int, must: int, all_home: bool, highest: int) -> bool:
+    """Whether one checker may move ``d`` pips from ``s`` on board ``b`` (the rule of ``bgai.movegen._step``)."""
+    if b[s] <= 0 or s > limit:
+        return False
+    if b[25] > 0 and s != 25:  # checkers on the bar enter before anything else moves
+        return False
+    if must >= 0 and not (s == must or (all_home and s <= d)):
+        return False
+    t = s - d
+    if t >= 1:
+        return b[t] >= -1
+    return all_home and (t == 0 or s == highest)
+
+
+@numba.njit(cache=True, nogil=True)
+def afterstates_of(boards: np.ndarray, dice: np.ndarray, want_steps: bool):
+    """``bgai.movegen.afterstates`` of (N, 26) int8 boards and (N, 2) dice: (after (M, 26) int8, owner (M,),
+    steps (M, 4, 3) int8 or an empty array), the same rows in the same order.
+
+    Each position is expanded depth first, the dice in the order the numpy generator uses (the larger die first,
+    then the smaller first; doubles four times, from non-increasing sources), sources in increasing order: its
+    plays come out in the order of the generator's breadth-first rows. The plays that use the most pips are kept,
+    the first of each distinct afterstate."""
+    n = boards.shape[0]
+    cap = max(16, 24 * n)
+    after = np.empty((cap, 26), dtype=np.int8)
+    owner = np.empty(cap, dtype=np.int64)
+    steps = np.empty((cap if want_steps else 0, 4, 3), dtype=np.int8)
+    m = 0
+    # one position's candidates: boards, pips used and steps. The most a position can have at one depth: a
+    # double's four steps from non-increasing sources among 25, C(28, 4) = 20,475 (a fixed buffer: arrays that
+    # grow inside the loop cost numba its speed there)
+    ccap = 20_480
+    cand = np.empty((ccap, 26), dtype=np.int8)
+    cused = np.empty(ccap, dtype=np.int64)
+    csteps = np.empty((ccap, 4, 3), dtype=np.int8)
+    state = np.empty((5, 26), dtype=np.int8)
+    history = np.empty((4, 3), dtype=np.int8)
+    plan = np.zeros(4, dtype=np.int64)
+    next_src = np.empty(4, dtype=np.int64)
+    limit = np.empty(4, dtype=np.int64)
+    must = np.empty(4, dtype=np.int64)
+    home = np.empty(4, dtype=np.bool_)
+    top = np.empty(4, dtype=np.int64)
+    table = np.empty(1, dtype=np.int64)
+    for p in range(n):
+        hi, lo = max(dice[p, 0], dice[p, 1]), min(dice[p, 0], dice[p, 1])
+        double = hi == lo
+        orders = 1 if double else 2
+        c = 0
+        best = 0
+        for order in range(orders):
+            if double:
+                plan[0] = plan[1] = plan[2] = plan[3] = hi
+                depth_max = 4
+            else:
+                plan[0], plan[1] = (hi, lo) if order == 0 else (lo, hi)
+                depth_max = 2
+            restrict = order == 1 and boards[p, 25] == 0
+            for j in range(26):
+                state[0, j] = boards[p, j]
+            level = 0
+            next_src[0] = 1
+            home[0], top[0] = _home_and_highest(state[0])
+            limit[0] = 25
+            must[0] = -1
+            used = 0
+            while level >= 0:
+                moved = False
+                d = plan[level]
+                b = state[level]
+                while next_src[level] <= 25:
+                    s = next_src[level]
+                    next_src[level] += 1
+                    if not _may_step(b, s, d, limit[level], must[level], home[level], top[level]):
+                        continue
+                    t = s - d
+                    child = state[level + 1]
+                    for j in range(26):
+                        child[j] = b[j]
+                    child[s] -= 1
+                    hit = t >= 1 and b[t] == -1
+                    if hit:
+                        child[0] -= 1
+                        child[t] = 1
+                    elif t >= 1:
+                        child[t] += 1
+                    history[level, 0] = s
+                    history[level, 1] = t if t > 0 else 0
+                    history[level, 2] = 1 if hit else 0
+                    depth = level + 1
+                    pips = used + d
+                    if pips >= best:
+                        if pips > best:
+                            best = pips
+                            c = 0  # the plays that use fewer pips are never legal
+                        for j in range(26):
+                            cand[c, j] = child[j]
+                        cused[c] = pips
+                        for k in range(4):
+                            for q in range(3):
+                                csteps[c, k, q] = history[k, q] if k < depth else -1
+                        c += 1
+                    if depth < depth_max:
+                        level = depth
+                        used = pips
+                        next_src[level] = 1
+                        home[level], top[level] = _home_and_highest(child)
+                        limit[level] = s if double else 25
+                        must[level] = (t if t > 0 else 0) if (level == 1 and restrict) else -1
+                        moved = True
+                        break
+                if not moved:
+                    level -= 1
+                    if level >= 0:
+                        used -= plan[level]
+        if c == 0:  # no play: the position itself
+            for j in range(26):
+                cand[0, j] = boards[p, j]
+            for k in range(4):
+                for q in range(3):
+                    csteps[0, k, q] = -1
+            c = 1
+        if m + c > after.shape[0]:  # room for all of them, made once per position rather than per play
+            cap = max(2 * after.shape[0], m + c)
+            grown = np.empty((cap, 26), dtype=np.int8)
+            grown[:m] = after[:m]
+            after = grown
+            grown_owner = np.empty(cap, dtype=np.int64)
+            grown_owner[:m] = owner[:m]
+            owner = grown_owner
+            if want_steps:
+                grown_steps = np.empty((cap, 4, 3), dtype=np.int8)
+                grown_steps[:m] = steps[:m]
+                steps = grown_steps
+        # the first of each distinct board, in order: an open-addressing table of candidate rows by hash
+        size = 1
+        while size < 2 * c:
+            size *= 2
+        if table.shape[0] < size:
+            table = np.empty(size, dtype=np.int64)
+        table[:size] = -1
+        for i in range(c):
+            h = np.uint64(1469598103934665603)
+            for j in range(26):
+                h = (h ^ np.uint64(cand[i, j] & 0xFF)) * np.uint64(1099511628211)
+            slot = np.int64(h & np.uint64(size - 1))
+            duplicate = False
+            while table[slot] >= 0:
+                other = table[slot]
+                same = True
+                for j in range(26):
+                    if cand[other, j] != cand[i, j]:
+                        same = False
+                        break
+                if same:
+                    duplicate = True
+                    break
+                slot = (slot + 1) & (size - 1)
+            if duplicate:
+                continue
+            table[slot] = i
+            for j in range(26):
+                after[m, j] = -cand[i, 25 - j]
+            owner[m] = p
+            if want_steps:
+                steps[m] = csteps[i]
+            m += 1
+    return after[:m], owner[:m], steps[:m] if want_steps else steps

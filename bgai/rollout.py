@@ -355,7 +355,8 @@ def _at_plies(bot, plies: int):
 
     if bot.plies == plies:
         return bot
-    return Bot(bot.model, name=f"{bot.name}@{plies}ply", plies=plies, info=bot.info, use_bearoff=bot.use_bearoff)
+    return Bot(bot.model, name=f"{bot.name}@{plies}ply", plies=plies, info=bot.info, use_bearoff=bot.use_bearoff,
+               pruner=bot.pruner, prune=bot.prune)
 
 
 def _seat_view(probs: np.ndarray, seat: np.ndarray) -> np.ndarray:

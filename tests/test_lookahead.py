@@ -71,7 +71,7 @@ def game_positions(bot0, count: int, seed: int) -> list[Position]:
 def test_one_ply_averages_the_opponents_best_reply_over_its_21_rolls(bot0):
     """Given a position, 1-ply is the weighted mean over the 21 rolls of the 0-ply value of the best play, seen
     from the side of the player on roll: checked against a slow loop over Position.legal_moves."""
-    bot1 = load_bot(plies=1)
+    bot1 = load_bot(plies=1, pruner=False)  # the reference judges every reply
     pos = Position.start().play("8/5 6/5", "31").after
     expected = slow_lookahead(bot0, pos, 1)
     assert np.allclose(bot1.lookahead(pos.board[None], 1)[0], expected, atol=1e-5)
@@ -87,7 +87,7 @@ def test_two_ply_agrees_with_the_slow_reference(bot0):
         Position.from_points({"bar": 1, 6: 4, 8: 3, 13: 5, 24: 2}, {19: 2, 20: 2, 21: 2, 22: 2, 23: 2, 1: 5}),
         Position.from_points({1: 2, 2: 3, 4: 1}, {22: 2, 23: 3, 24: 2}),
     ]
-    got = load_bot(plies=2).lookahead(np.stack([p.board for p in positions]), 2)
+    got = load_bot(plies=2, pruner=False).lookahead(np.stack([p.board for p in positions]), 2)
     for pos, value in zip(positions, got):
         assert np.allclose(value, slow_lookahead(bot0, pos, 2), atol=1e-5), pos
 
@@ -95,7 +95,7 @@ def test_two_ply_agrees_with_the_slow_reference(bot0):
 def test_two_ply_values_of_every_play_agree_with_the_reference_at_full_width(bot0):
     """Given a roll with few plays, rank_moves at 2-ply without filters gives each play its 2-ply equity."""
     pos = Position.from_points({24: 2, 13: 5, 8: 3, 6: 5}, {18: 2, 17: 2, 16: 2, 12: 3, 5: 2, 3: 2, 1: 2})
-    bot2 = load_bot(plies=2, filters=())
+    bot2 = load_bot(plies=2, filters=(), pruner=False)
     ranked = bot2.rank_moves(pos, (6, 6))
     assert 2 <= len(ranked) <= 6
     for move, value in ranked:
@@ -327,3 +327,63 @@ def test_outcomes_the_rules_rule_out_are_zero():
     assert probs[2, 2] > 0  # contact: a backgammon is still possible
     raw = np.full((1, 5), 0.3)
     assert np.array_equal(without_impossible_outcomes(race.board[None], raw), [[0.3, 0, 0, 0.3, 0]])
+
+
+# The pruning net of the replies (Bot.replies) -------------------------------------------------------------------
+
+
+def test_a_pruner_that_keeps_every_reply_changes_nothing(bot0):
+    """Given a pruning net and a prune count above any roll's number of plays, the lookahead is the full one."""
+    from bgai.bot import Bot
+    from bgai.network import EquityModel
+    from bgai.weights import ModelSnapshot
+
+    pruner = ModelSnapshot.of(EquityModel.create((8,)))  # an untrained net: its ranking is arbitrary
+    positions = game_positions(bot0, 6, seed=3)
+    boards = np.stack([p.board for p in positions])
+    for plies in (1, 2):
+        full = Bot(bot0.model, plies=plies).lookahead(boards, plies)
+        wide = Bot(bot0.model, plies=plies, pruner=pruner, prune=10_000).lookahead(boards, plies)
+        np.testing.assert_array_equal(wide, full)
+
+
+def test_pruned_replies_are_the_network_s_best_among_the_pruner_s_best(bot0):
+    from bgai.bot import Bot, MoveFilter
+    from bgai.network import EquityModel
+    from bgai.weights import ModelSnapshot
+
+    pruner = ModelSnapshot.of(EquityModel.create((8,)))
+    bot = Bot(bot0.model, plies=1, pruner=pruner, prune=3)
+    boards = np.stack([p.board for p in game_positions(bot0, 4, seed=5)])
+    rows = np.repeat(np.arange(len(boards)), len(ROLLS))
+    moves = afterstates(boards[rows], np.tile(ROLLS, (len(boards), 1)), validate=False)
+    pick, probs = bot.replies(moves.after, moves.owner, len(rows))
+    rough = equity(flip(bot.probabilities(moves.after, pruner)))
+    kept = MoveFilter(3, np.inf).apply(rough, moves.owner)
+    value = equity(flip(bot.probabilities(moves.after)))
+    np.testing.assert_allclose(probs, bot.probabilities(moves.after[pick]))
+    for group in range(len(rows)):
+        plays = np.flatnonzero(moves.owner == group)
+        candidates = plays if len(plays) <= 3 else plays[kept[plays]]
+        assert pick[group] in candidates
+        assert value[pick[group]] == value[candidates].max()
+
+
+def test_the_shipped_bot_prunes_its_replies_unless_told_not_to():
+    from bgai.bot import SHIPPED_PRUNER
+
+    assert load_bot(plies=1).pruner is not None and load_bot(plies=0).pruner is None
+    assert load_bot(plies=2, pruner=False).pruner is None
+    assert load_bot(plies=1, pruner=False).name.endswith("-unpruned")
+    assert load_bot(SHIPPED_PRUNER, plies=1).pruner is None  # another network gets none by default
+
+
+def test_bad_pruning_settings_are_refused(bot0):
+    from bgai.bot import Bot
+    from bgai.network import EquityModel
+    from bgai.weights import ModelSnapshot
+
+    with pytest.raises(BgaiError, match="at least 1"):
+        Bot(bot0.model, plies=1, pruner=ModelSnapshot.of(EquityModel.create((8,))), prune=0)
+    with pytest.raises(BgaiError, match="encoder version"):
+        Bot(bot0.model, plies=1, pruner=ModelSnapshot.of(EquityModel.create((8,), encoder_version=1)))

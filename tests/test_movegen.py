@@ -440,3 +440,21 @@ if __name__ == "__main__":
     GOLDEN.parent.mkdir(exist_ok=True)
     GOLDEN.write_text("\n".join(golden_game_lines()) + "\n")
     print(f"wrote {GOLDEN}")
+
+
+@pytest.mark.parametrize("steps", [False, True])
+def test_the_compiled_generator_gives_the_numpy_generator_s_rows_in_its_order(steps):
+    """bgai.kernels.afterstates_of expands each position depth first; its rows, owners and checker steps are the
+    numpy generator's, in the same order, on game positions and on random boards of every shape (crowded bars,
+    bear-offs), every roll of each."""
+    from tests.test_encoding import game_positions, random_boards
+
+    boards = np.concatenate([game_positions(1500, seed=21), random_boards(1500, seed=22)])
+    rows = np.repeat(np.arange(len(boards)), 21)
+    rolls = np.tile(np.array([(a, b) for a in range(1, 7) for b in range(a, 7)]), (len(boards), 1))
+    compiled = afterstates(boards[rows], rolls, return_steps=steps)
+    reference = afterstates(boards[rows], rolls, return_steps=steps, compiled=False)
+    np.testing.assert_array_equal(compiled.after, reference.after)
+    np.testing.assert_array_equal(compiled.owner, reference.owner)
+    if steps:
+        np.testing.assert_array_equal(compiled.steps, reference.steps)

@@ -1,6 +1,9 @@
 """Training runs (bgai.training): configs with stages, lookahead generations, their targets, resuming, and every
 kind of checkpoint loading as a bot."""
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -362,3 +365,20 @@ def test_bf16_targets_stay_close_to_float32_ones():
     assert fast.dtype == np.float32 and np.isfinite(fast).all()
     assert moved.mean() < 0.004 and moved.max() < 0.03
     assert not np.array_equal(exact, fast)  # it did run in bfloat16
+
+
+def test_the_pruning_net_script_learns_the_network_s_values_and_writes_a_playable_net(tmp_path):
+    out, figures = tmp_path / "pruner.npz", tmp_path / "pruner.json"
+    script = Path(__file__).resolve().parents[1] / "training" / "pruner.py"
+    run = subprocess.run([sys.executable, str(script), "--games", "40", "--epochs", "2", "--hidden", "16",
+                          "--out", str(out), "--json", str(figures)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    from bgai.weights import ModelSnapshot
+
+    pruner, info = ModelSnapshot.load_npz(out)
+    assert pruner.hidden == (16,) and info["games"] == 40
+    recall = [info["recall"][str(k)] for k in range(1, 9)]
+    assert recall == sorted(recall) and recall[-1] > recall[0] > 0.2  # more kept, the more often the best
+    assert json.loads(figures.read_text())["equity_mae"] == info["equity_mae"]
+    bot = load_bot(plies=1, pruner=out)
+    assert bot.choose_move(Position.start(), (4, 2)) in Position.start().legal_moves((4, 2))
