@@ -47,8 +47,9 @@ from bgai.players import make_player
 def opponent_player(name: str):
     if name.startswith("bgai") and name[4:].isdigit():
         return load_bot(plies=int(name[4:]))
-    if name.startswith("bgai") and name.endswith("-unpruned") and name[4:-9].isdigit():
-        return load_bot(plies=int(name[4:-9]), pruner=False)  # the same lookahead without the pruning net
+    plies = name.removeprefix("bgai").removesuffix("-unpruned")
+    if name.startswith("bgai") and name.endswith("-unpruned") and plies.isdigit():
+        return load_bot(plies=int(plies), pruner=False)  # the same lookahead without the pruning net
     return make_player(name)
 
 

@@ -269,9 +269,9 @@ class Bot:
         return probs
 
     def _network(self, boards: np.ndarray, net=None) -> np.ndarray:
-        """(N, 5) the network's own probabilities of N boards, in passes of at most ``NET_CHUNK`` boards: in numpy
-        for a snapshot (``bgai.weights``), in torch for a torch model (as the trainers evaluate the model they
-        train) or with ``bf16``."""
+        """(N, 5) the network's own probabilities of N boards: in numpy for a snapshot (``bgai.weights``), in passes
+        of ``NET_CHUNK_ONE_THREAD`` boards; in torch for a torch model (as the trainers evaluate the model they
+        train) or with ``bf16``, in passes of ``NET_CHUNK`` boards on several threads."""
         net = self.model if net is None else net
         version, split = net.encoder_version, len(net.phases) > 1
         out = np.empty((len(boards), 5), dtype=np.float32)

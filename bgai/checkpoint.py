@@ -18,6 +18,7 @@ from bgai import encoding
 from bgai.errors import BgaiError
 from bgai.files import write_atomically
 from bgai.network import EquityModel
+from bgai.weights import KNOWN_PHASES
 
 FORMAT = 2
 READABLE = (1, 2)
@@ -79,8 +80,8 @@ def load_checkpoint(path: str | Path, weights_only_ok: bool = True) -> dict:
             f"this bgai encodes positions with versions {known}"
         )
     phases = payload.get("phases", ["all"])
-    if sorted(phases) not in (["all"], ["contact", "race"]):
-        raise CheckpointError(f"{path} has nets for phases {phases}; bgai knows ['all'] and ['contact', 'race']")
+    if sorted(phases) not in KNOWN_PHASES:
+        raise CheckpointError(f"{path} has nets for phases {phases}; bgai knows {' and '.join(map(str, KNOWN_PHASES))}")
     return payload
 
 

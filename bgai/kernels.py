@@ -16,17 +16,26 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-# Bit masks over board indices (bit i = index i), as in bgai.encoding.
-_POINT_BITS = ((1 << 25) - 1) & ~1  # points 1..24
-_HOME_BITS = 0b1111110  # points 1..6
-_THEIR_HOME_BITS = 0b111111 << 19  # points 19..24
-_THEIR_SIDE_BITS = ((1 << 12) - 1) << 13  # points 13..24
-_ANCHOR_BITS = ((1 << 7) - 1) << 18  # points 18..24
-_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
+from bgai import encoding
 
+# The encoder's constants, read from bgai.encoding (numba compiles module-level numbers and arrays in as constants).
+_POINT_BITS = int(encoding._POINT_BITS)  # points 1..24
+_HOME_BITS = int(encoding._HOME_BITS)  # points 1..6
+_THEIR_HOME_BITS = int(encoding._THEIR_HOME_BITS)  # points 19..24
+_THEIR_SIDE_BITS = int(encoding._THEIR_SIDE_BITS)  # points 13..24
+_ANCHOR_BITS = int(encoding._ANCHOR_BITS)  # points 18..24
+_ROLLS = np.array(encoding._ROLLS, dtype=np.int64)  # the 21 distinct rolls
+_DEBRUIJN_BIT = encoding._DEBRUIJN_BIT.astype(np.int64)
 
-_DEBRUIJN_BIT = np.zeros(32, dtype=np.int64)
-_DEBRUIJN_BIT[[((1 << i) * 0x077CB531 & 0xFFFFFFFF) >> 27 for i in range(32)]] = np.arange(32)
+# Where each side feature goes within a half: the latest layout's offsets, version 1's being a prefix of them.
+_AT = encoding.LAYOUTS[2].offsets
+assert all(_AT[name] == at for name, at in encoding.LAYOUTS[1].offsets.items())
+_POINTS, _BAR, _OFF, _PIPS, _PIP_LEAD, _BLOTS = (_AT[k] for k in ("points", "bar", "off", "pips", "pip_lead", "blots"))
+_HIT_CHANCE, _BACK_CHECKERS, _HOME_POINTS, _PRIME, _ANCHORS, _ESCAPES = (
+    _AT[k] for k in ("hit_chance", "back_checkers", "home_points", "prime", "anchors", "escapes"))
+_BREAK_CONTACT, _BACK_CHECKER, _BACK_ANCHOR, _FORWARD_ANCHOR, _CONTAINMENT, _PIP_LOSS, _DOUBLE_SHOT, _ENTER = (
+    _AT[k] for k in ("break_contact", "back_checker", "back_anchor", "forward_anchor", "containment", "pip_loss",
+                     "double_shot", "enter"))
 
 
 @numba.njit(cache=True, inline="always")
@@ -95,7 +104,7 @@ def _hit_masks(blots: int, held: int, shooters: int, on_bar: int, masks: np.ndar
 def _side(side: np.ndarray, out: np.ndarray, o: int, version: int, units: np.ndarray, escapes: np.ndarray,
           masks: np.ndarray) -> float:
     """One side's features of one board ``side`` (26, seen from the side described) into ``out[o:]``; returns
-    its pips feature (for ``pip_lead``, which the caller writes). Offsets as in ``bgai.encoding``'s layouts."""
+    its pips feature (for ``pip_lead``, which the caller writes). Offsets from ``bgai.encoding``'s layouts."""
     f32 = np.float32
     pips = 0
     on_board = 0
@@ -122,14 +131,14 @@ def _side(side: np.ndarray, out: np.ndarray, o: int, version: int, units: np.nda
     for p in range(1, 25):
         n = side[p] if side[p] > 0 else 0
         for k in range(4):
-            out[o + 4 * (p - 1) + k] = units[n, k]
+            out[o + _POINTS + 4 * (p - 1) + k] = units[n, k]
     own_bar = side[25] if side[25] > 0 else 0
-    out[o + 96] = own_bar * f32(0.5)
-    out[o + 97] = f32(15 - on_board) * f32(1 / 15)
+    out[o + _BAR] = own_bar * f32(0.5)
+    out[o + _OFF] = f32(15 - on_board) * f32(1 / 15)
     pips_feature = f32(pips) * f32(0.01)
-    out[o + 98] = pips_feature
-    # o + 99: pip_lead, written by the caller
-    out[o + 100] = f32(_popcount(blots)) * f32(0.2)
+    out[o + _PIPS] = pips_feature
+    # pip_lead: written by the caller, which pairs the sides
+    out[o + _BLOTS] = f32(_popcount(blots)) * f32(0.2)
     shooters = theirs & _POINT_BITS
     on_bar = -side[0] if side[0] < 0 else 0
     _hit_masks(blots, held, shooters, on_bar, masks)
@@ -137,21 +146,21 @@ def _side(side: np.ndarray, out: np.ndarray, o: int, version: int, units: np.nda
     for r in range(21):
         if masks[r]:
             hits += 1 if _ROLLS[r, 0] == _ROLLS[r, 1] else 2
-    out[o + 101] = f32(hits) * f32(1 / 36)
-    out[o + 102] = f32(back_checkers) * f32(0.2)
-    out[o + 103] = f32(_popcount(held & _HOME_BITS)) * f32(1 / 6)
+    out[o + _HIT_CHANCE] = f32(hits) * f32(1 / 36)
+    out[o + _BACK_CHECKERS] = f32(back_checkers) * f32(0.2)
+    out[o + _HOME_POINTS] = f32(_popcount(held & _HOME_BITS)) * f32(1 / 6)
     run, prime = held, 0
     for _ in range(6):
         if run:
             prime += 1
         run &= run >> 1
-    out[o + 104] = f32(prime) * f32(1 / 6)
-    out[o + 105] = f32(_popcount(held & _THEIR_HOME_BITS)) * f32(0.5)
+    out[o + _PRIME] = f32(prime) * f32(1 / 6)
+    out[o + _ANCHORS] = f32(_popcount(held & _THEIR_HOME_BITS)) * f32(0.5)
     rearmost = _highest(checkers) if checkers else 0
     ahead = their_held & ((1 << rearmost) - 1)
     blockade = ahead & _THEIR_SIDE_BITS
     farthest = rearmost - _lowest(blockade) if blockade else 0
-    out[o + 106] = escapes[farthest, ((ahead << 12) >> rearmost) & 0xFFF]
+    out[o + _ESCAPES] = escapes[farthest, ((ahead << 12) >> rearmost) & 0xFFF]
     if version < 2:
         return pips_feature
 
@@ -166,12 +175,12 @@ def _side(side: np.ndarray, out: np.ndarray, o: int, version: int, units: np.nda
             else:
                 below += ((n * j + 128) & 0xFF) - 128
     behind = pips - below
-    out[o + 107] = f32(behind - (front - 1) * count) * f32(0.01) if theirs else f32(0.0)
-    out[o + 108] = f32(rearmost) * f32(1 / 25)
+    out[o + _BREAK_CONTACT] = f32(behind - (front - 1) * count) * f32(0.01) if theirs else f32(0.0)
+    out[o + _BACK_CHECKER] = f32(rearmost) * f32(1 / 25)
     back = held & _THEIR_HOME_BITS
-    out[o + 109] = f32(_highest(back) - 18) * f32(1 / 6) if back else f32(0.0)
+    out[o + _BACK_ANCHOR] = f32(_highest(back) - 18) * f32(1 / 6) if back else f32(0.0)
     forward = held & _ANCHOR_BITS
-    out[o + 110] = f32(25 - _lowest(forward)) * f32(1 / 7) if forward else f32(0.0)
+    out[o + _FORWARD_ANCHOR] = f32(25 - _lowest(forward)) * f32(1 / 7) if forward else f32(0.0)
     worst = f32(1.0)
     wall = their_held & _THEIR_SIDE_BITS
     lowest = _lowest(wall) if wall else 32
@@ -180,7 +189,7 @@ def _side(side: np.ndarray, out: np.ndarray, o: int, version: int, units: np.nda
         value = escapes[reach, ((their_held << 12) >> start) & 0xFFF]
         if value < worst:
             worst = value
-    out[o + 111] = f32(1.0) - worst
+    out[o + _CONTAINMENT] = f32(1.0) - worst
     loss = 0
     doubles = 0
     for r in range(21):
@@ -190,10 +199,10 @@ def _side(side: np.ndarray, out: np.ndarray, o: int, version: int, units: np.nda
             loss += (25 - _lowest(mask)) * weight
         if _popcount(mask) >= 2:
             doubles += weight
-    out[o + 112] = (f32(loss) * f32(1 / 36)) * f32(1 / 25)
-    out[o + 113] = f32(doubles) * f32(1 / 36)
+    out[o + _PIP_LOSS] = (f32(loss) * f32(1 / 36)) * f32(1 / 25)
+    out[o + _DOUBLE_SHOT] = f32(doubles) * f32(1 / 36)
     closed = f32(_popcount(their_held & _THEIR_HOME_BITS))
-    out[o + 114] = f32(1.0) - (closed / f32(6)) ** 2
+    out[o + _ENTER] = f32(1.0) - (closed / f32(6)) ** 2
     return pips_feature
 
 
@@ -212,8 +221,8 @@ def encode_boards(boards: np.ndarray, out: np.ndarray, version: int, side_size: 
         for j in range(26):
             side[j] = -board[25 - j]
         opp = _side(side, out[i], side_size, version, units, escapes, masks)
-        out[i, 99] = opp - own
-        out[i, side_size + 99] = own - opp
+        out[i, _PIP_LEAD] = opp - own
+        out[i, side_size + _PIP_LEAD] = own - opp
         # contact, as bgai.players.pubeval.is_race: our rearmost checker (1..25) behind their rearmost (0..24)
         back, opp_back = -1, 26
         for j in range(1, 26):

@@ -37,6 +37,8 @@ OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammo
 #: once: ``("all",)`` or ``("contact", "race")``. (Finished games are scored exactly; a race net also sees
 #: bear-offs, for bots that do not use the bear-off database.)
 PHASE_NETS = {"all": (OVER, BEAROFF, RACE, CONTACT), "contact": (CONTACT,), "race": (OVER, BEAROFF, RACE)}
+#: The sets of nets a model may have, sorted: what a network file may hold.
+KNOWN_PHASES = (["all"], ["contact", "race"])
 
 
 def equity(probs):
@@ -187,8 +189,9 @@ class ModelSnapshot:
             raise BgaiError(f"{path} is not a readable bgai network ({type(error).__name__}: {reason})") from None
         if version not in encoding.VERSIONS:
             raise BgaiError(f"{path} was made for encoder version {version}; this bgai has {list(encoding.VERSIONS)}")
-        if sorted(phases) not in (["all"], ["contact", "race"]):
-            raise BgaiError(f"{path} has nets for phases {list(phases)}; bgai knows ['all'] and ['contact', 'race']")
+        if sorted(phases) not in KNOWN_PHASES:
+            raise BgaiError(f"{path} has nets for phases {list(phases)}; bgai knows "
+                            f"{' and '.join(map(str, KNOWN_PHASES))}")
         widths = [encoding.n_features(version), *hidden, len(OUTPUTS)]
         expected = {}
         for name in phases:
