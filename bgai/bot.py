@@ -23,8 +23,7 @@ from bgai.cube import (
 from bgai.errors import BgaiError
 from bgai.game import game_over, result_points
 from bgai.movegen import CHECKERS, afterstates
-from bgai.phase import classify
-from bgai.players.base import segment_argmax
+from bgai.phase import BEAROFF, OVER, classify
 from bgai.players.pubeval import is_race
 from bgai.position import Position, parse_dice
 from bgai.weights import ModelSnapshot, equity, flip
@@ -204,7 +203,7 @@ class Bot:
     ``PAIR_CHUNK``) so that memory stays bounded.
 
     **Evaluation.** A bot of a ``ModelSnapshot`` (``load_bot`` makes one) runs the network in numpy
-    (``bgai.weights``), one of a torch model (the trainers') in torch; the values agree within 2e-6.
+    (``bgai.weights``), one of a torch model (the trainers') in torch; the values agree within 5e-6.
 
     **Precision.** With ``bf16`` the network's matrix products run in bfloat16 (inputs and outputs stay float32):
     on a CPU with bfloat16 instructions (``bf16_supported()``) a 512-256 network evaluates about 7 times faster
@@ -252,34 +251,45 @@ class Bot:
         network (``net``, default the bot's own) sees only the boards that neither the finished game nor the
         bear-off database answers, and the outcomes the rules rule out are zero
         (``without_impossible_outcomes``)."""
-        boards = np.asarray(boards, dtype=np.int8)
+        from bgai import kernels
+
+        boards = np.ascontiguousarray(boards, dtype=np.int8)
+        phase = classify(boards)
+        known = (phase <= BEAROFF) if self.use_bearoff else (phase == OVER)
+        if not known.any():
+            probs = self._network(boards, net, phase)
+            kernels.rule_out(boards, probs)
+            return probs
         probs = np.empty((len(boards), 5), dtype=np.float32)
-        over = game_over(boards)
+        over = phase == OVER
         if over.any():
             probs[over] = exact_probabilities(boards[over])
-        known = over
-        if self.use_bearoff:
-            db = bearoff.is_bearoff(boards)
-            if db.any():
-                probs[db] = bearoff.database().probabilities(boards[db])
-            known = over | db
+        db = known & ~over
+        if db.any():
+            probs[db] = bearoff.database().probabilities(boards[db])
         rows = np.flatnonzero(~known)
         if len(rows):
-            probs[rows] = without_impossible_outcomes(boards[rows], self._network(boards[rows], net))
+            live = boards[rows]
+            out = self._network(live, net, phase[rows])
+            kernels.rule_out(live, out)
+            probs[rows] = out
         return probs
 
-    def _network(self, boards: np.ndarray, net=None) -> np.ndarray:
+    def _network(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
         """(N, 5) the network's own probabilities of N boards: in numpy for a snapshot (``bgai.weights``), in passes
         of ``NET_CHUNK_ONE_THREAD`` boards; in torch for a torch model (as the trainers evaluate the model they
-        train) or with ``bf16``, in passes of ``NET_CHUNK`` boards on several threads."""
+        train) or with ``bf16``, in passes of ``NET_CHUNK`` boards on several threads. ``phase``: the boards'
+        ``classify``, when the caller has it."""
         net = self.model if net is None else net
         version, split = net.encoder_version, len(net.phases) > 1
+        if split and phase is None:
+            phase = classify(boards)
         out = np.empty((len(boards), 5), dtype=np.float32)
         if isinstance(net, ModelSnapshot) and not self.bf16:
             for lo in range(0, len(boards), NET_CHUNK_ONE_THREAD):
                 chunk = boards[lo:lo + NET_CHUNK_ONE_THREAD]
                 x = encoding.encode(chunk, version=version)
-                out[lo:lo + len(chunk)] = net.probabilities(x, classify(chunk) if split else None)
+                out[lo:lo + len(chunk)] = net.probabilities(x, phase[lo:lo + len(chunk)] if split else None)
             return out
         import torch
 
@@ -290,7 +300,7 @@ class Bot:
                 chunk = boards[lo:lo + step]
                 x = torch.from_numpy(encoding.encode(chunk, version=version))
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
-                    result = model(x, torch.from_numpy(classify(chunk)) if split else None)
+                    result = model(x, torch.from_numpy(phase[lo:lo + step]) if split else None)
                 out[lo:lo + len(chunk)] = result.float().numpy()
         return out
 
@@ -351,19 +361,21 @@ class Bot:
         than ``prune`` plays the pruning net ranks them first and only its best ``prune`` go through the network,
         which chooses among them, as GNU Backgammon's pruning nets do in its lookahead. The root's own plays are
         always judged by the network (``judge``)."""
+        from bgai import kernels
+
         if self.pruner is None:
             probs = self.probabilities(after)
-            pick = segment_argmax(equity(flip(probs)), owner, n)
+            pick = kernels.best_plays(probs, owner, n)
             return pick, probs[pick]
         counts = np.bincount(owner, minlength=n)
         many = np.flatnonzero(counts[owner] > self.prune)
         keep = np.ones(len(after), dtype=bool)
         if len(many):
             rough = equity(flip(self.probabilities(after[many], self.pruner)))
-            keep[many] = MoveFilter(self.prune, np.inf).apply(rough, owner[many])
+            keep[many] = kernels.keep_best(rough, owner[many], self.prune)
         kept = np.flatnonzero(keep)
         probs = self.probabilities(after[kept])
-        pick = segment_argmax(equity(flip(probs)), owner[kept], n)
+        pick = kernels.best_plays(probs, owner[kept], n)
         return kept[pick], probs[pick]
 
     def judge(self, after: np.ndarray, owner: np.ndarray, n: int, settle: bool = False,
@@ -398,7 +410,9 @@ class Bot:
     def choose(self, boards, after, owner, rng=None, dice=None):
         """Index into ``after`` of the best play of each position (the Player interface)."""
         if self.plies == 0:
-            return segment_argmax(equity(flip(self.probabilities(after))), owner, len(boards))
+            from bgai import kernels
+
+            return kernels.best_plays(self.probabilities(after), np.asarray(owner, dtype=np.int64), len(boards))
         values, depth = self.judge(after, owner, len(boards), settle=True)
         order = np.lexsort((-values, -depth, owner))  # by position, deepest first, then best
         return order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
@@ -424,7 +438,7 @@ class Bot:
         board = pos.board[None]
         moves = afterstates(board, np.array([[d1, d2]]), return_steps=True, validate=False)
         i = int(self.choose(board, moves.after, moves.owner)[0]) if len(moves.after) > 1 else 0
-        return Move(pos, (d1, d2), Position(moves.after[i]), moves.steps[i])
+        return Move(pos, (d1, d2), Position._unchecked(moves.after[i]), moves.steps[i])
 
     def rank_moves(self, pos: Position, dice, with_plies: bool = False):
         """Every legal play with its cubeless equity for the mover, best first: (move, equity) pairs, or

@@ -100,7 +100,7 @@ def _bench(args: argparse.Namespace) -> None:
     # "bgai" is the same network at 0-ply: what the lookahead adds; a checkpoint file is another network at 0-ply.
     if name == "bgai":
         opponent = load_bot(args.checkpoint)
-    elif name.endswith(".pt"):
+    elif name.endswith((".pt", ".npz")):
         opponent = load_bot(name)
         opponent.name = f"{opponent.name} ({name})"
     else:

@@ -418,3 +418,213 @@ def afterstates_of(boards: np.ndarray, dice: np.ndarray, want_steps: bool):
                 steps[m] = csteps[i]
             m += 1
     return after[:m], owner[:m], steps[:m] if want_steps else steps
+
+
+# The network's first layer ----------------------------------------------------------------------------------------
+
+#: A row of ``first_layer`` is computed afresh (from its nonzero inputs) at least every this many rows, so that
+#: the rounding of a chain of updates stays far below float32's.
+FRESH_EVERY = 32
+_FEW_CHANGES = 16  # a board with this many changed inputs or fewer is always updated from the row before
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def first_layer(x: np.ndarray, w: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out = max(x @ w + b, 0)``: the network's first hidden layer of (N, F) float32 inputs ``x`` with weights
+    ``w`` (F, H) and bias ``b`` (H,), into (N, H) float32 ``out``, each row from the inputs that differ from the
+    row before it.
+
+    The inputs of the boards a move or a lookahead evaluates in a row differ in a few features (a move's
+    afterstates from one another: 9 of 231 inputs in the median, 14 on average), and a board's own nonzero inputs
+    are about 50: so row i's sums are row i - 1's plus ``w``'s rows for the changed inputs times their change,
+    or, where fewer inputs are nonzero than changed, the sum over its nonzero ones (also every ``FRESH_EVERY``
+    rows). The sums are kept in float64: a row's values agree with the dense product's within about 1e-6, though
+    not always to the last bit of the same board's in another pass or elsewhere in this one (as numpy's BLAS
+    products, whose rounding too depends on a row's place in the batch)."""
+    n, features = x.shape
+    hidden = w.shape[1]
+    acc = np.empty(hidden, dtype=np.float64)
+    index = np.empty(features, dtype=np.int64)  # the inputs a row's sum goes over, and their factors
+    factor = np.empty(features, dtype=np.float64)
+    since = FRESH_EVERY
+    for i in range(n):
+        row = x[i]
+        m = 0
+        fresh = since >= FRESH_EVERY
+        if not fresh:
+            last = x[i - 1]
+            for j in range(features):
+                if row[j] != last[j]:
+                    index[m] = j
+                    factor[m] = np.float64(row[j]) - np.float64(last[j])
+                    m += 1
+            if m > _FEW_CHANGES:  # then perhaps fewer nonzero inputs than changed ones
+                nonzero = 0
+                for j in range(features):
+                    if row[j] != 0:
+                        nonzero += 1
+                fresh = nonzero <= m
+        if fresh:
+            m = 0
+            for j in range(features):
+                if row[j] != 0:
+                    index[m] = j
+                    factor[m] = row[j]
+                    m += 1
+            for k in range(hidden):
+                acc[k] = b[k]
+            since = 0
+        since += 1
+        for t in range(m):
+            f = factor[t]
+            wj = w[index[t]]
+            for k in range(hidden):
+                acc[k] += f * wj[k]
+        o = out[i]
+        for k in range(hidden):
+            o[k] = acc[k] if acc[k] > 0 else 0.0
+
+
+# The bot's bookkeeping around the network -------------------------------------------------------------------------
+
+_OVER, _BEAROFF, _RACE, _CONTACT = 0, 1, 2, 3  # bgai.phase's classes
+
+
+@numba.njit(cache=True, nogil=True)
+def phases_of(boards: np.ndarray, out: np.ndarray) -> None:
+    """``bgai.phase.classify`` of (N, 26) int8 boards into (N,) int8 ``out``, one pass over each board: over (the
+    opponent has no checker left), bear-off (both sides all home, none on a bar, both with checkers left), race
+    (``bgai.players.pubeval.is_race``: our rearmost checker before their rearmost), else contact."""
+    for i in range(boards.shape[0]):
+        b = boards[i]
+        mine = theirs = mine_out = theirs_out = False
+        back, opp_back = -1, 26
+        for j in range(26):
+            v = b[j]
+            if v > 0:
+                mine = True
+                back = j
+                if j >= 7:
+                    mine_out = True
+            elif v < 0:
+                if not theirs:
+                    opp_back = j
+                theirs = True
+                if j <= 18:
+                    theirs_out = True
+        if not theirs:
+            out[i] = _OVER
+        elif mine and not mine_out and not theirs_out:
+            out[i] = _BEAROFF
+        elif back < opp_back:
+            out[i] = _RACE
+        else:
+            out[i] = _CONTACT
+
+
+@numba.njit(cache=True, nogil=True)
+def rule_out(boards: np.ndarray, probs: np.ndarray) -> None:
+    """``bgai.bot.without_impossible_outcomes`` in place: (N, 5) float32 ``probs`` of (N, 26) int8 ``boards``
+    (on-roll view) with the outcomes the rules make impossible set to zero."""
+    for i in range(boards.shape[0]):
+        b = boards[i]
+        mine = theirs = 0
+        back, opp_back = -1, 26
+        for j in range(26):
+            v = b[j]
+            if v > 0:
+                mine += v
+                back = j
+            elif v < 0:
+                theirs -= v
+                if opp_back == 26:
+                    opp_back = j
+        p = probs[i]
+        if theirs < 15:  # they have borne off a checker: no gammon against them
+            p[1] = 0.0
+            p[2] = 0.0
+        if mine < 15:
+            p[3] = 0.0
+            p[4] = 0.0
+        if back < opp_back:  # a race: no backgammon against a side with nothing left in the winner's home or bar
+            theirs_back = b[0] < 0
+            mine_back = b[25] > 0
+            for j in range(1, 7):
+                theirs_back |= b[j] < 0
+            for j in range(19, 25):
+                mine_back |= b[j] > 0
+            if not theirs_back:
+                p[2] = 0.0
+            if not mine_back:
+                p[4] = 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def best_plays(probs: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """For each of ``n`` groups of a grouped ``owner`` array, the row of ``probs`` (M, 5) float32, each the
+    opponent's (on roll after the play), whose cubeless equity for the mover is highest, the first on ties: as
+    ``segment_argmax(equity(flip(probs)), owner, n)``, in float32 as they compute it."""
+    best = np.full(n, -1, dtype=np.int64)
+    value = np.empty(n, dtype=np.float32)
+    two, one = np.float32(2.0), np.float32(1.0)
+    for i in range(probs.shape[0]):
+        p = probs[i]
+        e = two * (one - p[0]) - one + p[3] + p[4] - p[1] - p[2]
+        g = owner[i]
+        if best[g] < 0 or e > value[g]:
+            best[g], value[g] = i, e
+    return best
+
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def head(h: np.ndarray, wt: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """The network's output layer: (N, 5) float32 cumulative probabilities ``out`` (``bgai.weights.cumulative``
+    of the sigmoids of ``h @ wt.T + b``) of (N, F) float32 ``h``, the last hidden layer, with ``wt`` (5, F) (the
+    head's weights as torch stores them) and ``b`` (5,), in one pass."""
+    n, features = h.shape
+    s = np.empty(5, dtype=np.float32)
+    for i in range(n):
+        row = h[i]
+        for k in range(5):
+            w = wt[k]
+            z = np.float64(0.0)
+            for j in range(features):
+                z += row[j] * w[j]
+            s[k] = np.float32(1.0 / (1.0 + np.exp(-(z + b[k]))))
+        win = s[0]
+        win_gammon = win * s[1]
+        lose_gammon = (np.float32(1) - win) * s[3]
+        o = out[i]
+        o[0] = win
+        o[1] = win_gammon
+        o[2] = win_gammon * s[2]
+        o[3] = lose_gammon
+        o[4] = lose_gammon * s[4]
+
+
+@numba.njit(cache=True, nogil=True)
+def keep_best(values: np.ndarray, owner: np.ndarray, keep: int) -> np.ndarray:
+    """Mask of the ``keep`` highest ``values`` of each group of a grouped ``owner`` array (all of a smaller
+    group), ties going to the earlier row: ``bgai.bot.MoveFilter(keep, inf).apply(values, owner)``."""
+    n = len(values)
+    mask = np.zeros(n, dtype=np.bool_)
+    start = 0
+    while start < n:
+        end = start
+        while end < n and owner[end] == owner[start]:
+            end += 1
+        if end - start <= keep:
+            mask[start:end] = True
+        else:
+            for i in range(start, end):
+                better = 0
+                v = values[i]
+                for j in range(start, end):
+                    if values[j] > v or (values[j] == v and j < i):
+                        better += 1
+                        if better >= keep:
+                            break
+                mask[i] = better < keep
+        start = end
+    return mask

@@ -31,9 +31,17 @@ OVER, BEAROFF, RACE, CONTACT = 0, 1, 2, 3
 NAMES = ("over", "bearoff", "race", "contact")
 
 
-def classify(boards: np.ndarray) -> np.ndarray:
-    """(N,) int8 phase of N boards (on-roll view): ``OVER``, ``BEAROFF``, ``RACE`` or ``CONTACT``."""
+def classify(boards: np.ndarray, compiled: bool = True) -> np.ndarray:
+    """(N,) int8 phase of N boards (on-roll view): ``OVER``, ``BEAROFF``, ``RACE`` or ``CONTACT``. ``compiled``:
+    one compiled pass over each board (``bgai.kernels.phases_of``), else the numpy tests below (the same
+    classes)."""
     boards = np.asarray(boards)
+    if compiled and boards.ndim == 2 and boards.shape[1] == 26:
+        from bgai import kernels
+
+        out = np.empty(len(boards), dtype=np.int8)
+        kernels.phases_of(np.ascontiguousarray(boards, dtype=np.int8), out)
+        return out
     return np.select(
         [game_over(boards), is_bearoff(boards), is_race(boards)], [OVER, BEAROFF, RACE], CONTACT
     ).astype(np.int8)

@@ -59,6 +59,15 @@ class Position:
         array.flags.writeable = False
         object.__setattr__(self, "_board", array)
 
+    @classmethod
+    def _unchecked(cls, board: np.ndarray) -> Position:
+        """The position of an int8 board the rules made (the move generator's), without checking it again."""
+        pos = cls.__new__(cls)
+        array = np.array(board, dtype=np.int8)
+        array.flags.writeable = False
+        object.__setattr__(pos, "_board", array)
+        return pos
+
     # Construction -------------------------------------------------------------------------------------------
 
     @classmethod

@@ -58,20 +58,20 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import sys
 import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from bgai import bearoff
+from bgai import bearoff, kernels
 from bgai.bot import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeState
 from bgai.errors import BgaiError
 from bgai.game import CubeRules, Table, game_over, result_points, roll_dice, run_turns
 from bgai.movegen import afterstates
-from bgai.network import equity, flip
-from bgai.players.base import segment_argmax
+from bgai.weights import equity, flip, one_blas_thread
 from bgai.position import Position, parse_dice
 
 PROBABILITY_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
@@ -417,7 +417,7 @@ class _Luck:
         n = len(boards)
         moves = afterstates(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (n, 1)), validate=False)
         probs = self.bot0.probabilities(moves.after)
-        pick = segment_argmax(-equity(probs), moves.owner, n * len(ROLLS))
+        pick = kernels.best_plays(probs, moves.owner, n * len(ROLLS))
         chosen = probs[pick].astype(np.float64)
         shape = (n, len(ROLLS))
         return (flip(chosen).reshape(shape + (5,)), moves.after[pick].reshape(shape + (-1,)),
@@ -456,7 +456,7 @@ def _stop_rule(bot0, stop: str):
 def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: bool = False) -> TrialValues:
     """Roll out every start of ``start`` on the trials numbered ``trials`` (any range: chunks of one rollout run
     apart concatenate, ``TrialValues.concatenate``, to the same result), seat 0's side. Torch runs on one thread
-    meanwhile (``torch_threads``)."""
+    meanwhile (``torch_threads``), and numpy's BLAS too."""
     trials = np.asarray(trials, dtype=np.int64)
     bot0 = _zero_ply(bot)
     checkers = _at_plies(bot, settings.plies)
@@ -470,7 +470,7 @@ def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: b
     cube_luck = np.zeros(total) if settings.cubeful else None
     stop = _stop_rule(bot0, settings.bearoff_stop)
     rng = np.random.default_rng(settings.seed)
-    with torch_threads(1), tqdm(total=total, disable=not progress, unit="trial", desc="rollout") as bar:
+    with torch_threads(1), one_blas_thread(), tqdm(total=total, disable=not progress, unit="trial", desc="rollout") as bar:
         for lo in range(0, total, settings.batch):
             games = np.arange(lo, min(lo + settings.batch, total))
             which, trial = np.divmod(games, n_trials)
@@ -536,9 +536,12 @@ def torch_threads(n: int):
     """Run with torch on ``n`` intra-op threads, then restore the setting. Rollouts run torch on one thread: the
     network passes are small and many, and on the 2-core machine, shared with other jobs, torch's second thread
     made them 2-4 times slower (its threads wait by spinning); the move generator and the encoder still use two
-    threads (``bgai.movegen.threads``)."""
-    import torch
-
+    threads (``bgai.movegen.threads``). Nothing to do where torch is not loaded: a bot loaded for play
+    (``bgai.bot.load_bot``) evaluates in numpy."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
     before = torch.get_num_threads()
     torch.set_num_threads(n)
     try:
@@ -560,7 +563,7 @@ def _run(bot, start: Start, settings: RolloutSettings, progress: bool, jobs: int
 def _run_in_processes(bot, start, trials, settings, progress, jobs) -> TrialValues:
     """Chunks of trials (multiples of 36, to keep each balanced) played by ``jobs`` workers of the shared worker
     pool (``bgai.workers``), the bot sent once as a snapshot of its weights."""
-    from bgai.network import ModelSnapshot
+    from bgai.weights import ModelSnapshot
     from bgai.workers import open_pool
 
     size = max(36, -(-len(trials) // jobs // 36) * 36)
@@ -580,7 +583,7 @@ def _trials_task(shared, chunk) -> TrialValues:
     from bgai.bot import Bot
 
     snapshot, plies, use_bearoff, start, settings = shared
-    return run_trials(Bot(snapshot.model(), plies=plies, use_bearoff=use_bearoff), start, chunk, settings)
+    return run_trials(Bot(snapshot, plies=plies, use_bearoff=use_bearoff), start, chunk, settings)
 
 
 def _estimates(values: TrialValues, index: int, reduce: bool, mover: bool):

@@ -84,6 +84,7 @@ class ModelSnapshot:
         self._model = None
         self._layers: list[list[tuple[np.ndarray, np.ndarray]]] | None = None
         self._route: np.ndarray | None = None
+        self._heads: list[np.ndarray] | None = None
 
     @classmethod
     def of(cls, model) -> ModelSnapshot:
@@ -137,26 +138,31 @@ class ModelSnapshot:
             route = np.zeros(max(PHASE_NETS["all"]) + 1, dtype=np.int64)
             for i, name in enumerate(self.phases):
                 route[list(PHASE_NETS[name])] = i
+            # each net's head weights also as (out, in), the rows bgai.kernels.head takes dot products with
+            self._heads = [np.ascontiguousarray(net[-1][0].T) for net in layers]
             self._layers, self._route = layers, route
         return self._layers
 
-    def probabilities(self, x: np.ndarray, phase: np.ndarray | None = None) -> np.ndarray:
+    def probabilities(self, x: np.ndarray, phase: np.ndarray | None = None, compiled: bool = True) -> np.ndarray:
         """(N, 5) float32 cumulative probabilities of N encoded positions ``x`` (N, n_inputs), each by the net of
         its phase (``phase`` (N,) from ``bgai.phase.classify``; ignored with one net): the torch model's forward
-        pass, in numpy."""
+        pass, in numpy. ``compiled``: the first layer by ``bgai.kernels.first_layer`` (each row from the inputs
+        that changed since the row before: several times faster on a move's or a lookahead's boards, the values
+        within about 1e-6), else as a dense product."""
         nets = self._net_layers()
+        x = np.ascontiguousarray(x, dtype=np.float32)
         with _one_blas_thread(len(x) < MANY_THREADS_ROWS):
-            return self._probabilities(nets, x, phase)
+            return self._probabilities(nets, x, phase, compiled)
 
-    def _probabilities(self, nets, x: np.ndarray, phase) -> np.ndarray:
+    def _probabilities(self, nets, x: np.ndarray, phase, compiled: bool) -> np.ndarray:
         if len(nets) == 1:
-            return cumulative(_forward(nets[0], x))
+            return _forward(nets[0], x, compiled, self._heads[0])
         which = self._route[np.asarray(phase, dtype=np.int64)]
         out = np.empty((len(x), len(OUTPUTS)), dtype=np.float32)
         for i, layers in enumerate(nets):
             rows = np.flatnonzero(which == i)
             if len(rows):
-                out[rows] = cumulative(_forward(layers, x[rows]))
+                out[rows] = _forward(layers, x[rows], compiled, self._heads[i])
         return out
 
     # Files ------------------------------------------------------------------------------------------------------
@@ -207,7 +213,7 @@ class ModelSnapshot:
         return cls(hidden, phases, version, weights), info
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_model": None, "_layers": None, "_route": None}
+        return {**self.__dict__, "_model": None, "_layers": None, "_route": None, "_heads": None}
 
 
 #: Passes of fewer boards than this run numpy's BLAS on one thread. OpenBLAS splits a product as small as a 0-ply
@@ -243,10 +249,35 @@ class _one_blas_thread:
                     lib.set_num_threads(n)
 
 
-def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> np.ndarray:
-    """The MLP's sigmoid outputs (conditional probabilities): ReLU hidden layers, then the head."""
-    h = x
-    for w, b in layers[:-1]:
+def one_blas_thread() -> _one_blas_thread:
+    """A context that keeps numpy's BLAS on one thread, whatever the size of the products inside it (rollouts,
+    whose passes are many and large, and worker processes, one per core)."""
+    return _one_blas_thread(True)
+
+
+def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, compiled: bool = True,
+             head_t: np.ndarray | None = None) -> np.ndarray:
+    """The MLP's (N, 5) cumulative probabilities: ReLU hidden layers, then the head's sigmoids (conditional
+    probabilities) multiplied out (``cumulative``). With ``compiled``, by ``bgai.kernels``: the first hidden
+    layer from the inputs that changed since the row before (``first_layer``), and the head in one pass
+    (``head``). (The layers between stay dense products: about a quarter of the first layer's units are active
+    on a board, but a compiled sum over them was slower than the BLAS product of all of them.)"""
+    h, hidden = x, layers[:-1]
+    if compiled and hidden:
+        from bgai import kernels
+
+        w, b = hidden[0]
+        h = np.empty((len(x), w.shape[1]), dtype=np.float32)
+        kernels.first_layer(x, w, b, h)
+        for w, b in hidden[1:]:
+            h = h @ w
+            h += b
+            np.maximum(h, 0, out=h)
+        w, b = layers[-1]
+        out = np.empty((len(x), len(OUTPUTS)), dtype=np.float32)
+        kernels.head(h, np.ascontiguousarray(w.T) if head_t is None else head_t, b, out)
+        return out
+    for w, b in hidden:
         h = h @ w
         h += b
         np.maximum(h, 0, out=h)
@@ -254,4 +285,4 @@ def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> np.n
     z = h @ w
     z += b
     with np.errstate(over="ignore"):  # exp(-z) of a very negative logit is inf: the probability is 0
-        return 1 / (1 + np.exp(-z))
+        return cumulative(1 / (1 + np.exp(-z)))

@@ -96,7 +96,7 @@ def test_cube_errors_follow_from_the_three_equities(gnubg_match):
 
 def test_the_opening_rolls_luck_averages_to_zero(bot):
     """Luck is the roll's best equity minus the mean over the rolls: over the 15 opening rolls (each 2 ways out of
-    30) it averages to exactly zero."""
+    30) it averages to zero."""
     match = MatchRecord(("Alice", "Bob"), 0)
     for high in range(2, 7):
         for low in range(1, high):
@@ -105,7 +105,9 @@ def test_the_opening_rolls_luck_averages_to_zero(bot):
             game.add_resign(1, player=0)
     analysis = analyse_match(match, bot, progress=False)
     luck = [d.luck for d in analysis.decisions if d.kind == "move"]
-    assert len(luck) == 15 and abs(np.mean(luck)) < 1e-9 and max(luck) > 0.05 > -0.05 > min(luck)
+    # (zero within float32's rounding: the same board's value in another row of a pass may differ in the last
+    # bits, bgai.kernels.first_layer)
+    assert len(luck) == 15 and abs(np.mean(luck)) < 1e-6 and max(luck) > 0.05 > -0.05 > min(luck)
 
 
 def test_luck_totals_and_the_luck_adjusted_result(gnubg_match):

@@ -151,7 +151,7 @@ def test_the_network_judges_only_what_neither_the_rules_nor_the_database_answer(
     # the network's own outputs, the outcomes the rules rule out set to zero (some of these random games' races)
     expected = bgai.bot.without_impossible_outcomes(boards[rest], network)
     assert (expected != network).any()
-    np.testing.assert_allclose(probs[rest], expected, atol=2e-6)  # the bot's numpy pass agrees with torch's
+    np.testing.assert_allclose(probs[rest], expected, atol=5e-6)  # the bot's numpy pass agrees with torch's
     np.testing.assert_array_equal(probs[over], exact_probabilities(boards[over]))
     np.testing.assert_array_equal(probs[bear], bearoff.database().probabilities(boards[bear]))
 
@@ -329,6 +329,33 @@ def test_outcomes_the_rules_rule_out_are_zero():
     assert np.array_equal(without_impossible_outcomes(race.board[None], raw), [[0.3, 0, 0, 0.3, 0]])
 
 
+def test_the_compiled_bookkeeping_gives_the_numpy_results():
+    """bgai.kernels' rule_out and best_plays are without_impossible_outcomes and the argmax of the mover's equity
+    (segment_argmax(equity(flip(...)))), on the afterstates of games (contact, races, bear-offs, finished ones)
+    with random probabilities, ties included."""
+    from bgai import kernels
+    from bgai.bot import MoveFilter, without_impossible_outcomes
+    from bgai.players.base import segment_argmax
+    from bgai.weights import equity, flip
+    from tests.test_encoding import game_positions
+
+    boards = game_positions(2000, seed=3)
+    moves = afterstates(boards, np.random.default_rng(3).integers(1, 7, size=(len(boards), 2)))
+    rng = np.random.default_rng(4)
+    probs = rng.random((len(moves.after), 5)).astype(np.float32)
+    probs[::7] = probs[1::7][:len(probs[::7])]  # neighbours with equal values: the first wins
+    expected = without_impossible_outcomes(moves.after, probs)
+    got = probs.copy()
+    kernels.rule_out(moves.after, got)
+    assert (expected != probs).any() and np.array_equal(got, expected)
+    assert np.array_equal(kernels.best_plays(got, moves.owner, len(boards)),
+                          segment_argmax(equity(flip(got)), moves.owner, len(boards)))
+    values = equity(flip(got))
+    for keep in (1, 3, 4):
+        assert np.array_equal(kernels.keep_best(values, moves.owner, keep),
+                              MoveFilter(keep, np.inf).apply(values, moves.owner))
+
+
 # The pruning net of the replies (Bot.replies) -------------------------------------------------------------------
 
 
@@ -361,12 +388,13 @@ def test_pruned_replies_are_the_network_s_best_among_the_pruner_s_best(bot0):
     rough = equity(flip(bot.probabilities(moves.after, pruner)))
     kept = MoveFilter(3, np.inf).apply(rough, moves.owner)
     value = equity(flip(bot.probabilities(moves.after)))
-    np.testing.assert_allclose(probs, bot.probabilities(moves.after[pick]))
+    # (another pass: numpy's BLAS may round a board's values in the last bits otherwise in another batch)
+    np.testing.assert_allclose(probs, bot.probabilities(moves.after[pick]), rtol=1e-6, atol=1e-7)
     for group in range(len(rows)):
         plays = np.flatnonzero(moves.owner == group)
         candidates = plays if len(plays) <= 3 else plays[kept[plays]]
         assert pick[group] in candidates
-        assert value[pick[group]] == value[candidates].max()
+        assert value[pick[group]] >= value[candidates].max() - 1e-6
 
 
 def test_the_shipped_bot_prunes_its_replies_unless_told_not_to():

@@ -35,3 +35,11 @@ def test_classes_are_symmetric_and_made_of_the_rules_they_name():
     assert np.array_equal(phase == BEAROFF, is_bearoff(boards))
     assert np.array_equal(phase == CONTACT, ~is_race(boards))
     assert set(np.unique(phase)) == {BEAROFF, RACE, CONTACT} and OVER not in phase
+
+
+def test_the_compiled_classifier_gives_the_numpy_classes():
+    boards = np.concatenate([game_positions(3000, seed=12), Position.start().board[None],
+                             np.zeros((1, 26), np.int8)])
+    for view in (boards, switch(boards)):
+        assert np.array_equal(classify(view), classify(view, compiled=False))
+    assert set(np.unique(classify(boards))) == {OVER, BEAROFF, RACE, CONTACT}

@@ -52,6 +52,27 @@ def test_the_numpy_pass_gives_the_torch_model_s_probabilities(phases, boards):
                                atol=2e-6)
 
 
+@pytest.mark.parametrize("hidden", [(64,), (48, 16)])
+def test_the_incremental_first_layer_gives_the_dense_product_s_values(hidden, boards):
+    """bgai.kernels.first_layer computes each row from the inputs changed since the row before, or afresh: in
+    the games' order (neighbours alike), shuffled (unalike), with repeated and all-zero rows, it gives the dense
+    product's values."""
+    torch.manual_seed(3)
+    snapshot = ModelSnapshot.of(EquityModel.create(hidden, ("all",)))
+    x = encoding.encode(boards)
+    shuffled = x[np.random.default_rng(0).permutation(len(x))]
+    odd = np.concatenate([x[:5], x[:5], np.zeros((3, x.shape[1]), np.float32), x[5:9], x[8:9].repeat(40, axis=0)])
+    for inputs in (x, shuffled, odd):
+        dense = snapshot.probabilities(inputs, compiled=False)
+        np.testing.assert_allclose(snapshot.probabilities(inputs), dense, atol=2e-6)
+    (w, b), *_ = snapshot._net_layers()[0]
+    from bgai import kernels
+
+    h = np.empty((len(x), w.shape[1]), np.float32)
+    kernels.first_layer(x, w, b, h)
+    np.testing.assert_allclose(h, np.maximum(x @ w + b, 0), atol=2e-6, rtol=1e-6)
+
+
 def test_a_large_pass_uses_the_same_numbers_as_a_small_one(boards):
     # Passes of MANY_THREADS_ROWS boards or more leave numpy's BLAS its threads; the values are the same
     bot = load_bot()
