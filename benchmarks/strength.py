@@ -63,13 +63,24 @@ def measure(checkpoint: str, opponents: dict[str, int], seed: int, progress: boo
     return out
 
 
-def duel(bot, opponent, sequences: int, seed: int, progress: bool = False) -> dict:
+def duel(bot, opponent, sequences: int, seed: int, progress: bool = False, luck: bool = False) -> dict:
     """Duplicate games of ``bot`` against ``opponent`` on ``sequences`` dice sequences: the bot's points per game
-    with their paired standard error, its win and gammon rates."""
+    with their paired standard error, its win and gammon rates; with ``luck`` also the luck-adjusted points per
+    game (each roll's luck judged by ``bot`` at 0-ply, ``bgai.analysis.roll_luck``) and their standard error."""
     started = time.perf_counter()
-    s = play_duplicate(bot, opponent, sequences, seed=seed, batch=2048, progress=progress).summary()
-    return {"games": s["games"], "ppg": s["ppg"], "ppg_se": s["ppg_se"], "win_rate": s["win_rate"],
-            "gammon_rate": s["gammon_rate"], "seconds": time.perf_counter() - started}
+    judge = None
+    if luck:
+        from functools import partial
+
+        from bgai.analysis import roll_luck
+
+        judge = partial(roll_luck, bot)
+    s = play_duplicate(bot, opponent, sequences, seed=seed, batch=2048, progress=progress, luck=judge).summary()
+    out = {"games": s["games"], "ppg": s["ppg"], "ppg_se": s["ppg_se"], "win_rate": s["win_rate"],
+           "gammon_rate": s["gammon_rate"], "seconds": time.perf_counter() - started}
+    if luck:
+        out["ppg_luck_adjusted"], out["ppg_luck_adjusted_se"] = s["ppg_luck_adjusted"], s["ppg_luck_adjusted_se"]
+    return out
 
 
 def describe(row: dict) -> str:

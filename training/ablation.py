@@ -14,6 +14,12 @@ Backgammon 2-ply).
 the same for every variant, when the full stage's budget per variant is more than the machine can spare.
 
 Models are written to RUN_DIR/ablations/VARIANT.pt and reused if there (delete one to train it again).
+
+The same script measures the students of the shipped network (training/configs/student.toml: the shipped
+network's 1-ply lookahead on positions from its own self-play), each playing the shipped network head to head:
+
+    python training/ablation.py runs/student --config training/configs/student.toml \
+        --teacher bgai/data/bgai-default.pt --teacher-name teacher --variants s-512 s-1024 --luck
 """
 
 from __future__ import annotations
@@ -47,10 +53,19 @@ VARIANTS = {
     "v2-512-split": (2, (512,), ("contact", "race"), "v2-512 + separate contact and race nets"),
     "v2-512-256": (2, (512, 256), ("all",), "v2-512 + a second hidden layer of 256"),
     "v2-1024-512": (2, (1024, 512), ("all",), "v2-512-256 with both layers twice as wide"),
+    # Students of the shipped network (training/configs/student.toml's data): one hidden layer, whose cost is
+    # its first layer's, which bgai.kernels.first_layer computes from a few changed inputs a board
+    "s-256": (2, (256,), ("all",), "one hidden layer of 256"),
+    "s-512": (2, (512,), ("all",), "one hidden layer of 512"),
+    "s-1024": (2, (1024,), ("all",), "one hidden layer of 1024"),
+    "s-512-64": (2, (512, 64), ("all",), "hidden layers of 512 and 64"),
+    "s-1024-64": (2, (1024, 64), ("all",), "hidden layers of 1024 and 64"),
+    "s-512-128": (2, (512, 128), ("all",), "hidden layers of 512 and 128"),
 }
 #: the row each variant is played against head to head: the one it changes one lever of
 BASE = {"v1-256": "td-v1", "v2-256": "v1-256", "v2-512": "v2-256", "v2-512-split": "v2-512", "v2-512-256": "v2-512",
-        "v2-1024-512": "v2-512-256"}
+        "v2-1024-512": "v2-512-256", "s-256": "teacher", "s-512": "teacher", "s-1024": "teacher",
+        "s-512-64": "teacher", "s-1024-64": "teacher", "s-512-128": "teacher"}
 
 
 def train_variant(name: str, boards, targets, val_boards, val_targets, stage, seed: int) -> tuple[EquityModel, dict]:
@@ -72,6 +87,10 @@ def main(argv=None) -> None:
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--teacher", default=str(ROOT / "checkpoints" / "td-v1" / "checkpoint.pt"),
                         help="benchmarked beside the variants")
+    parser.add_argument("--teacher-name", default="td-v1", help="the teacher's row (variants whose base is "
+                        "'teacher' play it head to head)")
+    parser.add_argument("--luck", action="store_true", help="head to head also luck-adjusted (several times "
+                        "less variance)")
     parser.add_argument("--pubeval", type=int, default=5000)
     parser.add_argument("--gnubg", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=2024, help="dice of the benchmarks")
@@ -102,10 +121,12 @@ def main(argv=None) -> None:
     if kept and (kept["positions"], kept["epochs"]) != (len(boards), stage.epochs):
         raise SystemExit(f"{args.json} holds rows of another budget ({kept['positions']} positions x "
                          f"{kept['epochs']} epochs); this one is {len(boards)} x {stage.epochs}")
-    rows = [before.get("td-v1") or {"variant": "td-v1", "change": "TD(λ) self-play alone (the teacher)",
+    teacher = args.teacher_name
+    change = "TD(λ) self-play alone (the teacher)" if teacher == "td-v1" else f"the teacher ({args.teacher})"
+    rows = [before.get(teacher) or {"variant": teacher, "change": change,
                                     **measure(args.teacher, {"pubeval": args.pubeval, "gnubg": args.gnubg},
                                               args.seed)}]
-    print(f"td-v1: {describe(rows[0])}", flush=True)
+    print(f"{teacher}: {describe(rows[0])}", flush=True)
     for name in VARIANTS:
         if name not in args.variants:
             if name in before:
@@ -121,12 +142,17 @@ def main(argv=None) -> None:
         row = {"variant": name, "change": VARIANTS[name][3], "fit": fit,
                **measure(str(path), {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed)}
         if args.h2h:
-            base = next((r["checkpoint"] for r in rows if r["variant"] == BASE[name]), None)
+            versus = teacher if BASE[name] == "teacher" else BASE[name]
+            base = next((r["checkpoint"] for r in rows if r["variant"] == versus), None)
             if base is None:
-                raise SystemExit(f"{name} plays {BASE[name]} head to head: name that variant too (or --keep its row)")
-            row["h2h"] = {"versus": BASE[name], **duel(load_bot(path), load_bot(base), args.h2h, args.seed)}
+                raise SystemExit(f"{name} plays {versus} head to head: name that variant too (or --keep its row)")
+            row["h2h"] = {"versus": versus, **duel(load_bot(path), load_bot(base), args.h2h, args.seed,
+                                                   luck=args.luck)}
         rows.append(row)
         h2h = f"  v {row['h2h']['versus']} {row['h2h']['ppg']:+.3f} ± {row['h2h']['ppg_se']:.3f}" if args.h2h else ""
+        if args.h2h and args.luck:
+            h2h += (f" (luck-adjusted {row['h2h']['ppg_luck_adjusted']:+.3f} ± "
+                    f"{row['h2h']['ppg_luck_adjusted_se']:.3f})")
         print(f"{name}: {describe(row)}{h2h}", flush=True)
     if args.json:
         commands = (kept.get("commands") or [kept["command"]]) + [command] if kept else [command]
