@@ -43,11 +43,13 @@ bench: $(STAMP)
 	$(PY) benchmarks/selfplay_bench.py
 	$(PY) benchmarks/lookahead_bench.py --positions 100 --json benchmarks/results/lookahead_speed.json
 	$(PY) benchmarks/ply_speed.py --positions 200 --json benchmarks/results/ply_speed.json
+	$(PY) benchmarks/eval_speed.py --json benchmarks/results/eval_speed.json
 	$(PY) benchmarks/precision_bench.py --json benchmarks/results/precision.json
 	$(PY) benchmarks/cube_accuracy.py --plies 0 1 2 --json benchmarks/results/cube_accuracy.json
 	$(PY) benchmarks/move_accuracy.py --plies 0 1 2 --json benchmarks/results/move_accuracy.json
 	$(PY) benchmarks/workers_bench.py --json benchmarks/results/workers.json
 	$(PY) benchmarks/rollout_bench.py --json benchmarks/results/rollout.json
+	$(PY) benchmarks/rollout_bench.py --skip se,bearoff --repeats 1 --trials 648 --jobs 2 --json benchmarks/results/rollout_speed.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

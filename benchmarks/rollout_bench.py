@@ -98,15 +98,16 @@ def parse_gnubg_rollout(out: str) -> dict:
     return {"equity": float(values[-2]), "se": float(values[-1])}
 
 
-def speed(bot: Bot, repeats: int) -> dict:
-    startup, _ = min(run_gnubg(gnubg_commands(SPEED_TRIALS, None, False, roll=False)) for _ in range(repeats))
+def speed(bot: Bot, repeats: int, trials: int = SPEED_TRIALS, jobs: int = 1) -> dict:
+    startup, _ = min(run_gnubg(gnubg_commands(trials, None, False, roll=False)) for _ in range(repeats))
     rows = []
     for truncate, vr in SETTINGS:
         g_runs, b_runs = [], []
         for _ in range(repeats):
-            seconds, out = run_gnubg(gnubg_commands(SPEED_TRIALS, truncate, vr))
+            seconds, out = run_gnubg(gnubg_commands(trials, truncate, vr))
             g_runs.append((seconds, parse_gnubg_rollout(out)))
-            result = rollout(bot, OPENING, trials=SPEED_TRIALS, truncate=truncate, variance_reduction=vr)
+            result = rollout(bot, OPENING, trials=trials, truncate=truncate, variance_reduction=vr,
+                             jobs=jobs)
             b_runs.append(result)
         g_seconds, g_result = min(g_runs, key=lambda r: r[0])
         best = min(b_runs, key=lambda r: r.seconds)
@@ -116,12 +117,12 @@ def speed(bot: Bot, repeats: int) -> dict:
             "truncate": truncate,
             "variance_reduction": vr,
             "bgai_seconds": [round(r.seconds, 2) for r in b_runs],
-            "bgai_trials_per_s": SPEED_TRIALS / best.seconds,
+            "bgai_trials_per_s": trials / best.seconds,
             "bgai_equity": best.equity.mean,
             "bgai_se": best.equity.se,
             "gnubg_seconds": [round(s, 2) for s, _ in g_runs],
-            "gnubg_trials_per_s": SPEED_TRIALS / g_seconds,
-            "gnubg_trials_per_s_less_startup": SPEED_TRIALS / max(g_seconds - startup, 1e-3),
+            "gnubg_trials_per_s": trials / g_seconds,
+            "gnubg_trials_per_s_less_startup": trials / max(g_seconds - startup, 1e-3),
             "gnubg_equity": g_result["equity"],
             "gnubg_se": g_result["se"],
         }
@@ -131,8 +132,8 @@ def speed(bot: Bot, repeats: int) -> dict:
         print(f"  {row['setting']:<45} bgai {row['bgai_trials_per_s']:7.1f}/s   gnubg "
               f"{row['gnubg_trials_per_s']:7.1f}/s ({row['gnubg_trials_per_s_less_startup']:7.1f}/s less start-up)"
               f"   ratio {row['ratio']:.2f} ({row['ratio_less_startup']:.2f})", flush=True)
-    return {"trials": SPEED_TRIALS, "position": OPENING, "gnubg_startup_seconds": startup, "rows": rows,
-            "gnubg_commands": {r["setting"]: gnubg_commands(SPEED_TRIALS, r["truncate"], r["variance_reduction"])
+    return {"trials": trials, "jobs": jobs, "position": OPENING, "gnubg_startup_seconds": startup, "rows": rows,
+            "gnubg_commands": {r["setting"]: gnubg_commands(trials, r["truncate"], r["variance_reduction"])
                                for r in rows}}
 
 
@@ -202,6 +203,9 @@ def main() -> None:
     parser.add_argument("--se-trials", type=int, default=1296)
     parser.add_argument("--bearoff-games", type=int, default=3000)
     parser.add_argument("--skip", default="", help="comma-separated: speed, se, bearoff")
+    parser.add_argument("--trials", type=int, default=SPEED_TRIALS, help="trials of the speed rollouts")
+    parser.add_argument("--jobs", type=int, default=1, help="bgai's worker processes in the speed rollouts (1: in "
+                        "this process; bgai rollout's default is one per core)")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     bot = load_bot()
@@ -215,8 +219,9 @@ def main() -> None:
         "gnubg": subprocess.run([GNUBG, "--version"], capture_output=True, text=True).stdout.splitlines()[0],
     }
     if "speed" not in skip:
-        print(f"Speed: {SPEED_TRIALS}-trial cubeless rollouts of the opening position at 0-ply")
-        figures["speed"] = speed(bot, args.repeats)
+        print(f"Speed: {args.trials}-trial cubeless rollouts of the opening position at 0-ply, bgai on {args.jobs} "
+              f"process(es)")
+        figures["speed"] = speed(bot, args.repeats, args.trials, args.jobs)
     if "se" not in skip:
         print("Standard error with and without variance reduction")
         figures["standard_error"] = standard_error(bot, args.se_trials)

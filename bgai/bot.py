@@ -584,9 +584,10 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     ``ModelSnapshot.save_npz``). ``filters`` overrides the move filters (see ``Bot``). The bot evaluates with the
     numpy forward pass (``bgai.weights``) either way; only a ``.pt`` file needs torch, to be read.
 
-    ``pruner``: the pruning net of its lookahead's replies (``Bot.replies``): ``None`` (the default) gives the
-    shipped network its own (``SHIPPED_PRUNER``, trained on it by ``training/pruner.py``) and any other network
-    none; ``False`` none; a path an ``.npz`` of one."""
+    ``pruner``: the pruning net of its lookahead's replies and of a rollout's variance reduction (``Bot.replies``;
+    a 0-ply bot's own plays never use it): ``None`` (the default) gives the shipped network its own
+    (``SHIPPED_PRUNER``, trained on it by ``training/pruner.py``) and any other network none; ``False`` none; a
+    path an ``.npz`` of one."""
     if path is None:
         path, npz = SHIPPED, SHIPPED_NPZ
         pruner = SHIPPED_PRUNER if pruner is None and SHIPPED_PRUNER.is_file() else pruner
@@ -602,7 +603,7 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
         snapshot = ModelSnapshot.of(model_from_checkpoint(checkpoint))
         info = {k: checkpoint.get(k) for k in ("games", "config")}
     deep = isinstance(plies, int) and plies > 0  # (Bot refuses plies that are not 0..MAX_PLIES)
-    pruning = ModelSnapshot.load_npz(pruner)[0] if pruner not in (None, False) and deep else None
+    pruning = ModelSnapshot.load_npz(pruner)[0] if pruner not in (None, False) else None
     name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
     return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning)
 

@@ -31,7 +31,10 @@ of the trial, each turned to the side the rollout reports. Whatever ``f`` is, ea
 the position before the roll, so the estimate stays unbiased; where ``f`` is close to the true value the sum of
 luck follows the result closely and the variance falls. Results report the mean and standard error both with it
 and without it on the same trials (the ``plain_*`` fields). It costs a 0-ply evaluation of all the plays of the 21
-rolls at every turn (positions that recur among trials, as in the first turns, are expanded once).
+rolls at every turn (positions that recur among trials, as in the first turns, are expanded once). With a pruning
+net (``Bot.pruner``; the shipped bot has one), the play of each roll is the network's choice among the pruning
+net's best few (``Bot.replies``), as in a lookahead: about a fifth of the network passes, and still unbiased (the
+trials themselves are played by the network's own choice among all the plays).
 
 Ending a trial
 --------------
@@ -65,7 +68,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from tqdm.auto import tqdm
 
-from bgai import bearoff, kernels
+from bgai import bearoff
 from bgai.bot import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeState
 from bgai.errors import BgaiError
@@ -347,7 +350,8 @@ def _zero_ply(bot):
 
     if bot.plies == 0:
         return bot
-    return Bot(bot.model, name=bot.name, plies=0, info=bot.info, use_bearoff=bot.use_bearoff)
+    return Bot(bot.model, name=bot.name, plies=0, info=bot.info, use_bearoff=bot.use_bearoff, pruner=bot.pruner,
+               prune=bot.prune)
 
 
 def _at_plies(bot, plies: int):
@@ -416,9 +420,8 @@ class _Luck:
         its afterstate (U, 21, 26, opponent's view) and the probabilities of that afterstate (opponent's view)."""
         n = len(boards)
         moves = afterstates(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (n, 1)), validate=False)
-        probs = self.bot0.probabilities(moves.after)
-        pick = kernels.best_plays(probs, moves.owner, n * len(ROLLS))
-        chosen = probs[pick].astype(np.float64)
+        pick, chosen = self.bot0.replies(moves.after, moves.owner, n * len(ROLLS))
+        chosen = chosen.astype(np.float64)
         shape = (n, len(ROLLS))
         return (flip(chosen).reshape(shape + (5,)), moves.after[pick].reshape(shape + (-1,)),
                 chosen.reshape(shape + (5,)))
@@ -456,7 +459,7 @@ def _stop_rule(bot0, stop: str):
 def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: bool = False) -> TrialValues:
     """Roll out every start of ``start`` on the trials numbered ``trials`` (any range: chunks of one rollout run
     apart concatenate, ``TrialValues.concatenate``, to the same result), seat 0's side. Torch runs on one thread
-    meanwhile (``torch_threads``), and numpy's BLAS too."""
+    meanwhile (``torch_threads``)."""
     trials = np.asarray(trials, dtype=np.int64)
     bot0 = _zero_ply(bot)
     checkers = _at_plies(bot, settings.plies)
@@ -470,7 +473,7 @@ def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: b
     cube_luck = np.zeros(total) if settings.cubeful else None
     stop = _stop_rule(bot0, settings.bearoff_stop)
     rng = np.random.default_rng(settings.seed)
-    with torch_threads(1), one_blas_thread(), tqdm(total=total, disable=not progress, unit="trial", desc="rollout") as bar:
+    with torch_threads(1), tqdm(total=total, disable=not progress, unit="trial", desc="rollout") as bar:
         for lo in range(0, total, settings.batch):
             games = np.arange(lo, min(lo + settings.batch, total))
             which, trial = np.divmod(games, n_trials)
@@ -568,7 +571,7 @@ def _run_in_processes(bot, start, trials, settings, progress, jobs) -> TrialValu
 
     size = max(36, -(-len(trials) // jobs // 36) * 36)
     chunks = [trials[i:i + size] for i in range(0, len(trials), size)]
-    shared = (ModelSnapshot.of(bot.model), bot.plies, bot.use_bearoff, start, settings)
+    shared = (ModelSnapshot.of(bot.model), bot.plies, bot.use_bearoff, bot.pruner, bot.prune, start, settings)
     results = [None] * len(chunks)
     with open_pool(min(jobs, len(chunks))) as pool, \
             tqdm(total=len(trials), disable=not progress, unit="trial", desc="rollout") as bar:
@@ -582,8 +585,10 @@ def _trials_task(shared, chunk) -> TrialValues:
     """One worker's chunk of a rollout (see ``_run_in_processes``)."""
     from bgai.bot import Bot
 
-    snapshot, plies, use_bearoff, start, settings = shared
-    return run_trials(Bot(snapshot, plies=plies, use_bearoff=use_bearoff), start, chunk, settings)
+    snapshot, plies, use_bearoff, pruner, prune, start, settings = shared
+    with one_blas_thread():  # one worker a core
+        return run_trials(Bot(snapshot, plies=plies, use_bearoff=use_bearoff, pruner=pruner, prune=prune), start,
+                          chunk, settings)
 
 
 def _estimates(values: TrialValues, index: int, reduce: bool, mover: bool):

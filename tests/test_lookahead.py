@@ -400,7 +400,9 @@ def test_pruned_replies_are_the_network_s_best_among_the_pruner_s_best(bot0):
 def test_the_shipped_bot_prunes_its_replies_unless_told_not_to():
     from bgai.bot import SHIPPED_PRUNER
 
-    assert load_bot(plies=1).pruner is not None and load_bot(plies=0).pruner is None
+    # (a 0-ply bot carries it for rollouts' variance reduction; its own plays never use it)
+    assert load_bot(plies=1).pruner is not None and load_bot(plies=0).pruner is not None
+    assert load_bot(plies=0, pruner=False).name == load_bot(plies=0).name
     assert load_bot(plies=2, pruner=False).pruner is None
     assert load_bot(plies=1, pruner=False).name.endswith("-unpruned")
     assert load_bot(SHIPPED_PRUNER, plies=1).pruner is None  # another network gets none by default

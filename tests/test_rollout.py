@@ -118,6 +118,19 @@ def test_variance_reduction_is_unbiased_and_shrinks_the_standard_error(bot):
     assert abs(gap) < 3 * np.std([r.mean() - p.mean() for r, p in zip(reduced, plain)], ddof=1) / 4
 
 
+def test_the_pruning_net_changes_the_luck_estimate_only(bot):
+    # The shipped bot's variance reduction picks each roll's play among its pruning net's best (Bot.replies);
+    # the trials are played as without it, so the plain results are the same, and the luck nearly so.
+    assert bot.pruner is not None
+    start = ro.Start(Position.parse(MIDDLE_GAME).board[None], np.array([1]), np.array([-1]))
+    settings = ro.RolloutSettings(trials=72, truncate=6, seed=5)
+    pruned = ro.run_trials(bot, start, np.arange(72), settings)
+    full = ro.run_trials(load_bot(pruner=False), start, np.arange(72), settings)
+    np.testing.assert_allclose(pruned.plain, full.plain, atol=1e-6)
+    gap = equity(pruned.plain[0] - pruned.luck[0]) - equity(full.plain[0] - full.luck[0])
+    assert 0 < np.abs(gap).max() < 0.05
+
+
 def test_the_opening_rollout_matches_the_bots_self_play(bot):
     # Self-play games, from the side of the first mover (it won the opening roll and plays it), and the rollout
     # of the opening (the first roll never a double, every (opening, reply) pair once) estimate the same things:
