@@ -6,6 +6,12 @@ the network itself (1.1 ms of a 1.8 ms 0-ply move, 7 of 18 ms at 1-ply). The ker
 features one board at a time in one compiled loop. ``bgai.encoding.encode`` uses it; the numpy version stays as
 the readable, vectorized statement of each feature, and the tests hold the two equal.
 
+The same holds for the move generator (``afterstates_of``, ``bgai.movegen``), and for the network's pass
+(``bgai.weights``): its first layer from the inputs that changed since the row before (``first_layer``: a move's
+boards differ in a few of them), its head with the sigmoids and cumulative outputs in one loop (``head``), and the
+bot's bookkeeping around it (``phases_of``, ``rule_out``, ``best_plays``, ``keep_best``: each a dozen numpy calls
+on a 0-ply move's twenty boards, one compiled pass here).
+
 numba compiles each kernel the first time it is called in a process, or reads the compiled code cached beside
 this file (``cache=True``) after the first run on a machine. Importing numba takes about 0.4 s, so this module is
 imported only when a kernel is first needed (never by ``bgai --help`` or the rules alone).
