@@ -37,6 +37,7 @@ from bgai.network import EquityModel, ModelSnapshot, equity, flip
 from bgai.phase import classify
 from bgai.players.base import group_starts, segment_argmax
 from bgai.position import START_BOARD
+from bgai.weights import one_blas_thread
 
 
 # Self-play ---------------------------------------------------------------------------------------------------
@@ -67,10 +68,12 @@ class Trajectories:
 
 
 class SelfPlayWorker:
-    """Plays self-play games with a snapshot of a model's weights (its own copy of ``model``)."""
+    """Plays self-play games with a snapshot of a model's weights: its own copy of a torch ``model`` (the learner's
+    process, which loads new weights into it), or a ``ModelSnapshot`` as it is (a worker process's task: the numpy
+    pass, ``bgai.weights``)."""
 
-    def __init__(self, model: EquityModel, lam: float, seed: int, epsilon: float = 0.0):
-        self.model = copy.deepcopy(model).eval()
+    def __init__(self, model: EquityModel | ModelSnapshot, lam: float, seed: int, epsilon: float = 0.0):
+        self.model = model if isinstance(model, ModelSnapshot) else copy.deepcopy(model).eval()
         self.bot = Bot(self.model, name="self-play")
         self.lam = lam
         self.seed = seed
@@ -166,14 +169,16 @@ def play_task(snapshot: ModelSnapshot, task: SelfPlayTask) -> Experience:
     """The experience of ``task``'s games, played with ``snapshot``'s weights: a function of its arguments only
     (the dice are counter-based, the exploration draws seeded by the run's seed and the first game's id), so a
     task played again after its worker died gives the same experience."""
-    worker = SelfPlayWorker(snapshot.model(), task.lam, task.seed, task.epsilon)
-    return worker.play(task.first_game, task.games, np.random.default_rng([task.seed, task.first_game]))
+    worker = SelfPlayWorker(snapshot, task.lam, task.seed, task.epsilon)
+    with one_blas_thread():  # one worker a core
+        return worker.play(task.first_game, task.games, np.random.default_rng([task.seed, task.first_game]))
 
 
 def trajectories_task(snapshot: ModelSnapshot, task: SelfPlayTask) -> Trajectories:
     """The trajectories of ``task``'s games (``SelfPlayWorker.trajectories``), as reproducible as ``play_task``."""
-    worker = SelfPlayWorker(snapshot.model(), task.lam, task.seed, task.epsilon)
-    return worker.trajectories(task.first_game, task.games, np.random.default_rng([task.seed, task.first_game]))
+    worker = SelfPlayWorker(snapshot, task.lam, task.seed, task.epsilon)
+    with one_blas_thread():
+        return worker.trajectories(task.first_game, task.games, np.random.default_rng([task.seed, task.first_game]))
 
 
 def split_games(first_game: int, games: int, parts: int, **settings) -> list[SelfPlayTask]:
