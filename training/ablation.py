@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from strength import describe, duel, measure  # noqa: E402
 
 from bgai.bot import load_bot  # noqa: E402
-from bgai.checkpoint import load_checkpoint, model_payload, save_checkpoint  # noqa: E402
+from bgai.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint  # noqa: E402
 from bgai.network import EquityModel  # noqa: E402
 from bgai.td import Experience, Learner  # noqa: E402
 from bgai.training import _load_generation, evaluation_error, load_config  # noqa: E402
@@ -61,17 +61,27 @@ VARIANTS = {
     "s-512-64": (2, (512, 64), ("all",), "hidden layers of 512 and 64"),
     "s-1024-64": (2, (1024, 64), ("all",), "hidden layers of 1024 and 64"),
     "s-512-128": (2, (512, 128), ("all",), "hidden layers of 512 and 128"),
+    "s-512-64-init": (2, (512, 64), ("all",), "hidden layers of 512 and 64, the first starting as the teacher's"),
 }
+#: variants whose first hidden layer starts as the teacher's (the same width and inputs)
+FIRST_LAYER_FROM_TEACHER = {"s-512-64-init"}
 #: the row each variant is played against head to head: the one it changes one lever of
 BASE = {"v1-256": "td-v1", "v2-256": "v1-256", "v2-512": "v2-256", "v2-512-split": "v2-512", "v2-512-256": "v2-512",
         "v2-1024-512": "v2-512-256", "s-256": "teacher", "s-512": "teacher", "s-1024": "teacher",
-        "s-512-64": "teacher", "s-1024-64": "teacher", "s-512-128": "teacher"}
+        "s-512-64": "teacher", "s-1024-64": "teacher", "s-512-128": "teacher",
+        "s-512-64-init": "teacher"}
 
 
-def train_variant(name: str, boards, targets, val_boards, val_targets, stage, seed: int) -> tuple[EquityModel, dict]:
+def train_variant(name: str, boards, targets, val_boards, val_targets, stage, seed: int,
+                  teacher: str | None = None) -> tuple[EquityModel, dict]:
     encoder, hidden, nets, _ = VARIANTS[name]
     torch.manual_seed(seed)
     model = EquityModel.create(hidden, nets, encoder)
+    if name in FIRST_LAYER_FROM_TEACHER:
+        first = model_from_checkpoint(load_checkpoint(teacher)).state_dict()
+        with torch.no_grad():
+            for key in ("weight", "bias"):
+                model.state_dict()[f"nets.all.body.0.{key}"].copy_(first[f"nets.all.body.0.{key}"])
     learner = Learner(model, stage.lr, stage.batch_size, stage.epochs)
     started = time.perf_counter()
     learner.update(Experience(boards, targets, 0, 0, 0, 0), np.random.default_rng(seed),
@@ -137,7 +147,8 @@ def main(argv=None) -> None:
         if path.exists():
             fit = load_checkpoint(path).get("fit")
         else:
-            model, fit = train_variant(name, boards, targets, val_boards, val_targets, stage, config.seed)
+            model, fit = train_variant(name, boards, targets, val_boards, val_targets, stage, config.seed,
+                                       args.teacher)
             save_checkpoint(path, {**model_payload(model), "fit": fit})
         row = {"variant": name, "change": VARIANTS[name][3], "fit": fit,
                **measure(str(path), {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed)}
