@@ -29,13 +29,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from bgai import encoding
+from bgai import encoding, kernels
 from bgai.bot import Bot, exact_probabilities
 from bgai.game import game_over, roll_dice
 from bgai.movegen import afterstates
-from bgai.network import EquityModel, ModelSnapshot, equity, flip
+from bgai.network import EquityModel, ModelSnapshot, flip
 from bgai.phase import classify
-from bgai.players.base import group_starts, segment_argmax
+from bgai.players.base import group_starts
 from bgai.position import START_BOARD
 from bgai.weights import one_blas_thread
 
@@ -109,7 +109,7 @@ class SelfPlayWorker:
             dice = roll_dice(self.seed, ids[live], np.full(len(live), turn))
             moves = afterstates(boards[live], dice, validate=False)
             values = self.bot.probabilities(moves.after)
-            pick = segment_argmax(equity(flip(values)), moves.owner, len(live))
+            pick = kernels.best_plays(values, moves.owner, len(live))
             explore = np.zeros(len(live), dtype=bool)
             if self.epsilon > 0:
                 explore = rng.random(len(live)) < self.epsilon

@@ -255,33 +255,32 @@ def one_blas_thread() -> _one_blas_thread:
     return _one_blas_thread(True)
 
 
-def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, compiled: bool = True,
-             head_t: np.ndarray | None = None) -> np.ndarray:
+def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, compiled: bool,
+             head_t: np.ndarray) -> np.ndarray:
     """The MLP's (N, 5) cumulative probabilities: ReLU hidden layers, then the head's sigmoids (conditional
     probabilities) multiplied out (``cumulative``). With ``compiled``, by ``bgai.kernels``: the first hidden
     layer from the inputs that changed since the row before (``first_layer``), and the head in one pass
-    (``head``). (The layers between stay dense products: about a quarter of the first layer's units are active
-    on a board, but a compiled sum over them was slower than the BLAS product of all of them.)"""
+    (``head``, with ``head_t``, the head's weights as (out, in)). (The layers between stay dense products: about a
+    quarter of the first layer's units are active on a board, but a compiled sum over them was slower than the
+    BLAS product of all of them.)"""
     h, hidden = x, layers[:-1]
-    if compiled and hidden:
+    if compiled:
         from bgai import kernels
 
-        w, b = hidden[0]
-        h = np.empty((len(x), w.shape[1]), dtype=np.float32)
-        kernels.first_layer(x, w, b, h)
-        for w, b in hidden[1:]:
-            h = h @ w
-            h += b
-            np.maximum(h, 0, out=h)
-        w, b = layers[-1]
-        out = np.empty((len(x), len(OUTPUTS)), dtype=np.float32)
-        kernels.head(h, np.ascontiguousarray(w.T) if head_t is None else head_t, b, out)
-        return out
+        if hidden:
+            w, b = hidden[0]
+            h = np.empty((len(x), w.shape[1]), dtype=np.float32)
+            kernels.first_layer(x, w, b, h)
+            hidden = hidden[1:]
     for w, b in hidden:
         h = h @ w
         h += b
         np.maximum(h, 0, out=h)
     w, b = layers[-1]
+    if compiled:
+        out = np.empty((len(x), len(OUTPUTS)), dtype=np.float32)
+        kernels.head(h, head_t, b, out)
+        return out
     z = h @ w
     z += b
     with np.errstate(over="ignore"):  # exp(-z) of a very negative logit is inf: the probability is 0
