@@ -1,18 +1,24 @@
 """Match files: the record and its rules, .mat read and write, SGF read and write, real files from GNU Backgammon,
 hand-written edge cases, errors naming the line, and GNU Backgammon importing what bgai writes."""
 
+import random
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchmarks.fuzz_matchfiles import fuzz
+from bgai.cli import main
 from bgai.errors import BgaiError, IllegalMoveError, MatchFileError
 from bgai.matchfile import (
-    CheckerPlay, Double, Drop, MatchRecord, Resign, Take, Win, read_mat, read_match, read_sgf, write_mat, write_sgf,
+    MAX_MATCH_FILE_BYTES, CheckerPlay, Double, Drop, MatchRecord, Resign, Take, Win, parse_mat, parse_match,
+    parse_sgf, read_mat, read_match, read_sgf, write_mat, write_sgf,
 )
+from bgai.matchfile import mat as mat_module
 
 DATA = Path(__file__).parent / "data" / "matches"
 GNUBG = "/usr/games/gnubg"
@@ -194,6 +200,13 @@ def test_a_play_is_a_move_or_its_notation_and_its_steps_may_be_listed_in_any_ord
         game.add_play((2, 1), move)
 
 
+def test_a_double_written_in_an_order_it_cannot_be_played_in_is_read():
+    """Given Bob's 44 written with each checker's second step first, it is read as the play it is."""
+    game = MatchRecord(("Alice", "Bob"), 0).new_game()
+    game.add_play("42", "8/4 6/4", player=0)
+    assert str(game.add_play("44", "20/16 9/5 24/20 13/9").move) == "24/16 13/5"
+
+
 # Errors naming the line -----------------------------------------------------------------------------------------
 
 GOOD = """\
@@ -271,6 +284,181 @@ def test_results_with_and_the_match_and_singular_point():
 def test_not_a_match_file():
     with pytest.raises(MatchFileError, match="no ' N point match' line"):
         read_mat("; just a comment\n")
+
+
+# Hostile input: refused with a MatchFileError, quickly, never another exception ---------------------------------
+
+
+def test_a_file_whose_content_is_a_path_is_read_as_text_and_the_other_file_is_never_opened(tmp_path):
+    """Given p.mat holding the path of another, valid match file (no newline), when p.mat is read, then its content
+    is parsed as .mat text (and refused), not taken for a path."""
+    other = tmp_path / "other.mat"
+    other.write_text(GOOD)
+    trap = tmp_path / "p.mat"
+    trap.write_text(str(other))
+    for reader in (read_match, read_mat):
+        with pytest.raises(MatchFileError, match="expected the match length") as caught:
+            reader(trap)
+        assert caught.value.line == 1
+    with pytest.raises(MatchFileError, match="unexpected '/'"):
+        read_sgf(trap)
+    # A string naming a file is still its path for read_*, as documented; parse_* take text only.
+    assert read_mat(str(other)) == read_match(str(other)) == read_mat(GOOD)
+    for parse in (parse_mat, parse_match):
+        with pytest.raises(MatchFileError, match="expected the match length"):
+            parse(str(other))
+    with pytest.raises(MatchFileError, match="unexpected '/'"):
+        parse_sgf(str(other))
+
+
+@pytest.mark.parametrize("text", ["a" * 300, "x" * 5000, "x\0y", "\0", "/" * 4097, ""])
+def test_a_string_too_long_or_too_odd_for_a_path_is_text(text):
+    with pytest.raises(MatchFileError):
+        read_mat(text)
+
+
+def test_an_unreadable_path_is_a_match_file_error(tmp_path):
+    for path in (tmp_path / ("a" * 300), tmp_path / "missing.mat", tmp_path, Path("x\0y")):
+        with pytest.raises(MatchFileError, match="cannot read"):
+            read_match(path)
+
+
+def test_a_file_or_text_over_the_size_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """Given the limit at 1,000 bytes, a 1,001-byte file and a 1,001-character text are refused with a message
+    giving both sizes; a file of exactly 1,000 bytes is read."""
+    monkeypatch.setattr(mat_module, "MAX_MATCH_FILE_BYTES", 1000)
+    text = GOOD + ";" * (1000 - len(GOOD) - 1) + "\n"
+    path = tmp_path / "big.mat"
+    path.write_text(text)
+    assert read_match(path) == read_mat(GOOD)
+    path.write_text(text + ";")
+    for source in (path, text + ";"):
+        with pytest.raises(MatchFileError, match="1,001 (bytes|characters); a match file may have at most 1,000"):
+            read_match(source)
+    monkeypatch.undo()
+    with pytest.raises(MatchFileError, match=f"at most {MAX_MATCH_FILE_BYTES:,}"):
+        parse_match(" " * (MAX_MATCH_FILE_BYTES + 1))
+
+
+N = 100_000
+SPACES = " " * N
+# Each pattern's worst spot in a line of 100,000 characters: runs of spaces between parts that almost match, or a
+# part repeated. The patterns before were cubic there (3,000 spaces in a header line took 11 s).
+ADVERSARIAL = {
+    "header": ";[" + SPACES + "x\n 1 point match\n",
+    "header key": "; [" + "a " * (N // 2) + '"x\n 1 point match\n',
+    "header value": '; [a "' + SPACES + "\n 1 point match\n",
+    "length": SPACES + "1" + SPACES + "point" + SPACES + "matc\n",
+    "game": " 1 point match\n Game" + SPACES + "1" + SPACES + "x\n",
+    "score spaces": " 1 point match\n Game 1\nx" + SPACES + ":" + SPACES + "1" + SPACES + "b" + SPACES + ":x\n",
+    "score colons": " 1 point match\n Game 1\nx" + " : 1" * (N // 4) + "x\n",
+    "score pairs": " 1 point match\n Game 1\nx" + " :1 " * (N // 4) + "\n",
+    "row steps": " 1 point match\n Game 1\n a : 0  b : 0\n  1) 31:" + " 8/5" * (N // 4) + "!\n",
+    "row result": " 1 point match\n Game 1\n a : 0  b : 0\n  1) 31: 8/5 6/5" + SPACES + "Wins" + SPACES + "1"
+                  + SPACES + "pointx\n",
+    "row double": " 1 point match\n Game 1\n a : 0  b : 0\n  1) 31: 8/5 6/5  Doubles" + SPACES + "=>" + SPACES
+                  + "x\n",
+    "row cells": " 1 point match\n Game 1\n a : 0  b : 0\n  1) " + " Takes" * (N // 6) + "\n",
+    "row digits": " 1 point match\n Game 1\n a : 0  b : 0\n" + "1" * N + ")\n",
+    "sgf open": "(" * N,
+    "sgf nested": "(;" * (N // 2) + ")" * (N // 2),
+    "sgf nodes": "(;" + ";" * N + ")",
+    "sgf name": "(;" + "A" * N + ")",
+    "sgf escapes": "(;PW[" + "\\" * N,
+    "sgf result": "(;GM[6]RE[W+" + SPACES + "2" + SPACES + "x])",
+    "sgf move": "(;GM[6];W[31" + "a" * N + "])",
+    "sgf lines": "(;" + "\n" * N + "x",
+}
+
+
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_adversarial_lines_of_100_000_characters_are_read_in_linear_time(name):
+    """Given a line built to make a backtracking pattern blow up, when it is read, then the reader finishes at
+    once: a bound of 2 s separates linear reading (milliseconds) from what the old patterns took (hours at this
+    length), whatever the machine's load."""
+    start = time.perf_counter()
+    try:
+        parse_match(ADVERSARIAL[name])
+    except MatchFileError as error:
+        assert len(str(error)) < 300  # the error quotes a short piece of the line, not all of it
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        (" 99999999999999999999 point match\n", 1, "the match length '99999999999999999999' is more than 999,999"),
+        ("9" * 5000 + " point match\n", 1, "the match length '9999"),
+        (" \u0663 point match\n", 1, "expected the match length"),  # an Arabic-Indic 3 is not a digit of the format
+        (" 3 point match\n Game 1\n Alice : 99999999999999999999  Bob : 0\n", 3, "a score '9999"),
+        (" 0 point match\n Game 1\n Alice : 0  Bob : 0\n  1) 31: 8/5 6/5  Doubles => 99999999999999999999\n",
+         4, "the cube '9999"),
+        (" 0 point match\n Game 1\n Alice : 0  Bob : 0\n  1) 31: 8/5 6/5\n      Wins 99999999999999999999 points\n",
+         5, "the points won '9999"),
+        (" 0 point match\n Game 1\n Alice : 0  Bob : 0\n  1) 31: " + "8/5 " * 40 + "\n", 4,
+         "longer than any play"),
+        (" 1 point match\n\0\0\0\n", 2, "expected ' Game 1'"),
+        ("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 1, "expected the match length"),
+        ("(;MI[length:99999999999999999999])", 1, "MI[length:...] '9999"),
+        ("(;MI[length:\u00b2])", 1, "MI[length:...] is not a whole number"),
+        ("(;GM[6]RE[W+99999999999999999999])", 1, "RE[...]'s points '9999"),
+        ("(;GM[6]PW[Alice", 1, "a ']' is missing"),
+        ("(;GM[6]PW[Alice\\", 1, "a ']' is missing"),
+        ("(" * 50_000 + ";", 1, "a ')' is missing"),
+        ("(;GM[6]\n;W[31" + "a" * 1000 + "])", 2, "cannot read the move"),
+        ("(;GM[6]\0)", 1, "unexpected '\\x00'"),
+    ],
+)
+def test_malformed_input_is_a_match_file_error_naming_the_line(text, line, message):
+    with pytest.raises(MatchFileError, match=re.escape(message)) as caught:
+        parse_match(text)
+    assert caught.value.line == line
+
+
+def test_binary_garbage_and_invalid_utf8_files_are_refused(tmp_path):
+    rng = random.Random(3)
+    for k in range(20):
+        path = tmp_path / f"garbage-{k}.mat"
+        path.write_bytes(bytes(rng.randrange(256) for _ in range(rng.randint(1, 3000))))
+        with pytest.raises(MatchFileError):
+            read_match(path)
+    path.write_bytes(GOOD.encode().replace(b"Alice", b"Al\xffice"))  # not UTF-8: read as U+FFFD
+    assert read_match(path).players == ("Al\ufffdice", "Bob")
+
+
+def test_mutated_match_files_read_or_are_refused_never_crash():
+    """Given valid .mat and SGF texts mutated 1,000 times (seeded: bits flipped, lines deleted, duplicated and
+    spliced, long runs of spaces and digits, odd characters, huge numbers), each reads to a match or raises
+    MatchFileError, each in bounded time."""
+    report = fuzz(1000, seed=7)
+    assert not report.crashes, report.crashes[0][1]
+    assert report.inputs == report.accepted + report.refused == 1000
+    assert report.accepted > 50 and report.refused > 300
+    assert report.slowest < 2.0
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("/etc/passwd", "line 1: expected the match length"),
+        (" 99999999999999999999 point match\n", "line 1: the match length"),
+        (b"\x00\xff\xfe garbage", "line 1: expected the match length"),
+        ("(;GM[6]PW[Alice", "line 1: a property value is not closed"),
+    ],
+)
+def test_bgai_analyse_reports_a_bad_file_in_one_line_naming_it(tmp_path, capsys, content, message):
+    path = tmp_path / "p.mat"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    assert main(["analyse", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"bgai analyse: error: {path}: {message}")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["missing.mat", "a" * 300])
+def test_bgai_analyse_of_no_such_file_is_one_line(tmp_path, capsys, name):
+    assert main(["analyse", str(tmp_path / name), "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith("bgai analyse: error: no match file ")
 
 
 SGF_GOOD = read_mat(GOOD)

@@ -6,6 +6,11 @@ rule for the cube), so a record read from a file holds only legal games; a malfo
 raises ``bgai.errors.MatchFileError`` naming the line. What ``write_mat`` (``write_sgf``) writes,
 ``read_mat`` (``read_sgf``) reads back to an equal record.
 
+Hostile files are refused, never crash or stall a reader: any malformed input raises ``MatchFileError``; a file
+over ``MAX_MATCH_FILE_BYTES`` is refused before it is read; every pattern is linear in the line's length. The
+``read_*`` functions take a text or a path; the ``parse_*`` ones a text only, never taken for a path (use them for
+text from elsewhere, such as an upload).
+
     >>> from bgai.matchfile import MatchRecord, read_mat, write_mat
     >>> match = MatchRecord(("Alice", "Bob"), length=5)
     >>> game = match.new_game()
@@ -20,22 +25,27 @@ raises ``bgai.errors.MatchFileError`` naming the line. What ``write_mat`` (``wri
 """
 
 from bgai.errors import MatchFileError
-from bgai.matchfile.mat import read_mat, write_mat
+from bgai.matchfile.mat import MAX_MATCH_FILE_BYTES, check_size, parse_mat, read_mat, read_source, write_mat
 from bgai.matchfile.record import (
     Action, CheckerPlay, Double, Drop, GameRecord, GameState, MatchRecord, Resign, Take, Win, parse_play,
 )
-from bgai.matchfile.sgf import read_sgf, write_sgf
+from bgai.matchfile.sgf import parse_sgf, read_sgf, write_sgf
 
 
 def read_match(source) -> MatchRecord:
-    """A match from a .mat or SGF file (text or path), told apart by its content: SGF starts with ``(;``."""
-    from bgai.matchfile.mat import _read_text
+    """A match from a .mat or SGF file (text or path, as ``read_mat`` takes them), told apart by its content: SGF
+    starts with ``(;``. The file is read once and its content parsed as text."""
+    return parse_match(read_source(source))
 
-    text = _read_text(source)
-    return read_sgf(text) if text.lstrip().startswith("(") else read_mat(text)
+
+def parse_match(text: str) -> MatchRecord:
+    """A match from a .mat or SGF text (never a path), told apart by its content."""
+    check_size(text)
+    return parse_sgf(text) if text.lstrip().startswith("(") else parse_mat(text)
 
 
 __all__ = [
-    "Action", "CheckerPlay", "Double", "Drop", "GameRecord", "GameState", "MatchFileError", "MatchRecord", "Resign",
-    "Take", "Win", "parse_play", "read_mat", "read_match", "read_sgf", "write_mat", "write_sgf",
+    "MAX_MATCH_FILE_BYTES", "Action", "CheckerPlay", "Double", "Drop", "GameRecord", "GameState", "MatchFileError",
+    "MatchRecord", "Resign", "Take", "Win", "parse_mat", "parse_match", "parse_play", "parse_sgf", "read_mat",
+    "read_match", "read_sgf", "write_mat", "write_sgf",
 ]

@@ -32,6 +32,7 @@ columns beyond telling a lone cell's side; any whitespace between the parts is a
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -41,11 +42,22 @@ from bgai.matchfile.record import CheckerPlay, Double, Drop, GameRecord, MatchRe
 # Header keys that set the rules rather than describe the match: read into MatchRecord fields, written from them.
 RULE_KEYS = ("Jacoby", "Crawford")
 
-_METADATA = re.compile(r'^;\s*\[\s*(?P<key>[^"\]]*?)\s+"(?P<value>[^"]*)"\s*\]\s*$')
-_LENGTH = re.compile(r"^\s*(?P<length>\d+)\s+point\s+match\s*$", re.IGNORECASE)
-_GAME = re.compile(r"^\s*Game\s+(?P<number>\d+)\s*$", re.IGNORECASE)
-_SCORE = re.compile(r"^\s*(?P<name0>\S.*?)\s*:\s*(?P<score0>\d+)\s+(?P<name1>\S.*?)\s*:\s*(?P<score1>\d+)\s*$")
-_ROW = re.compile(r"^\s*(?P<number>\d+)\)(?P<cells>.*)$")
+# The largest match file (.mat or SGF) the readers take, in bytes (characters for a text): checked before a file is
+# read. Real files are tens of KB (a long money session a few hundred); reading replays every play, about 1 ms
+# each, so 1 MiB (some 20,000 plays) takes half a minute. Raise it here for larger archives.
+MAX_MATCH_FILE_BYTES = 1 << 20
+# The largest number a match file may hold (match length, score, cube, points): far above any real one, and it
+# keeps a line of digits from becoming a huge integer.
+MAX_NUMBER = 999_999
+
+# Every pattern is linear in the line's length: each quantifier is followed by something its class cannot match,
+# so a failing match backtracks at most once over each character (no ``\s*(.*?)\s+`` pairs, which are cubic).
+_METADATA = re.compile(r'^;\s*\[(?P<key>[^"\]]*)"(?P<value>[^"]*)"\s*\]$', re.ASCII)
+_LENGTH = re.compile(r"^\s*(?P<length>\d+)\s+point\s+match$", re.IGNORECASE | re.ASCII)
+_GAME = re.compile(r"^\s*Game\s+(?P<number>\d+)$", re.IGNORECASE | re.ASCII)
+# A score line's first score: the first ": N" followed by the second name (the last ": N" ends the line).
+_SCORE0 = re.compile(r":\s*(?P<score>\d+)\s+(?=\S)", re.ASCII)
+_ROW = re.compile(r"^\s*(?P<number>\d+)\)(?P<cells>.*)$", re.ASCII)
 _STEP = r"(?:bar|\d{1,2})(?:/(?:\d{1,2}|off)\*?)+(?:\(\d\))?"
 _CELL = re.compile(
     r"(?P<roll>(?P<dice>[1-6]{2}):(?P<play>(?:[ \t]+" + _STEP + r")*))"
@@ -54,8 +66,11 @@ _CELL = re.compile(
     r"|(?P<drop>Drops|Passes|Rejects)"
     r"|(?P<beaver>Beavers\s*=>\s*\d+)"
     r"|(?P<wins>Wins\s+(?P<points>\d+)\s+points?(?:\s+and\s+the\s+match)?)",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,
 )
+# The longest play text read: a legal play is at most four checker steps, under 40 characters however written
+# (``bar/21* 21/17* 17/13* 13/9*``); longer text is refused before it is parsed.
+_MAX_PLAY = 100
 # A lone cell starting more than this many columns after its row's ")" is the right-hand one.
 _LEFT_CELL_SLACK = 10
 # A lone result line starting at or beyond this column is the right-hand player's.
@@ -140,21 +155,88 @@ def read_mat(source: str | Path) -> MatchRecord:
     that names an existing file).
 
     Every play and cube action is replayed through the rules; anything malformed or illegal raises
-    ``MatchFileError`` naming the line. The last game may be unfinished (no result); every other game needs one.
+    ``MatchFileError`` naming the line, as does a file over ``MAX_MATCH_FILE_BYTES``. The last game may be
+    unfinished (no result); every other game needs one.
     """
-    text = _read_text(source)
+    return parse_mat(read_source(source))
+
+
+def parse_mat(text: str) -> MatchRecord:
+    """The match of a .mat text; unlike ``read_mat``, never a path (for text from elsewhere, such as an upload)."""
+    check_size(text)
     return _MatReader(text.splitlines()).read()
 
 
-def _read_text(source) -> str:
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).is_file()):
-        try:
-            return Path(source).read_text(encoding="utf-8-sig", errors="replace")
-        except OSError as error:
-            raise MatchFileError(f"cannot read {source}: {error.strerror}") from None
-    if not isinstance(source, str):
+def check_size(text: str) -> None:
+    """Refuse a match text over ``MAX_MATCH_FILE_BYTES`` characters."""
+    if not isinstance(text, str):
+        raise MatchFileError(f"a match file's text is a str, got {type(text).__name__}")
+    if len(text) > MAX_MATCH_FILE_BYTES:
+        raise MatchFileError(f"the match text has {len(text):,} characters; a match file may have at most "
+                             f"{MAX_MATCH_FILE_BYTES:,} (MAX_MATCH_FILE_BYTES)")
+
+
+def read_source(source: str | Path) -> str:
+    """The text of a match file given as its path (a ``Path``, or a string without a newline that names an existing
+    file) or as its text, which is returned as it is. A path's size is checked before its content is read, and at
+    most ``MAX_MATCH_FILE_BYTES`` are read; bytes that are not UTF-8 read as U+FFFD."""
+    if isinstance(source, str) and not _names_file(source):
+        return source
+    if not isinstance(source, (str, Path)):
         raise MatchFileError(f"a match file is given as its text or its path, got {type(source).__name__}")
-    return source
+    try:
+        with open(source, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            data = b"" if size > MAX_MATCH_FILE_BYTES else file.read(MAX_MATCH_FILE_BYTES + 1)
+    except (OSError, ValueError) as error:
+        raise MatchFileError(f"cannot read {_shown(str(source))}: {getattr(error, 'strerror', None) or error}") \
+            from None
+    if size > MAX_MATCH_FILE_BYTES or len(data) > MAX_MATCH_FILE_BYTES:  # a pipe has no size until it is read
+        told = f"{size:,} bytes" if size > MAX_MATCH_FILE_BYTES else f"over {MAX_MATCH_FILE_BYTES:,} bytes"
+        raise MatchFileError(f"{_shown(str(source))} is {told}; a match file may have at most "
+                             f"{MAX_MATCH_FILE_BYTES:,} (MAX_MATCH_FILE_BYTES)")
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def _names_file(text: str) -> bool:
+    """Whether a string given as a match file is the path of one: no newline, and an existing file. Never raises:
+    ``os.path.isfile`` answers False for a string too long for a path or holding a NUL."""
+    return "\n" not in text and os.path.isfile(text)
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """``text`` quoted for an error message, cut to ``limit`` characters: a hostile line stays one short line."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
+def _cut(name: str, limit: int = 40) -> str:
+    """A player's name as an error message shows it, cut to ``limit`` characters."""
+    return name if len(name) <= limit else name[:limit] + "..."
+
+
+def _score_line(line: str) -> tuple[str, str, str, str] | None:
+    """(name0, score0, name1, score1) of a score line `` Alice : 0      Bob : 2`` (names may hold spaces and
+    colons), or ``None``. The second score is after the last colon; the first is the first ``: N`` followed by
+    more text, as a lazy regular expression would read it, found in one pass."""
+    before, colon, last = line.strip().rpartition(":")
+    score1 = last.strip()
+    if not colon or not (score1.isascii() and score1.isdigit()):
+        return None
+    before = before.rstrip()
+    first = _SCORE0.search(before, 1)
+    if first is None:
+        return None
+    name0, name1 = before[:first.start()].rstrip(), before[first.end():]
+    return name0, first["score"], name1, score1
+
+
+def read_number(digits: str, what: str, line: int | None) -> int:
+    """The ASCII ``digits`` a pattern matched as an ``int``, refused (``MatchFileError`` naming ``what`` and the
+    line) above ``MAX_NUMBER``."""
+    if len(digits) > len(str(MAX_NUMBER)) or int(digits) > MAX_NUMBER:
+        raise MatchFileError(f"{what} {_shown(digits, 20)} is more than {MAX_NUMBER:,}, the most a match file holds",
+                             line)
+    return int(digits)
 
 
 class _MatReader:
@@ -180,13 +262,14 @@ class _MatReader:
             if line.lstrip().startswith(";"):
                 found = _METADATA.match(line.strip())
                 if found and self.match is None:
-                    metadata[found["key"]] = found["value"]
+                    metadata[found["key"].strip()] = found["value"]
                 continue  # other comments, and header lines among the games, carry nothing to replay
             if length is None:
                 found = _LENGTH.match(line)
                 if not found:
-                    self.fail(f"expected the match length (' 7 point match', 0 for money), got {line.strip()!r}", n)
-                length = int(found["length"])
+                    self.fail(f"expected the match length (' 7 point match', 0 for money), got {_shown(line.strip())}",
+                              n)
+                length = read_number(found["length"], "the match length", n)
                 continue
             found = _GAME.match(line)
             if found:
@@ -201,7 +284,7 @@ class _MatReader:
                 expect_score = False
                 continue
             if self.game is None:
-                self.fail(f"expected ' Game 1' after the match length, got {line.strip()!r}", n)
+                self.fail(f"expected ' Game 1' after the match length, got {_shown(line.strip())}", n)
             self._row(line, n)
         if length is None:
             self.fail("not a .mat file: no ' N point match' line", None)
@@ -224,16 +307,17 @@ class _MatReader:
             self.fail(str(error), line)
 
     def _start_game(self, line: str, n: int) -> None:
-        found = _SCORE.match(line)
+        found = _score_line(line)
         if not found:
-            self.fail(f"expected the score line ('Alice : 0     Bob : 0'), got {line.strip()!r}", n)
-        names = (found["name0"], found["name1"])
+            self.fail(f"expected the score line ('Alice : 0     Bob : 0'), got {_shown(line.strip())}", n)
+        names = (found[0], found[2])
         if self.names is None:
             self.names = names
             self.match.players = names
         elif names != self.names:
-            self.fail(f"the players are {self.names[0]} and {self.names[1]}, not {names[0]} and {names[1]}", n)
-        score = (int(found["score0"]), int(found["score1"]))
+            self.fail(f"the players are {_cut(self.names[0])} and {_cut(self.names[1])}, not {_cut(names[0])} and "
+                      f"{_cut(names[1])}", n)
+        score = (read_number(found[1], "a score", n), read_number(found[3], "a score", n))
         try:
             self.game = self.match.new_game(score)
         except BgaiError as error:
@@ -252,16 +336,16 @@ class _MatReader:
             found = _CELL.match(cells_text, pos)
             if not found:
                 rest = cells_text[pos:].strip()
-                self.fail(f"cannot read {rest!r}: expected a roll and its play ('53: 8/3 6/3'), "
+                self.fail(f"cannot read {_shown(rest)}: expected a roll and its play ('53: 8/3 6/3'), "
                           f"'Doubles => N', 'Takes', 'Drops' or 'Wins N points'", n)
             cells.append(found)
             pos = found.end()
+            if len(cells) > 2:
+                self.fail("a row has at most two cells (one per player), found more", n)
         if not cells:
             return
-        if len(cells) > 2:
-            self.fail(f"a row has at most two cells (one per player), found {len(cells)}", n)
         if not row and not (len(cells) == 1 and cells[0]["wins"]):
-            self.fail(f"a row of plays starts with its number ('12) ...'), got {line.strip()!r}", n)
+            self.fail(f"a row of plays starts with its number ('12) ...'), got {_shown(line.strip())}", n)
         if len(cells) == 2:
             seats = [0, 1]
         elif row:
@@ -273,21 +357,24 @@ class _MatReader:
 
     def _cell(self, seat: int, cell: re.Match, n: int) -> None:
         game = self.game
-        name = self.match.players[seat]
+        name = _cut(self.match.players[seat])
         if self.result is not None:
             self.fail(f"{name}'s action comes after the game's result (line {self.result[2]})", n)
         if cell["wins"]:
-            self.result = (seat, int(cell["points"]), n)
+            self.result = (seat, read_number(cell["points"], "the points won", n), n)
             return
         if game.is_over:
-            self.fail(f"the game is already over ({self.match.players[game.result.player]} won "
+            self.fail(f"the game is already over ({_cut(self.match.players[game.result.player])} won "
                       f"{_points(game.result.points)}), yet {name} acts", n)
+        cube = read_number(cell["cube"], "the cube", n) if cell["double"] else None
         try:
             if cell["roll"]:
                 dice = (int(cell["dice"][0]), int(cell["dice"][1]))
                 play = " ".join(cell["play"].split())
                 if game.turn is not None and not game.doubled and game.turn != seat:
-                    raise BgaiError(f"it is {self.match.players[game.turn]}'s turn to roll, not {name}'s")
+                    raise BgaiError(f"it is {_cut(self.match.players[game.turn])}'s turn to roll, not {name}'s")
+                if len(play) > _MAX_PLAY:
+                    raise BgaiError(f"{name}'s play {_shown(play)} is longer than any play of four checker steps")
                 try:
                     game.add_play(dice, play, player=seat)
                 except IllegalMoveError as error:
@@ -296,7 +383,7 @@ class _MatReader:
                                     f"this position ({game.position.position_id()}){reason}") from None
             elif cell["double"]:
                 action = game.add_double(player=seat)
-                if int(cell["cube"]) != action.cube:
+                if cube != action.cube:
                     raise BgaiError(f"{name} doubles to {action.cube}, not {cell['cube']}")
             elif cell["take"]:
                 game.add_take(player=seat)
@@ -309,7 +396,7 @@ class _MatReader:
 
     def _named(self, message: str) -> str:
         for seat in (0, 1):
-            message = message.replace(f"seat {seat}", self.match.players[seat])
+            message = message.replace(f"seat {seat}", _cut(self.match.players[seat]))
         return message
 
     def _end_game(self, last: bool = False) -> None:

@@ -38,14 +38,13 @@ Build a game as it is played:
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 from bgai.cube import MAX_CUBE
 from bgai.errors import BgaiError, IllegalMoveError, InvalidDiceError
 from bgai.game import result_points
 from bgai.movegen import CHECKERS
-from bgai.notation import Move, parse_move
+from bgai.notation import Move, parse_move, parse_paths
 from bgai.position import Position, parse_dice
 
 
@@ -123,17 +122,22 @@ def _seat(player) -> int:
 
 def parse_play(position: Position, text: str, dice) -> Move:
     """The legal play written ``text`` with ``dice`` in ``position`` (``parse_move``), also when the file lists a
-    play's checker steps in an order they cannot be made in (``5/1 9/5``): each order of its parts is tried."""
+    play's checker steps in an order they cannot be made in (``5/1 9/5``): its paths are tried again from the highest
+    starting point down, an order that works whenever any does (a path needs a checker where it starts, and only
+    paths from higher points bring one there), so an odd order costs one more try, not one per permutation."""
     try:
         return parse_move(position, text, dice)
     except IllegalMoveError as error:
-        parts = text.split()
-        if 1 < len(parts) <= 4:
-            for order in itertools.permutations(parts):
-                try:
-                    return parse_move(position, " ".join(order), dice)
-                except IllegalMoveError:
-                    continue
+        try:
+            paths = parse_paths(text)
+        except IllegalMoveError:
+            raise error from None
+        ordered = " ".join(path.token for path in sorted(paths, key=lambda path: -path.points[0]))
+        if len(paths) > 1 and ordered != " ".join(text.lower().split()):
+            try:
+                return parse_move(position, ordered, dice)
+            except IllegalMoveError:
+                pass
         raise error
 
 
@@ -336,12 +340,13 @@ class GameRecord:
         return action
 
     def add_resign(self, level: int = 1, player: int | None = None) -> Resign:
-        """``player`` (default: the seat on roll) resigns a single game (``level`` 1), a gammon (2) or a
-        backgammon (3), and the resignation is accepted. With the Jacoby rule and a centered cube it counts single
+        """``player`` (default: the seat on roll; needed before the opening roll is played, when a player may
+        resign rather than play it) resigns a single game (``level`` 1), a gammon (2) or a backgammon (3), and the
+        resignation is accepted. With the Jacoby rule and a centered cube it counts single
         and is recorded as level 1."""
         self._check_open("resignation")
-        if self._turn is None:
-            raise BgaiError("no resignation before the opening roll")
+        if self._turn is None and player is None:
+            raise BgaiError("a resignation before the opening roll is played needs its player (seat 0 or 1)")
         if self._doubled:
             raise BgaiError("answer the double (take or drop) before resigning")
         if level not in (1, 2, 3) or isinstance(level, bool):
@@ -350,7 +355,7 @@ class GameRecord:
         if self._jacoby_single():
             level = 1
         action = Resign(resigner, level)
-        self._steps.append((self._state(self._turn), action))
+        self._steps.append((self._state(resigner if self._turn is None else self._turn), action))
         self._finish(1 - resigner, level * self._cube)
         return action
 
@@ -360,8 +365,6 @@ class GameRecord:
         times the cube). Returns the result."""
         winner = _seat(winner)
         if not self.is_over:
-            if self._turn is None:
-                raise BgaiError(f"game {self.number} has a result but no play")
             if self._doubled:
                 raise BgaiError(f"seat {1 - self._turn} neither takes nor drops the double before the result")
             level, rest = divmod(points, self._cube)

@@ -33,14 +33,16 @@ import re
 from pathlib import Path
 
 from bgai.errors import BgaiError, IllegalMoveError, MatchFileError
+from bgai.matchfile.mat import _cut, _shown, check_size, read_number, read_source
 from bgai.matchfile.record import CheckerPlay, Double, Drop, GameRecord, MatchRecord, Resign, Take, Win
 
 # Root properties kept as the record's metadata, under the names .mat headers use.
 METADATA_PROPERTIES = {"EV": "Event", "PC": "Site", "RO": "Round", "DT": "EventDate", "AN": "Annotator",
                        "GC": "Comment", "SO": "Source", "US": "Transcriber"}
 _SETUP = {"AE", "AB", "AW", "PL", "DI"}
+# Linear patterns (see bgai.matchfile.mat); ASCII, so that a digit is 0-9.
 _MOVE = re.compile(r"^([1-6])([1-6])((?:[a-z]{2}){0,4})$")
-_RESULT = re.compile(r"^\s*([WB])\+(\d+)(R?)\s*$", re.IGNORECASE)
+_RESULT = re.compile(r"^\s*([WB])\+(\d+)(R?)\s*$", re.IGNORECASE | re.ASCII)
 
 
 class _Node:
@@ -111,7 +113,7 @@ def _parse(text: str) -> list[_Tree]:
                 j += 1
             key = text[i:j]
             if node is None:
-                raise MatchFileError(f"property {key} outside a node (nodes start with ';')", line(i))
+                raise MatchFileError(f"property {_cut(key)} outside a node (nodes start with ';')", line(i))
             values = []
             at = line(i)
             while True:
@@ -122,7 +124,7 @@ def _parse(text: str) -> list[_Tree]:
                 value, j = _value(text, j + 1, line)
                 values.append(value)
             if not values:
-                raise MatchFileError(f"property {key} has no value ('{key}[...]')", at)
+                raise MatchFileError(f"property {_cut(key)} has no value ('{_cut(key)}[...]')", at)
             if not key.isupper():  # FF[3] allowed lower-case letters in names; they do not count
                 key = "".join(ch for ch in key if ch.isupper())
             node.props[key] = (values, at)
@@ -173,11 +175,16 @@ def _letter(point: int, seat: int) -> str:
 
 
 def read_sgf(source: str | Path) -> MatchRecord:
-    """The match of a GNU Backgammon SGF file (its text, or a path): one game tree per game, each replayed through
-    the rules. Anything malformed or illegal raises ``MatchFileError`` naming the line."""
-    from bgai.matchfile.mat import _read_text
+    """The match of a GNU Backgammon SGF file (its text, or a path, as ``read_mat`` takes them): one game tree per
+    game, each replayed through the rules. Anything malformed or illegal raises ``MatchFileError`` naming the line,
+    as does a file over ``MAX_MATCH_FILE_BYTES``."""
+    return parse_sgf(read_source(source))
 
-    trees = _parse(_read_text(source))
+
+def parse_sgf(text: str) -> MatchRecord:
+    """The match of an SGF text; unlike ``read_sgf``, never a path."""
+    check_size(text)
+    trees = _parse(text)
     if not trees:
         raise MatchFileError("no game tree: an SGF file starts with '(;'")
     match: MatchRecord | None = None
@@ -192,7 +199,7 @@ def read_sgf(source: str | Path) -> MatchRecord:
 def _read_game(match: MatchRecord | None, nodes: list[_Node], number: int, last: bool) -> MatchRecord:
     root = nodes[0]
     if root.get("GM", "6").strip() != "6":
-        raise MatchFileError(f"GM[{root.get('GM')}] is not backgammon (GM[6])", root.props["GM"][1])
+        raise MatchFileError(f"GM[{_shown(root.get('GM'), 20)}] is not backgammon (GM[6])", root.props["GM"][1])
     info = {}
     if "MI" in root.props:
         values, at = root.props["MI"]
@@ -204,9 +211,9 @@ def _read_game(match: MatchRecord | None, nodes: list[_Node], number: int, last:
         if tag not in info:
             return default
         content, at = info[tag]
-        if not content.isdigit():
-            raise MatchFileError(f"MI[{tag}:{content}] is not a whole number", at)
-        return int(content)
+        if not (content.isascii() and content.isdigit()):
+            raise MatchFileError(f"MI[{tag}:...] is not a whole number: {_shown(content, 20)}", at)
+        return read_number(content, f"MI[{tag}:...]", at)
 
     length = number_of("length", 0)
     score = (number_of("ws", 0), number_of("bs", 0))
@@ -214,16 +221,17 @@ def _read_game(match: MatchRecord | None, nodes: list[_Node], number: int, last:
     rules = {part.strip().lower() for part in root.get("RU", "").split(":")}
     for key in ("CV", "CO"):
         if key in root.props and root.get(key).strip().lower() not in ("1", "c", "centred", "centered"):
-            raise MatchFileError(f"{key}[{root.get(key)}]: games starting with a turned cube are not supported",
-                                 root.props[key][1])
+            raise MatchFileError(f"{key}[{_shown(root.get(key), 20)}]: games starting with a turned cube are not "
+                                 f"supported", root.props[key][1])
     try:
         if match is None:
             metadata = {label: root.get(key) for key, label in METADATA_PROPERTIES.items() if key in root.props}
             match = MatchRecord(names, length, metadata=metadata, crawford="crawford" in rules,
                                 jacoby="jacoby" in rules)
         elif (names, length) != (match.players, match.length):
-            raise BgaiError(f"game {number} is between {names[0]} and {names[1]} to {length}, not between "
-                            f"{match.players[0]} and {match.players[1]} to {match.length} as game 1")
+            raise BgaiError(f"game {number} is between {_cut(names[0])} and {_cut(names[1])} to {length}, not "
+                            f"between {_cut(match.players[0])} and {_cut(match.players[1])} to {match.length} as "
+                            f"game 1")
         one_away = length > 0 and any(length - s == 1 for s in score)
         crawford = True if "crawfordgame" in rules else (False if one_away and match.crawford else None)
         game = match.new_game(score, crawford=crawford)
@@ -242,9 +250,10 @@ def _read_game(match: MatchRecord | None, nodes: list[_Node], number: int, last:
         value, at = root.props["RE"]
         found = _RESULT.match(value[0])
         if not found:
-            raise MatchFileError(f"RE[{value[0]}] is not a result such as W+2 or B+1R", at)
+            raise MatchFileError(f"RE[{_shown(value[0], 20)}] is not a result such as W+2 or B+1R", at)
+        points = read_number(found[2], "RE[...]'s points", at)
         try:
-            game.settle(0 if found[1].upper() == "W" else 1, int(found[2]))
+            game.settle(0 if found[1].upper() == "W" else 1, points)
         except BgaiError as error:
             raise MatchFileError(_named(str(error), match.players), at) from None
     elif not game.is_over and not last:
@@ -255,13 +264,13 @@ def _read_game(match: MatchRecord | None, nodes: list[_Node], number: int, last:
 def _named(message: str, players) -> str:
     names = players.players if isinstance(players, MatchRecord) else players
     for seat in (0, 1):
-        message = message.replace(f"seat {seat}", names[seat])
+        message = message.replace(f"seat {seat}", _cut(names[seat]))
     return message
 
 
 def _move(game: GameRecord, match: MatchRecord, seat: int, value: str, line: int) -> None:
     text = value.strip().lower()
-    name = match.players[seat]
+    name = _cut(match.players[seat])
     try:
         if game.is_over:
             raise BgaiError(f"the game is already over ({game.result}), yet {name} moves")
@@ -276,13 +285,13 @@ def _move(game: GameRecord, match: MatchRecord, seat: int, value: str, line: int
         else:
             found = _MOVE.match(text)
             if not found:
-                raise BgaiError(f"cannot read the move {value!r}: expected dice and letter pairs (W[31hefe]), "
+                raise BgaiError(f"cannot read the move {_shown(value)}: expected dice and letter pairs (W[31hefe]), "
                                 f"double, take or drop")
             dice = (int(found[1]), int(found[2]))
             pairs = found[3]
             play = " ".join(f"{_point(pairs[k], seat)}/{_point(pairs[k + 1], seat)}" for k in range(0, len(pairs), 2))
             if game.turn is not None and not game.doubled and game.turn != seat:
-                raise BgaiError(f"it is {match.players[game.turn]}'s turn to roll, not {name}'s")
+                raise BgaiError(f"it is {_cut(match.players[game.turn])}'s turn to roll, not {name}'s")
             try:
                 game.add_play(dice, play, player=seat)
             except IllegalMoveError as error:
