@@ -597,10 +597,10 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     if npz is not None and npz.is_file():
         snapshot, info = ModelSnapshot.load_npz(npz)
     else:
-        from bgai.checkpoint import load_checkpoint, model_from_checkpoint
+        from bgai.checkpoint import load_checkpoint, snapshot_from_checkpoint
 
         checkpoint = load_checkpoint(path, weights_only_ok=True)
-        snapshot = ModelSnapshot.of(model_from_checkpoint(checkpoint))
+        snapshot = snapshot_from_checkpoint(checkpoint)
         info = {k: checkpoint.get(k) for k in ("games", "config")}
     deep = isinstance(plies, int) and plies > 0  # (Bot refuses plies that are not 0..MAX_PLIES)
     pruning = ModelSnapshot.load_npz(pruner)[0] if pruner not in (None, False) else None

@@ -8,6 +8,12 @@ few positions skips torch's per-call overhead (a 0-ply move's 20-odd afterstates
 worker processes get once per round (``bgai.workers``) and what the shipped network is stored as for play
 (``save_npz`` / ``load_npz``, beside its checkpoint).
 
+Network files are checked before they are trusted (``load_npz`` here, ``bgai.checkpoint.load_checkpoint`` for
+torch checkpoints): the declared architecture is bounded (``check_architecture``) before anything is allocated,
+every array must have the dtype and shape it needs, the weights must be finite, the sha256 stored with them
+(``content_hash``) must match, and the network's outputs on a few fixed positions must be probabilities
+(``check_finite``, ``check_outputs``). Files written before the hash was stored still load, with every other check.
+
 Every evaluation is from the side of the player on roll in the evaluated position. The five outputs are
 
     win, win_gammon, win_backgammon, lose_gammon, lose_backgammon
@@ -21,8 +27,12 @@ to the cumulative ones (``cumulative``). Cubeless money equity is then
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import reprlib
+import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +49,14 @@ OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammo
 PHASE_NETS = {"all": (OVER, BEAROFF, RACE, CONTACT), "contact": (CONTACT,), "race": (OVER, BEAROFF, RACE)}
 #: The sets of nets a model may have, sorted: what a network file may hold.
 KNOWN_PHASES = (["all"], ["contact", "race"])
+#: The largest network a file may describe (units of a hidden layer, hidden layers): checked before anything is
+#: allocated, so that a corrupted or crafted size is refused at once instead of asking for gigabytes.
+MAX_HIDDEN, MAX_LAYERS = 4096, 4
+
+
+class CheckpointError(BgaiError):
+    """A checkpoint or network file that is missing, unreadable, corrupted or crafted, or made for another encoder
+    or network. (Defined here, without torch, for ``.npz`` files; ``bgai.checkpoint`` exports it too.)"""
 
 
 def equity(probs):
@@ -67,6 +85,114 @@ def cumulative(conditional: np.ndarray) -> np.ndarray:
 
 #: The format of ``save_npz`` files.
 NPZ_FORMAT = 1
+#: The entries of a ``save_npz`` file's ``__meta__`` (``sha256`` since files carry one; older files lack it).
+NPZ_META_KEYS = {"format", "hidden", "phases", "encoder_version", "info", "sha256"}
+#: The most characters a ``save_npz`` file's ``__meta__`` may have (its info is a config and a few figures).
+NPZ_META_CHARS = 1 << 20
+
+
+def check_architecture(where, hidden, phases, encoder_version) -> tuple[tuple[int, ...], tuple[str, ...], int]:
+    """The network a file declares, as (hidden, phases, encoder_version), once each field is known to be of the
+    right type and within bounds (``MAX_LAYERS`` hidden layers of 1..``MAX_HIDDEN`` units, nets of
+    ``KNOWN_PHASES``, an encoder version of ``bgai.encoding.VERSIONS``); else ``CheckpointError`` naming
+    ``where``. Nothing is allocated before this passes."""
+    from bgai import encoding
+
+    if type(encoder_version) is not int or encoder_version not in encoding.VERSIONS:
+        raise CheckpointError(f"{where} was made for encoder version {reprlib.repr(encoder_version)}; this bgai "
+                              f"has {list(encoding.VERSIONS)}")
+    if not isinstance(phases, (list, tuple)) or not all(isinstance(name, str) for name in phases) \
+            or sorted(phases) not in KNOWN_PHASES:
+        raise CheckpointError(f"{where} has nets for phases {reprlib.repr(phases)}; bgai knows "
+                              f"{' and '.join(map(str, KNOWN_PHASES))}")
+    if not isinstance(hidden, (list, tuple)) or len(hidden) > MAX_LAYERS \
+            or not all(type(size) is int and 1 <= size <= MAX_HIDDEN for size in hidden):
+        raise CheckpointError(f"{where} declares hidden layers {reprlib.repr(hidden)}; bgai reads at most "
+                              f"{MAX_LAYERS} layers of 1 to {MAX_HIDDEN} units")
+    return tuple(hidden), tuple(phases), encoder_version
+
+
+def weight_shapes(hidden: tuple[int, ...], phases: tuple[str, ...], encoder_version: int) -> dict[str, tuple]:
+    """The ``state_dict`` keys of the model of this architecture and each one's shape, in the model's order."""
+    from bgai import encoding
+
+    widths = [encoding.n_features(encoder_version), *hidden, len(OUTPUTS)]
+    shapes = {}
+    for name in phases:
+        keys = [f"nets.{name}.body.{2 * i}" for i in range(len(hidden))] + [f"nets.{name}.head"]
+        for key, n_in, n_out in zip(keys, widths[:-1], widths[1:]):
+            shapes[f"{key}.weight"], shapes[f"{key}.bias"] = (n_out, n_in), (n_out,)
+    return shapes
+
+
+def content_hash(value) -> str:
+    """The sha256 (hex) of ``value``: nested dicts (in sorted key order), lists, tuples, plain values (by type and
+    ``repr``) and numpy arrays or torch tensors (by dtype, shape and bytes). It is what a checkpoint stores beside
+    its contents and checks when read: a changed byte in any weight, size or name gives another hash."""
+    digest = hashlib.sha256()
+    _feed(digest, value)
+    return digest.hexdigest()
+
+
+def _feed(digest, value) -> None:
+    torch = sys.modules.get("torch")  # a value can only be a tensor if torch was imported
+    if torch is not None and isinstance(value, torch.Tensor):
+        tensor = value.detach().cpu().contiguous().reshape(-1)
+        dtype, data = str(value.dtype).removeprefix("torch."), tensor.view(torch.uint8).numpy()
+        digest.update(f"array {dtype} {tuple(value.shape)}\n".encode())
+        digest.update(data)
+    elif isinstance(value, np.ndarray):
+        digest.update(f"array {value.dtype.str} {value.shape}\n".encode())
+        digest.update(np.ascontiguousarray(value).reshape(-1).view(np.uint8))
+    elif isinstance(value, dict):
+        digest.update(f"dict {len(value)}\n".encode())
+        for key, item in sorted(value.items(), key=lambda pair: (type(pair[0]).__name__, repr(pair[0]))):
+            _feed(digest, key)
+            _feed(digest, item)
+    elif isinstance(value, (list, tuple)):
+        digest.update(f"{'list' if isinstance(value, list) else 'tuple'} {len(value)}\n".encode())
+        for item in value:
+            _feed(digest, item)
+    else:
+        text = repr(value)
+        digest.update(f"{type(value).__name__} {len(text)} {text}\n".encode())
+
+
+#: Boards every loaded network is evaluated on (on-roll view): the start, a race and a bear-off, so that each
+#: net of a split model is tried. A network whose outputs there are not probabilities is refused.
+PROBE_BOARDS = np.array([
+    [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0],
+    [0, 0, 0, 0, 0, 4, 5, 0, 3, 0, 3, 0, 0, 0, 0, 0, -5, 0, 0, -5, -5, 0, 0, 0, 0, 0],
+    [0, 2, 2, 2, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -3, -3, -3, -2, -2, -2, 0],
+], dtype=np.int8)
+_PROBES: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # encoder version -> PROBE_BOARDS encoded, their phases
+
+
+def check_finite(weights: dict[str, np.ndarray], where) -> None:
+    """``CheckpointError`` naming ``where`` unless every weight is a finite number."""
+    if not all(np.isfinite(w).all() for w in weights.values()):
+        raise CheckpointError(f"{where}: its weights are not all finite numbers")
+
+
+def check_outputs(snapshot: ModelSnapshot, where) -> None:
+    """``CheckpointError`` naming ``where`` unless ``snapshot``'s outputs on ``PROBE_BOARDS`` are probabilities
+    (finite, in [0, 1]): a net that answers NaN or overflows is never played. Each net evaluates the probes of
+    its phases by the dense forward pass, on its weights as stored (about 0.1 ms for the shipped network)."""
+    if snapshot.encoder_version not in _PROBES:
+        from bgai import encoding
+        from bgai.phase import classify
+
+        _PROBES[snapshot.encoder_version] = (encoding.encode(PROBE_BOARDS, version=snapshot.encoder_version,
+                                                             compiled=False), classify(PROBE_BOARDS, compiled=False))
+    x, phase = _PROBES[snapshot.encoder_version]
+    for name in snapshot.phases:
+        keys = [f"nets.{name}.body.{2 * i}" for i in range(len(snapshot.hidden))] + [f"nets.{name}.head"]
+        layers = [(snapshot.weights[f"{key}.weight"].T, snapshot.weights[f"{key}.bias"]) for key in keys]
+        with np.errstate(all="ignore"):  # an overflowing net is what this looks for
+            probs = _forward(layers, x[np.isin(phase, PHASE_NETS[name])], False, None)
+        if not (np.isfinite(probs).all() and (probs >= 0).all() and (probs <= 1).all()):
+            raise CheckpointError(f"{where}: its {name} net's outputs on fixed positions (the start, a race, a "
+                                  f"bear-off) are not probabilities: {probs.tolist()}")
 
 
 class ModelSnapshot:
@@ -168,49 +294,59 @@ class ModelSnapshot:
     # Files ------------------------------------------------------------------------------------------------------
 
     def save_npz(self, path: str | Path, info: dict | None = None) -> None:
-        """Write the snapshot (and ``info``, JSON-able: games, config) to ``path`` atomically, for ``load_npz``."""
-        meta = {"format": NPZ_FORMAT, "hidden": list(self.hidden), "phases": list(self.phases),
-                "encoder_version": self.encoder_version, "info": info or {}}
+        """Write the snapshot (and ``info``, JSON-able: games, config) to ``path`` atomically, for ``load_npz``, with
+        the sha256 of it all (``content_hash``). The weights are written as float32, what they play in."""
+        weights = {key: np.ascontiguousarray(value, dtype="<f4") for key, value in self.weights.items()}
+        meta = json.loads(json.dumps({"format": NPZ_FORMAT, "hidden": list(self.hidden), "phases": list(self.phases),
+                                      "encoder_version": self.encoder_version, "info": info or {}}))
+        meta["sha256"] = content_hash({"meta": meta, "weights": weights})  # of the meta as load_npz reads it
         buffer = io.BytesIO()
-        np.savez(buffer, __meta__=np.array(json.dumps(meta)), **self.weights)
+        np.savez(buffer, __meta__=np.array(json.dumps(meta)), **weights)
         write_atomically(path, lambda handle: handle.write(buffer.getvalue()))
 
     @classmethod
     def load_npz(cls, path: str | Path) -> tuple[ModelSnapshot, dict]:
-        """The snapshot saved at ``path`` and its ``info``; ``BgaiError`` if the file is not one, or its weights
-        do not fit the shape it describes."""
-        from bgai import encoding
-
+        """The snapshot saved at ``path`` and its ``info``; ``CheckpointError`` (a ``BgaiError``) if the file is
+        not one, is corrupted, or its weights do not fit the network it describes (see the module docstring). The
+        archive is read member by member, each array's header checked against the declared network before its
+        data is read."""
         path = Path(path)
+        if not path.is_file():
+            raise CheckpointError(f"no network file at {path}")
         try:
-            with np.load(path, allow_pickle=False) as stored:
-                meta = json.loads(str(stored["__meta__"]))
-                weights = {key: stored[key] for key in stored.files if key != "__meta__"}
-            hidden, phases = tuple(int(h) for h in meta["hidden"]), tuple(meta["phases"])
-            version, info = int(meta["encoder_version"]), dict(meta.get("info") or {})
-            if meta.get("format") != NPZ_FORMAT:
-                raise ValueError(f"format {meta.get('format')!r}, this bgai reads {NPZ_FORMAT}")
-        except Exception as error:  # numpy, zipfile and json raise many types for foreign or truncated files
+            with zipfile.ZipFile(path) as archive:
+                meta = json.loads(str(_read_npy(archive, "__meta__.npy", path, None)))
+                if not isinstance(meta, dict) or meta.get("format") != NPZ_FORMAT:
+                    raise CheckpointError(f"{path} is not a readable bgai network (its meta is not bgai's format "
+                                          f"{NPZ_FORMAT})")
+                if not set(meta) <= NPZ_META_KEYS:
+                    raise CheckpointError(f"{path} is not a readable bgai network (its meta has entries "
+                                          f"{sorted(set(meta) - NPZ_META_KEYS)} that bgai never writes)")
+                hidden, phases, version = check_architecture(path, meta.get("hidden"), meta.get("phases"),
+                                                             meta.get("encoder_version"))
+                shapes = weight_shapes(hidden, phases, version)
+                stored = set(archive.namelist()) - {"__meta__.npy"}
+                if stored != {f"{key}.npy" for key in shapes}:
+                    raise CheckpointError(f"{path}: its weights do not fit a {list(hidden)} network of "
+                                          f"{list(phases)} on encoder version {version}")
+                weights = {key: _read_npy(archive, f"{key}.npy", path, shape) for key, shape in shapes.items()}
+        except CheckpointError:
+            raise
+        except Exception as error:  # zipfile, numpy and json raise many types for foreign or truncated files
             reason = (str(error).strip().splitlines() or [""])[0]
-            raise BgaiError(f"{path} is not a readable bgai network ({type(error).__name__}: {reason})") from None
-        if version not in encoding.VERSIONS:
-            raise BgaiError(f"{path} was made for encoder version {version}; this bgai has {list(encoding.VERSIONS)}")
-        if sorted(phases) not in KNOWN_PHASES:
-            raise BgaiError(f"{path} has nets for phases {list(phases)}; bgai knows "
-                            f"{' and '.join(map(str, KNOWN_PHASES))}")
-        widths = [encoding.n_features(version), *hidden, len(OUTPUTS)]
-        expected = {}
-        for name in phases:
-            keys = [f"nets.{name}.body.{2 * i}" for i in range(len(hidden))] + [f"nets.{name}.head"]
-            for key, (n_in, n_out) in zip(keys, zip(widths[:-1], widths[1:])):
-                expected[f"{key}.weight"], expected[f"{key}.bias"] = (n_out, n_in), (n_out,)
-        shapes = {key: value.shape for key, value in weights.items()}
-        if shapes != expected or not all(np.issubdtype(w.dtype, np.floating) for w in weights.values()):
-            raise BgaiError(f"{path}: its weights do not fit a {list(hidden)} network of {list(phases)} on encoder "
-                            f"version {version}")
-        if not all(np.isfinite(w).all() for w in weights.values()):
-            raise BgaiError(f"{path}: its weights are not all finite numbers")
-        return cls(hidden, phases, version, weights), info
+            raise CheckpointError(f"{path} is not a readable bgai network ({type(error).__name__}: {reason})") \
+                from None
+        info = meta.get("info") or {}
+        if not isinstance(info, dict):
+            raise CheckpointError(f"{path} is not a readable bgai network (its info is not a dict)")
+        check_finite(weights, path)  # (before the hash: the more telling error)
+        if "sha256" in meta:
+            stored_hash = meta.pop("sha256")
+            if stored_hash != content_hash({"meta": meta, "weights": weights}):
+                raise CheckpointError(f"{path} is corrupted: its contents do not match the sha256 stored with them")
+        snapshot = cls(hidden, phases, version, weights)
+        check_outputs(snapshot, path)
+        return snapshot, info
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_model": None, "_layers": None, "_route": None, "_heads": None}
@@ -253,6 +389,34 @@ def one_blas_thread() -> _one_blas_thread:
     """A context that keeps numpy's BLAS on one thread, whatever the size of the products inside it (rollouts,
     whose passes are many and large, and worker processes, one per core)."""
     return _one_blas_thread(True)
+
+
+def _read_npy(archive: zipfile.ZipFile, name: str, path: Path, shape: tuple | None) -> np.ndarray:
+    """The array ``name`` of an ``.npz`` archive, once its header says it is float32 of ``shape`` (``None``: the
+    ``__meta__`` string, at most ``NPZ_META_CHARS``): nothing larger than the declared network is read. Reading it
+    to its end checks the member's CRC."""
+    with archive.open(name) as handle:
+        version = np.lib.format.read_magic(handle)
+        if version not in ((1, 0), (2, 0)):
+            raise CheckpointError(f"{path} is not a readable bgai network ({name} has .npy version {version})")
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+            np.lib.format.read_array_header_2_0
+        stored_shape, fortran, dtype = read_header(handle)
+        if shape is None:
+            fits = stored_shape == () and dtype.kind == "U" and dtype.itemsize <= 4 * NPZ_META_CHARS
+        else:
+            fits = stored_shape == shape and dtype == np.dtype("<f4")
+        if not fits or fortran:
+            needs = f"a string of at most {NPZ_META_CHARS} characters" if shape is None else \
+                f"float32 {shape}; its weights do not fit the network it describes"
+            order = " in Fortran order" if fortran else ""
+            raise CheckpointError(f"{path} is not a readable bgai network: its {name} is {dtype} {stored_shape}"
+                                  f"{order}, not {needs}")
+        nbytes = dtype.itemsize * int(np.prod(stored_shape))
+        data = handle.read(nbytes + 1)
+    if len(data) != nbytes:
+        raise CheckpointError(f"{path} is corrupted: its {name} holds {len(data)} bytes, not {nbytes}")
+    return np.frombuffer(data, dtype=dtype).reshape(stored_shape).copy()
 
 
 def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, compiled: bool,
