@@ -157,8 +157,9 @@ def _cube_context(args: argparse.Namespace, text: str):
     """Cube and match of ``eval``: an XGID's own, overridden by the command-line flags."""
     from bgai.cube import CENTERED, parse_owner
     from bgai.match import MatchScore, parse_score, xgid_context
+    from bgai.position import is_xgid
 
-    cube, owner, match = xgid_context(text) if text.strip().upper().startswith("XGID=") else (1, CENTERED, None)
+    cube, owner, match = xgid_context(text) if is_xgid(text) else (1, CENTERED, None)
     if args.cube is not None:
         cube = args.cube
         owner = parse_owner(args.owner or "me")
@@ -282,23 +283,31 @@ def _serve(args: argparse.Namespace) -> None:
         raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {args.plies}")
     if not 0 < args.port < 65536:
         raise BgaiError(f"--port must be 1..65535, got {args.port}")
-    app = create_app(plies=args.plies, checkpoint=args.checkpoint)
+    from bgai.web.app import LOCAL_HOSTS
+
+    hosts = (*LOCAL_HOSTS, *([] if args.host in ("0.0.0.0", "::") else [args.host]), *args.allow_host)
+    app = create_app(plies=args.plies, checkpoint=args.checkpoint, hosts=hosts)
     app.state.bots.get()  # load the bot before the first request
     print(f"bgai serve: play at http://{args.host}:{args.port}/  (API docs: /docs; Ctrl-C to stop)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 
 def _analyse(args: argparse.Namespace) -> None:
+    import os
     from pathlib import Path
 
     from bgai.analysis import analyse_match
     from bgai.bot import load_bot
+    from bgai.errors import MatchFileError
     from bgai.matchfile import read_match
     from bgai.report import html_report, text_report
 
-    if not Path(args.file).is_file():
+    if not os.path.isfile(args.file):  # unlike Path.is_file, never raises (a name too long is no file)
         raise BgaiError(f"no match file {args.file}")
-    record = read_match(Path(args.file))
+    try:
+        record = read_match(Path(args.file))
+    except MatchFileError as error:  # the file's name, then the line and what is wrong there
+        raise BgaiError(str(error) if args.file in str(error) else f"{args.file}: {error}") from None
     if not record.games:
         raise BgaiError(f"{args.file} holds no game to analyse")
     bot = load_bot(args.checkpoint, plies=args.plies)
@@ -412,6 +421,10 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
     serve.add_argument("--plies", type=int, default=1, help="default lookahead of the bot and its hints: 0, 1 or 2 "
                                                             "(default 1)")
     serve.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="a further name the Host header may give (this machine's names and --host are allowed; "
+                            "repeat for several; '*' allows any, which lets web pages of other sites reach the API "
+                            "through DNS rebinding)")
     serve.set_defaults(run=_serve)
 
     duel = commands.add_parser("duel", help="play duplicate cubeless games between two built-in players")

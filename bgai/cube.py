@@ -438,6 +438,8 @@ def cube_state(cube: int = 1, owner="centered", match=None, *, jacoby: bool = Fa
                beavers: bool = False) -> CubeState:
     """The ``CubeState`` of one position: money when ``match`` is ``None``, else a ``bgai.match.MatchScore``."""
     owner = parse_owner(owner)
+    if not isinstance(cube, (int, np.integer)) or isinstance(cube, bool) or not 1 <= cube <= MAX_CUBE:
+        raise BgaiError(f"cube values must be 1, 2, 4, ..., {MAX_CUBE}; got {str(cube)[:40]}")
     if match is None:
         return CubeState.money(1, cube, owner, jacoby=jacoby, beavers=beavers)
     return CubeState(np.array([cube]), np.array([owner], np.int8), np.array([match.away]),

@@ -1,11 +1,16 @@
-"""Writing files so that nothing is lost: a crash or a kill never leaves a half-written file behind."""
+"""Writing files so that nothing is lost: a crash or a kill never leaves a half-written file behind, and two
+processes never write into one run folder."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable, IO
+from typing import Callable, IO, Iterator
+
+from bgai.errors import BgaiError
 
 
 def write_atomically(path: str | Path, write: Callable[[IO[bytes]], None]) -> None:
@@ -29,3 +34,30 @@ def write_atomically(path: str | Path, write: Callable[[IO[bytes]], None]) -> No
         os.fsync(directory)
     finally:
         os.close(directory)
+
+
+class FolderInUseError(BgaiError):
+    """A folder that another process holds (``locked_folder``)."""
+
+
+@contextlib.contextmanager
+def locked_folder(folder: str | Path, what: str = "training run") -> Iterator[Path]:
+    """Hold ``folder`` (created if need be) for this process: a second process asking for it is refused with
+    ``FolderInUseError`` naming the first one's PID, at once rather than after it has mixed its files in. The
+    lock is the kernel's (``flock`` on ``folder/.lock``), so a process that dies, even killed, lets go of it."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / ".lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise FolderInUseError(f"{folder} is in use by another {what} (PID {holder}); wait for it to end or "
+                                   f"choose another folder") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield folder
+    finally:
+        os.close(fd)  # closing the file lets go of the lock

@@ -127,14 +127,19 @@ def validate_boards(boards: np.ndarray) -> np.ndarray:
         raise InvalidPositionError(f"boards must have shape (N, {BOARD_SIZE}), got {boards.shape}")
     if not np.issubdtype(boards.dtype, np.integer):
         raise InvalidPositionError(f"boards must be integers, got dtype {boards.dtype}")
-    wide = boards.astype(np.int64)
-    problems = {
-        "the on-roll player's bar (index 25) holds opposing checkers": wide[:, OWN_BAR] < 0,
-        "the opponent's bar (index 0) holds the on-roll player's checkers": wide[:, OPP_BAR] > 0,
-        f"the on-roll player has more than {CHECKERS} checkers": np.where(wide > 0, wide, 0).sum(1) > CHECKERS,
-        f"the opponent has more than {CHECKERS} checkers": np.where(wide < 0, -wide, 0).sum(1) > CHECKERS,
-    }
-    for what, bad in problems.items():
+    # Comparisons first, sums after: entries beyond +-15 are refused before anything is summed (a sum of huge
+    # entries would wrap around in int64).
+    checks = [
+        ("the on-roll player's bar (index 25) holds opposing checkers", lambda: boards[:, OWN_BAR] < 0),
+        ("the opponent's bar (index 0) holds the on-roll player's checkers", lambda: boards[:, OPP_BAR] > 0),
+        (f"a point holds more than {CHECKERS} checkers", lambda: ((boards > CHECKERS) | (boards < -CHECKERS)).any(1)),
+        (f"the on-roll player has more than {CHECKERS} checkers",
+         lambda: np.where(boards > 0, boards, 0).astype(np.int64).sum(1) > CHECKERS),
+        (f"the opponent has more than {CHECKERS} checkers",
+         lambda: np.where(boards < 0, -boards.astype(np.int64), 0).sum(1) > CHECKERS),
+    ]
+    for what, check in checks:
+        bad = check()
         if bad.any():
             raise InvalidPositionError(f"{what} (row {int(np.argmax(bad))})")
     return boards.astype(np.int8)

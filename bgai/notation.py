@@ -77,7 +77,8 @@ def format_steps(steps: list[tuple[int, int, bool]]) -> str:
     return " ".join(texts)
 
 
-_TOKEN = re.compile(r"^(bar|\d{1,2})((?:/(?:\d{1,2}|off)\*?)+)(?:\((\d)\))?$")
+MAX_PLAY_TEXT = 200  # characters; the longest play ("bar/24/23/22/21 ...") is under 50
+_TOKEN = re.compile(r"^(bar|\d{1,2})((?:/(?:\d{1,2}|off)\*?)+)(?:\((\d)\))?$", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,14 @@ class Path:
 
 def parse_paths(text: str) -> list[Path]:
     """The tokens of a play written in standard notation, read but not checked against any position."""
+    if len(text) > MAX_PLAY_TEXT:
+        raise IllegalMoveError(f"a play is written in at most {MAX_PLAY_TEXT} characters, got {len(text)}")
     paths = []
     for token in text.strip().lower().split():
         match = _TOKEN.match(token)
         if not match:
             raise IllegalMoveError(f"cannot read {token!r} in {text!r}: write plays like 24/18 13/11* bar/22 6/off 8/5(2)")
-        landings = re.findall(r"/(\d{1,2}|off)(\*?)", match[2])
+        landings = re.findall(r"/(\d{1,2}|off)(\*?)", match[2], re.ASCII)
         numbers = [OWN_BAR if p == "bar" else 0 if p == "off" else int(p) for p in [match[1]] + [p for p, _ in landings]]
         repeat = int(match[3] or 1)
         if repeat < 1:
@@ -115,6 +118,10 @@ def parse_paths(text: str) -> list[Path]:
 def parse_move(position: Position, text: str, dice) -> Move:
     """The legal play of ``position`` with ``dice`` written as ``text``; raises ``IllegalMoveError`` otherwise."""
     dice = parse_dice(dice)
+    if not isinstance(text, str):
+        raise IllegalMoveError(f"a play is written as text, such as '24/18 13/11', got {type(text).__name__}")
+    if len(text) > MAX_PLAY_TEXT:
+        raise IllegalMoveError(f"a play is written in at most {MAX_PLAY_TEXT} characters, got {len(text)}")
     legal = position.legal_moves(dice)
     cleaned = text.strip().lower()
     if cleaned in ("", "-", NO_PLAY, "pass"):

@@ -30,19 +30,32 @@ _PIPS = np.arange(BOARD_SIZE)
 
 
 def parse_dice(dice) -> tuple[int, int]:
-    """Two dice from a pair of ints or a string such as ``"63"``, ``"6-3"`` or ``"6 3"``."""
+    """Two dice from a pair of integers or a string such as ``"63"``, ``"6-3"`` or ``"6 3"``.
+
+    Only ASCII digits and whole numbers count: floats, bools and other digits (``"٦٣"``) are refused with
+    ``InvalidDiceError``, never rounded."""
     if isinstance(dice, str):
-        digits = re.fullmatch(r"\s*(\d)\s*[-, ]?\s*(\d)\s*", dice)
+        digits = re.fullmatch(r"\s*([0-9])\s*[-, ]?\s*([0-9])\s*", dice, re.ASCII)
         if not digits:
-            raise InvalidDiceError(f"dice must be two digits such as '63' or '6-3', got {dice!r}")
+            raise InvalidDiceError(f"dice must be two digits such as '63' or '6-3', got {_shown(dice)}")
         dice = (int(digits[1]), int(digits[2]))
     try:
-        d1, d2 = (int(d) for d in dice)
-    except (TypeError, ValueError):
-        raise InvalidDiceError(f"dice must be two integers, got {dice!r}") from None
+        pair = tuple(dice)
+    except TypeError:
+        raise InvalidDiceError(f"dice must be two integers, got {_shown(dice)}") from None
+    if len(pair) != 2 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_))
+                                 for d in pair):
+        raise InvalidDiceError(f"dice must be two integers, got {_shown(dice)}")
+    d1, d2 = (int(d) for d in pair)
     if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
-        raise InvalidDiceError(f"each die must be in 1..6, got {d1} and {d2}")
+        raise InvalidDiceError(f"each die must be in 1..6, got {_shown(d1)} and {_shown(d2)}")
     return d1, d2
+
+
+def _shown(value, limit: int = 40) -> str:
+    """``value``'s repr cut to ``limit`` characters and ASCII only, fit for an error message whatever it holds."""
+    text = ascii(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,7 +138,9 @@ class Position:
 
         d1, d2 = sorted(parse_dice(dice), reverse=True)
         result = afterstates(self._board[None], np.array([[d1, d2]]), return_steps=True, validate=False)
-        return [Move(self, (d1, d2), Position(after), steps) for after, steps in zip(result.after, result.steps)]
+        # The generator's afterstates are positions by construction: no need to check them again.
+        return [Move(self, (d1, d2), Position._unchecked(after), steps)
+                for after, steps in zip(result.after, result.steps)]
 
     def play(self, move: str, dice) -> Move:
         """The legal play written ``move`` (e.g. ``"24/18 13/11*"``); ``IllegalMoveError`` if there is none."""
@@ -157,7 +172,7 @@ class Position:
     def parse(cls, text: str) -> Position:
         """A position from a GNU Position ID or an XGID (the CLI's POSITION argument)."""
         text = text.strip()
-        if text.upper().startswith("XGID=") or ":" in text:
+        if is_xgid(text):
             return cls.from_xgid(text)
         return cls.from_position_id(text)
 
@@ -215,7 +230,7 @@ def decode_position_id(position_id: str) -> np.ndarray:
     text = position_id.strip()
     if len(text) != 14 or not set(text) <= _ID_CHARS:
         raise InvalidPositionError(
-            f"a Position ID is 14 base64 characters (A-Z a-z 0-9 + /), got {position_id!r}"
+            f"a Position ID is 14 base64 characters (A-Z a-z 0-9 + /), got {_shown(position_id)}"
         )
     try:
         key = base64.b64decode(text + "==", validate=True)
@@ -267,27 +282,37 @@ def encode_xgid_board(board: np.ndarray) -> str:
     return "".join(chars)
 
 
+def is_xgid(text: str) -> bool:
+    """Whether ``text`` is read as an XGID rather than a Position ID: it starts ``XGID=`` (any case) or has
+    fields (``:``), as eXtreme Gammon's are often pasted without their prefix."""
+    text = text.strip()
+    return text[:5].upper() == "XGID=" or ":" in text
+
+
+def xgid_fields(xgid: str) -> list[str]:
+    """The XGID's fields (board first) without its ``XGID=`` prefix (any case)."""
+    text = xgid.strip()
+    return (text[5:] if text[:5].upper() == "XGID=" else text).split(":")
+
+
 def decode_xgid(xgid: str) -> np.ndarray:
     if not isinstance(xgid, str):
         raise InvalidPositionError(f"an XGID is a string, got {type(xgid).__name__}")
-    text = xgid.strip()
-    if text.upper().startswith("XGID="):
-        text = text[5:]
-    fields = text.split(":")
+    fields = xgid_fields(xgid)
     layout = fields[0]
     if len(layout) != BOARD_SIZE or not re.fullmatch(r"[-A-Oa-o]+", layout):
         raise InvalidPositionError(
-            f"an XGID starts with 26 characters of '-', 'A'-'O' and 'a'-'o', got {fields[0]!r}"
+            f"an XGID starts with 26 characters of '-', 'A'-'O' and 'a'-'o', got {_shown(fields[0])}"
         )
     board = np.zeros(BOARD_SIZE, dtype=np.int64)
     for i, char in enumerate(layout):
         if char != "-":
             board[i] = (ord(char) - ord("A") + 1) if char.isupper() else -(ord(char) - ord("a") + 1)
     if board[OWN_BAR] < 0 or board[OPP_BAR] > 0:
-        raise InvalidPositionError(f"XGID {xgid!r} puts a checker on the other player's bar")
+        raise InvalidPositionError(f"XGID {_shown(xgid, 80)} puts a checker on the other player's bar")
     turn = fields[3] if len(fields) > 3 else "1"
     if turn not in ("1", "-1"):
-        raise InvalidPositionError(f"XGID turn field must be 1 or -1, got {turn!r}")
+        raise InvalidPositionError(f"XGID turn field must be 1 or -1, got {_shown(turn)}")
     board = validate_boards(board[None])[0]
     return board if turn == "1" else switch(board)
 

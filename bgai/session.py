@@ -27,7 +27,9 @@ the person's actions. ``games`` keeps a record of every game: each action with i
 
 from __future__ import annotations
 
+import copy
 import enum
+import functools
 import random
 import secrets
 from dataclasses import dataclass, field
@@ -40,7 +42,7 @@ from bgai.errors import BgaiError, GameStateError, InvalidPositionError
 from bgai.game import result_points
 from bgai.match import MatchScore, crawford_next, format_xgid, xgid_context
 from bgai.notation import Move
-from bgai.position import Position, decode_xgid, parse_dice
+from bgai.position import Position, decode_xgid, is_xgid, parse_dice, xgid_fields
 from bgai.steps import PartialPlay, Step
 
 HUMAN, BOT = 0, 1
@@ -123,6 +125,23 @@ class CubeHint:
     decision: CubeDecision
 
 
+def _all_or_nothing(action):
+    """The person's action either happens whole or, when it raises (an illegal play, a refused set-up, an error in
+    the bot's turn), leaves the session exactly as it was: dice, record, score and match settings included."""
+
+    @functools.wraps(action)
+    def atomic(self: "Session", *args, **kwargs):
+        saved = self._snapshot()
+        try:
+            return action(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    return atomic
+
+
 class Session:
     """A money session (``match_length=0``, games one after another) or a match to ``match_length`` points
     between a person and ``bot``. ``seed`` makes the dice reproducible (``None``: a random seed, kept in
@@ -201,6 +220,7 @@ class Session:
 
     # The person's actions ---------------------------------------------------------------------------------------
 
+    @_all_or_nothing
     def roll(self) -> tuple[int, int]:
         """Roll the dice (phase ``ROLL``). A roll with no legal play passes the turn at once."""
         self._expect(Phase.ROLL, "roll")
@@ -209,6 +229,7 @@ class Session:
             self._advance()
         return dice
 
+    @_all_or_nothing
     def double(self) -> bool:
         """Double the bot (phase ``ROLL``). Returns whether it took; if it passed, the person wins the game."""
         self._expect(Phase.ROLL, "double")
@@ -227,6 +248,7 @@ class Session:
             self._advance()
         return True
 
+    @_all_or_nothing
     def take(self) -> None:
         """Take the bot's double (phase ``TAKE``): the cube doubles and is the person's; the bot rolls."""
         self._expect(Phase.TAKE, "take")
@@ -236,12 +258,14 @@ class Session:
         self._bot_plays(self._roll_dice())
         self._advance()
 
+    @_all_or_nothing
     def drop(self) -> None:
         """Pass the bot's double (phase ``TAKE``): the bot wins the game at the cube before the double."""
         self._expect(Phase.TAKE, "pass")
         self._record(HUMAN, "drop")
         self._end_game(BOT, self.cube)
 
+    @_all_or_nothing
     def step(self, src: int, dst: int) -> list[Step]:
         """Move one checker of the person's play (phase ``MOVE``; see ``PartialPlay.step``)."""
         self._expect(Phase.MOVE, "move a checker")
@@ -249,6 +273,7 @@ class Session:
         self.version += 1
         return steps
 
+    @_all_or_nothing
     def play(self, text: str, finish: bool = True, reset: bool = False) -> bool:
         """Make moves written in standard notation (phase ``MOVE``): a whole play or part of it, after the steps
         already made (``reset``: instead of them). With ``finish``, a play that is then complete is finished too.
@@ -260,6 +285,7 @@ class Session:
             return self.finish()
         return False
 
+    @_all_or_nothing
     def undo(self) -> list[Step]:
         """Take back the last checker move of the play being made (phase ``MOVE``)."""
         self._expect(Phase.MOVE, "undo")
@@ -267,6 +293,7 @@ class Session:
         self.version += 1
         return steps
 
+    @_all_or_nothing
     def finish(self) -> bool:
         """Finish the person's play (phase ``MOVE``, the play complete); the bot's turn follows."""
         self._expect(Phase.MOVE, "finish a play")
@@ -274,6 +301,7 @@ class Session:
         self._human_moved(move)
         return True
 
+    @_all_or_nothing
     def resign(self, points: int = 1) -> bool:
         """Offer the bot ``points`` times the cube (1 single, 2 gammon, 3 backgammon) on the person's turn.
         The bot accepts when that is worth at least as much to it as playing on (its cubeful equity); then the
@@ -294,6 +322,7 @@ class Session:
         self._record(BOT, "reject")
         return False
 
+    @_all_or_nothing
     def next_game(self) -> None:
         """Start the next game (phase ``GAME_OVER``)."""
         self._expect(Phase.GAME_OVER, "start the next game")
@@ -370,16 +399,17 @@ class Session:
 
     # Setting up a position ------------------------------------------------------------------------------------
 
+    @_all_or_nothing
     def setup(self, text: str) -> None:
         """Play on from a position: a Position ID (the person on roll, before rolling, the cube and score as they
         are) or an XGID (its board, cube, turn, dice and, for a match, score and length; X is the person). The
         game in progress is abandoned unscored. A new game of the record starts from that position."""
         text = text.strip()
         cube, owner_rel, dice, human_on_roll = 1, CENTERED, None, True
-        if text.upper().startswith("XGID=") or ":" in text:
+        if is_xgid(text):
             board = decode_xgid(text)
             cube, owner_rel, match = xgid_context(text)
-            fields = text.removeprefix("XGID=").removeprefix("xgid=").split(":")
+            fields = xgid_fields(text)
             human_on_roll = fields[3] == "1"
             roll = fields[4] if len(fields) > 4 else "00"
             if roll not in ("00", "D") and not (len(roll) == 2 and roll.isdigit()):
@@ -581,6 +611,19 @@ class Session:
         return accepting >= playing_on
 
     # Bookkeeping --------------------------------------------------------------------------------------------------
+
+    def _snapshot(self) -> dict:
+        """What an action may change, copied: the attributes, the game in progress (the only one actions
+        change; earlier games are finished and only read), the score, the play being made and the dice's state."""
+        saved = dict(self.__dict__)
+        saved["games"] = self.games[:-1] + [copy.copy(self.game)] if self.games else []
+        if self.games:
+            saved["games"][-1].actions = list(self.game.actions)
+        saved["score"] = list(self.score)
+        saved["_rng"] = copy.deepcopy(self._rng)
+        if self.partial is not None:
+            saved["partial"] = self.partial.snapshot()
+        return saved
 
     def _roll_dice(self) -> tuple[int, int]:
         return self._rng.randint(1, 6), self._rng.randint(1, 6)

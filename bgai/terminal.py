@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bgai.errors import BgaiError
+from bgai.files import write_atomically
 from bgai.position import render_board
 from bgai.session import BOT, HUMAN, Phase, Session
 
@@ -217,7 +218,11 @@ class Terminal:
 
     def save(self, path) -> None:
         s = self.session
-        Path(path).write_text(s.mat_text())
+        text = s.mat_text()
+        try:
+            write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
+        except OSError as error:
+            raise BgaiError(f"cannot save the match to {path}: {error.strerror or error}") from None
         left_out = s.games_left_out
         note = (f" ({left_out} game{'s' if left_out > 1 else ''} from a set-up position left out: .mat files start "
                 "every game from the opening position)") if left_out else ""

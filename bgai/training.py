@@ -60,7 +60,7 @@ from bgai import bearoff, encoding
 from bgai.bot import MAX_PLIES, Bot
 from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
-from bgai.files import write_atomically
+from bgai.files import locked_folder, write_atomically
 from bgai.game import play_duplicate
 from bgai.network import EquityModel, ModelSnapshot, bf16_supported, equity, flip
 from bgai.phase import BEAROFF, OVER, classify
@@ -364,6 +364,11 @@ def run(config: RunConfig, run_dir: str | Path, resume: bool = False, progress: 
     """Run (or continue) the stages of ``config`` in ``run_dir``; returns the final summary. ``pool``: workers to
     use instead of those ``config.workers`` and ``config.ray`` ask for (``bgai.workers``; left open)."""
     run_dir = Path(run_dir)
+    with locked_folder(run_dir):
+        return _run(config, run_dir, resume, progress, pool)
+
+
+def _run(config: RunConfig, run_dir: Path, resume: bool, progress: bool, pool: Pool | None) -> dict:
     state = Run(config, run_dir, resume, progress, pool)
     try:
         while state.stage < len(config.stages):
@@ -382,7 +387,8 @@ def run(config: RunConfig, run_dir: str | Path, resume: bool = False, progress: 
             {"hparam/ppg_vs_pubeval": final["pubeval"]["ppg"], "hparam/ppg_vs_heuristic": final["heuristic"]["ppg"]},
             run_name=".",
         )
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        text = json.dumps(summary, indent=2) + "\n"
+        write_atomically(run_dir / "summary.json", lambda f: f.write(text.encode()))
         return summary
     finally:
         state.close()

@@ -296,6 +296,13 @@ def test_from_points_names_the_bad_entry(mine, theirs, message):
     ("six-three", "two digits"),
     ((1, 2, 3), "two integers"),
     (None, "two integers"),
+    ((float("inf"), 2), "two integers"),
+    ((3.9, 1.2), "two integers"),  # refused, never truncated to 31
+    ((3.0, 1), "two integers"),
+    ((True, 1), "two integers"),
+    ("\u0666\u0663", "two digits"),  # Arabic-Indic 63: only ASCII digits are dice
+    ("\uff16\uff13", "two digits"),  # full-width 63
+    ((2**70, 1), "1..6"),
 ])
 def test_dice_outside_one_to_six_are_rejected(dice, message):
     with pytest.raises(InvalidDiceError, match=message):
@@ -361,3 +368,55 @@ def test_illegal_or_malformed_plays_raise(text, dice, message):
 def test_every_input_error_is_a_value_error():
     for error in (InvalidPositionError, InvalidDiceError, IllegalMoveError):
         assert issubclass(error, BgaiError) and issubclass(error, ValueError)
+
+
+@pytest.mark.parametrize("board", [
+    [0] * 24 + [2**62, 2**62],  # the sum of the on-roll player's checkers wraps around in int64
+    [0] * 12 + [-(2**62)] * 2 + [0] * 12,
+    np.array([0] * 25 + [2**63 + 5], dtype=np.uint64),
+    [0, 0] + [2**62] * 4 + [-(2**62)] * 4 + [0] * 16,
+])
+def test_boards_with_huge_entries_are_refused_not_wrapped_around(board):
+    """Given a board whose entries are near 2**62 (their sum wraps around in int64 and used to pass),
+    Then it is refused as a board with more than 15 checkers on a point."""
+    with pytest.raises(InvalidPositionError, match="more than 15|bar"):
+        Position(board)
+
+
+def test_an_xgid_without_its_prefix_is_read_whole_cube_and_score_included():
+    from bgai.match import xgid_context
+    from bgai.position import is_xgid
+
+    text = "-b----E-C---eE---c-e----B-:1:1:1:00:2:3:0:7:10"
+    assert is_xgid(text) and is_xgid("xgid=" + text) and not is_xgid("4HPwATDgc/ABMA")
+    assert Position.parse(text) == Position.parse("XGID=" + text)
+    cube, owner, match = xgid_context(text)
+    assert (cube, owner, match.length, match.score) == (2, 1, 7, (2, 3))
+    assert xgid_context("xgid=" + text) == (cube, owner, match)
+
+
+@pytest.mark.parametrize("text", [
+    "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:3:0:99999999999999999999:10",
+    "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:\u0662:3:0:7:10",
+    "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:3:0:-7:10",
+    "XGID=-b----E-C---eE---c-e----B-:1:1",
+])
+def test_malformed_xgid_fields_are_refused_with_a_clear_error(text):
+    from bgai.match import xgid_context
+
+    with pytest.raises(BgaiError, match="XGID"):
+        xgid_context(text)
+
+
+def test_scores_are_ascii_digits():
+    from bgai.match import parse_score
+
+    assert parse_score(" 2-3 ") == (2, 3)
+    for text in ("\u0662-\u0663", "2-3-4", "99999-1", "-"):
+        with pytest.raises(BgaiError, match="A-B"):
+            parse_score(text)
+
+
+def test_a_play_longer_than_any_real_one_is_refused_before_it_is_read():
+    with pytest.raises(IllegalMoveError, match="at most 200 characters"):
+        Position.start().play("13/7 " * 1000, "61")

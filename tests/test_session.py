@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from bgai import Position, load_bot
-from bgai.errors import GameStateError, IllegalMoveError, InvalidPositionError
+from bgai.errors import BgaiError, GameStateError, IllegalMoveError, InvalidPositionError
 from bgai.match import format_xgid
 from bgai.session import BOT, HUMAN, Phase, Session
 
@@ -377,3 +377,53 @@ def test_an_unfinished_game_is_saved_as_far_as_it_went(bot):
     session.play(str(session.hint()[0].move))
     record = read_mat(session.mat_text())
     assert record.games[0].result is None and len(record.games[0].actions) >= 2
+
+
+def _state(s: Session):
+    """Everything a person can see of a session, to compare before and after a refused action."""
+    return (s.phase, s.turn, s.dice, s.cube, s.cube_owner(), s.match_length, tuple(s.score), s.crawford,
+            s.version, s.xgid(), len(s.games), [list(g.actions) for g in s.games], s.mat_text())
+
+
+@pytest.mark.parametrize("text", [
+    # A 5-point match at 3-2 whose game is over: refused, and the match settings must not leak into the session.
+    format_xgid(Position.from_points({}, {6: 2}).board, score=(3, 2), length=5),
+    # A doubled position with a centered cube of 2: refused; the game in progress must not be abandoned.
+    "XGID=-b----E-C---eE---c-e----B-:1:0:1:D:0:0:0:0:10",
+    "XGID=-b----E-C---eE---c-e----B-:0:0:1:77:0:0:0:0:10",
+    "not a position",
+])
+def test_a_refused_setup_leaves_the_session_as_it_was(bot, text):
+    """Given a session with a game in progress, When a set-up is refused,
+    Then nothing of the session changed: not the match length, the score, the game in progress or its record."""
+    s = Session(bot, seed=5)
+    before = _state(s)
+    with pytest.raises(BgaiError):
+        s.setup(text)
+    assert _state(s) == before
+    s.step(8, 3)  # and the game goes on: the person plays its opening 53
+    assert s.partial.text() == "8/3"
+
+
+def test_a_refused_play_leaves_the_steps_made_so_far(bot):
+    s = Session(bot, seed=5)  # the person has the opening roll, 53
+    assert s.phase is Phase.MOVE
+    s.step(8, 3)
+    before = _state(s), s.partial.text()
+    with pytest.raises(IllegalMoveError):
+        s.play("24/1", finish=True)
+    assert (_state(s), s.partial.text()) == before
+
+
+def test_resigning_on_the_opening_roll_leaves_a_writable_record(bot):
+    """Given the person's opening roll (seed 5), When the person resigns before playing it,
+    Then the game is over and the match record is still written and read back, the resignation its result."""
+    from bgai.matchfile import read_mat
+
+    s = Session(bot, seed=5, match_length=3)
+    assert s.phase is Phase.MOVE and not s.game.actions
+    assert s.resign(1) and s.phase is Phase.GAME_OVER
+    record = read_mat(s.mat_text())
+    assert record.games[0].result.player == BOT and record.games[0].result.points == 1
+    s.next_game()
+    assert "Game 2" in s.mat_text()

@@ -382,3 +382,25 @@ def test_the_pruning_net_script_learns_the_network_s_values_and_writes_a_playabl
     assert json.loads(figures.read_text())["equity_mae"] == info["equity_mae"]
     bot = load_bot(plies=1, pruner=out)
     assert bot.choose_move(Position.start(), (4, 2)) in Position.start().legal_moves((4, 2))
+
+
+def test_a_second_run_into_a_run_folder_in_use_is_refused_naming_the_first(tmp_path):
+    """Given a training run holding its folder (here a process that holds the lock the way ``run`` does),
+    When a second run is started into that folder, Then it is refused at once, naming the first's PID, and has
+    written nothing there; once the first has ended (even killed), the folder is free again."""
+    path = tmp_path / "run.toml"
+    path.write_text(STAGED)
+    folder = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom bgai.files import locked_folder\n"
+                               f"with locked_folder({str(folder)!r}):\n    print('held', flush=True)\n"
+                               "    time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(BgaiError, match=f"in use by another training run \\(PID {holder.pid}\\)"):
+            run(load_config(path, {"generations": 1}), folder, progress=False)
+        assert sorted(p.name for p in folder.iterdir()) == [".lock"]
+    finally:
+        holder.kill()
+        holder.wait()
+    run(load_config(path, {"generations": 1, "games": 4}), folder, progress=False)  # the kill let go of the lock
+    assert (folder / "checkpoint.pt").exists()

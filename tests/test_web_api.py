@@ -18,7 +18,7 @@ DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(create_app(plies=0)) as c:
+    with TestClient(create_app(plies=0), base_url="http://127.0.0.1:8000") as c:
         yield c
 
 
@@ -285,3 +285,105 @@ def test_the_games_download_as_a_mat_file(client):
     assert r.headers["content-disposition"] == 'attachment; filename="bgai-match.mat"'
     record = read_mat(r.text)
     assert record.length == 3 and list(record.score) == s["score"] == [0, 3]
+
+
+# Hostile requests ------------------------------------------------------------------------------------------------
+
+
+def post_raw(client, path: str, raw: str | bytes, **headers):
+    return client.post(path, content=raw, headers={"content-type": "application/json", **headers})
+
+
+@pytest.mark.parametrize("raw, field", [
+    ('{"position": "\\ud800"}', "position"),  # a lone surrogate: cannot be written back as UTF-8
+    ('{"position": NaN}', "position"),
+    ('{"position": "4HPwATDgc/ABMA", "cube": Infinity}', "cube"),
+    ('{"position": "4HPwATDgc/ABMA", "cube": 1e400}', "cube"),
+    ('{"position": "4HPwATDgc/ABMA", "cube": 1180591620717411303424}', "cube"),  # 2**70
+    ('{"position": [4611686018427387904, 4611686018427387904, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '
+     '0, 0, 0, 0, 0, 0]}', "position"),  # 2**62: its sum wraps around in int64
+    ('{"position": "4HPwATDgc/ABMA", "\\ud800": 1}', "body"),
+    ('{"position": "4HPwATDgc/ABMA", "dice": "31"}', "dice"),  # a field /api/evaluate does not have
+])
+def test_hostile_values_are_a_422_naming_the_field_without_echoing_the_input(client, raw, field):
+    r = post_raw(client, "/api/evaluate", raw)
+    assert r.status_code == 422, r.text
+    assert field in detail(r)
+    assert all("input" not in error for error in r.json()["detail"])  # the input is never sent back
+
+
+@pytest.mark.parametrize("path, body, message", [
+    ("/api/moves", {"position": START, "dice": [3.9, 1.2]}, "two integers"),
+    ("/api/moves", {"position": START, "dice": [True, 1]}, "two integers"),
+    ("/api/moves", {"position": START, "dice": "\u0666\u0663"}, "two digits"),
+    ("/api/moves", {"position": START, "dice": "31", "limit": -1}, "greater than or equal to 1"),
+    ("/api/evaluate", {"position": [True] + [0] * 25}, "26 integers"),
+    ("/api/evaluate", {"position": "x" * 1000}, "at most 200 characters"),
+    ("/api/sessions", {"seed": 2**70}, "less than"),
+    ("/api/sessions", {"match_length": 3, "jacobi": True}, "Extra inputs are not permitted"),
+])
+def test_floats_bools_foreign_digits_and_unknown_fields_are_refused(client, path, body, message):
+    r = client.post(path, json=body)
+    assert r.status_code == 422 and message in detail(r), r.text
+
+
+def test_a_body_over_the_limit_is_a_413_whether_its_length_is_given_or_not(client):
+    from bgai.web.app import MAX_BODY
+
+    big = b'{"position": "' + b"x" * (MAX_BODY + 10) + b'"}'
+    assert post_raw(client, "/api/evaluate", big).status_code == 413
+
+    def chunks():  # no Content-Length: the body arrives in pieces
+        for start in range(0, len(big), 8192):
+            yield big[start:start + 8192]
+
+    r = client.post("/api/evaluate", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "at most" in r.json()["detail"]
+
+
+def test_a_host_header_naming_another_site_is_refused(client):
+    """A page of another site whose name is rebound to 127.0.0.1 (DNS rebinding) sends its own name as Host."""
+    r = client.post("/api/evaluate", json={"position": START}, headers={"host": "evil.example"})
+    assert r.status_code == 400
+    assert client.post("/api/evaluate", json={"position": START}, headers={"host": "localhost:8000"}).status_code == 200
+
+
+def test_hint_limits_below_one_are_refused(client):
+    key = client.post("/api/sessions", json={"seed": 5}).json()["id"]  # the person has the opening roll
+    for limit in (0, -1):
+        r = client.get(f"/api/sessions/{key}/hint?limit={limit}")
+        assert r.status_code == 422 and "limit" in detail(r)
+    assert len(client.get(f"/api/sessions/{key}/hint?limit=2").json()["plays"]) == 2
+
+
+def test_a_refused_setup_leaves_the_session_as_it_was(client):
+    key = client.post("/api/sessions", json={"seed": 5}).json()["id"]
+    before = client.get(f"/api/sessions/{key}").json()
+    over = format_xgid(Position.from_points({}, {6: 2}).board, score=(3, 2), length=5)
+    r = client.post(f"/api/sessions/{key}/setup", json={"position": over})
+    assert r.status_code == 422 and "over" in detail(r)
+    after = client.get(f"/api/sessions/{key}").json()
+    assert after == before and after["match_length"] == 0 and after["score"] == [0, 0]
+
+
+def test_beyond_its_slots_and_queue_the_server_answers_503_with_retry_after():
+    from bgai.web.app import Work
+
+    work = Work(slots=1, queue=0)
+    app = create_app(plies=0, work=work)
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        with work.slot():  # a search in progress holds the one slot
+            r = c.post("/api/evaluate", json={"position": START})
+        assert r.status_code == 503 and r.headers["retry-after"] and "busy" in r.json()["detail"]
+        assert c.post("/api/evaluate", json={"position": START}).status_code == 200  # the slot is free again
+
+
+def test_fuzzed_requests_get_4xx_answers_never_a_5xx_and_every_record_stays_writable(client):
+    """A short, seeded run of benchmarks/fuzz_api.py over every endpoint (the longer run is the benchmark)."""
+    from benchmarks.fuzz_api import fuzz_api, fuzz_parsers
+
+    api = fuzz_api(client, inputs=600, seed=11)
+    assert api["failures"] == [] and api["inputs"] > 500
+    assert api["refused"] > 100 and api["accepted"] > 20  # it tried both
+    parsers = fuzz_parsers(inputs=3000, seed=11)
+    assert parsers["failures"] == [] and parsers["refused"] > 1000 and parsers["accepted"] > 50

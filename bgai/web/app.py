@@ -5,32 +5,46 @@ The web layer translates only: requests into calls of the library (``bgai.sessio
 runs in its thread pool, so the bot's thinking never blocks the event loop. Sessions live in memory, each behind its
 own lock, so that concurrent requests on one session apply one after the other.
 
-Errors: a request that does not fit the schema is a 422 naming the field (FastAPI's validation); input the rules
-refuse (a position, dice, an illegal play) is a 422 with the reason; an action the game does not allow now (out of
-turn) is a 409; an unknown session is a 404.
+Errors: a request that does not fit the schema is a 422 naming the field (FastAPI's validation, unknown fields
+included; the input itself is never echoed back); input the rules refuse (a position, dice, an illegal play) is a
+422 with the reason; an action the game does not allow now (out of turn) is a 409; an unknown session is a 404.
+
+Bounds, for a server that a web page on the same machine can reach: request bodies of at most ``MAX_BODY`` bytes
+(413 beyond), a Host header naming this server (400 otherwise: a page of another site that rebinds its DNS name to
+127.0.0.1 cannot drive the API), at most ``Work.slots`` searches at once with ``Work.queue`` more waiting (503 with
+Retry-After beyond, or after ``Work.wait`` seconds in the queue), and at most ``max_sessions`` sessions in memory,
+the least recently used dropped first.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections import OrderedDict
+from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from bgai.bot import Bot, load_bot
 from bgai.cube import CubeDecision
 from bgai.errors import BgaiError, GameStateError
 from bgai.match import xgid_context
+from bgai.position import is_xgid
 from bgai.session import BOT, HUMAN, Phase, Session
 from bgai.svg import board_svg
 from bgai.web import models as m
 
 STATIC = Path(str(files("bgai.web") / "static"))
+MAX_BODY = 64 * 1024  # bytes of a request body; the largest real one (a 26-number board) is under 1 KB
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 class Bots:
@@ -82,8 +96,94 @@ class Sessions:
         return len(self._items)
 
 
-def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 1000) -> FastAPI:
-    """The app: ``plies`` is the default lookahead of hints, evaluations and the bot of new sessions."""
+class Work:
+    """At most ``slots`` requests think at once (a search, a bot's turn); ``queue`` more wait for a slot, each at
+    most ``wait`` seconds; beyond that a request is refused with a 503 and Retry-After."""
+
+    def __init__(self, slots: int | None = None, queue: int = 16, wait: float = 30.0) -> None:
+        self.slots = slots or max(1, min(4, os.cpu_count() or 1))
+        self.queue, self.wait = queue, wait
+        self._free = threading.BoundedSemaphore(self.slots)
+        self._waiting = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def slot(self):
+        if not self._free.acquire(blocking=False):
+            with self._lock:
+                if self._waiting >= self.queue:
+                    raise self._busy(f"{self.slots} requests are thinking and {self._waiting} are waiting")
+                self._waiting += 1
+            try:
+                got = self._free.acquire(timeout=self.wait)
+            finally:
+                with self._lock:
+                    self._waiting -= 1
+            if not got:
+                raise self._busy(f"no slot came free in {self.wait:g} s")
+        try:
+            yield
+        finally:
+            self._free.release()
+
+    @staticmethod
+    def _busy(why: str) -> HTTPException:
+        return HTTPException(503, f"the server is busy ({why}); try again shortly", headers={"Retry-After": "5"})
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is refused with a 413, whether it says its length
+    (Content-Length) or not (chunked), before more than ``limit`` bytes are read."""
+
+    def __init__(self, app, limit: int = MAX_BODY) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            return await self._refuse(send)
+        received, refused = 0, False
+
+        async def limited():
+            nonlocal received, refused
+            message = await receive()
+            if message["type"] == "http.request" and not refused:
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    refused = True
+                    await self._refuse(send)
+            # Once refused, the app is told the client has gone, and what it answers is dropped.
+            return {"type": "http.disconnect"} if refused else message
+
+        async def sending(message):
+            if not refused:
+                await send(message)
+
+        await self.app(scope, limited, sending)
+
+    async def _refuse(self, send) -> None:
+        body = f'{{"detail":"request bodies are at most {self.limit} bytes"}}'.encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _clean(value, limit: int = 200):
+    """``value`` fit for a JSON answer: strings with lone surrogates escaped and cut to ``limit`` characters."""
+    if isinstance(value, str):
+        text = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return text if len(text) <= limit else text[:limit] + "..."
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if abs(value) < 2**53 else _clean(str(value), 40)
+    return _clean(str(value))
+
+
+def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 100, hosts=LOCAL_HOSTS,
+               work: Work | None = None) -> FastAPI:
+    """The app: ``plies`` is the default lookahead of hints, evaluations and the bot of new sessions; ``hosts``
+    the names the Host header may give (``("*",)``: any); ``work`` bounds the searches running at once."""
     app = FastAPI(
         title="bgai",
         version="0.1.0",
@@ -92,15 +192,30 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 1000) -> Fas
     )
     bots = Bots(checkpoint, plies)
     sessions = Sessions(max_sessions)
-    app.state.bots, app.state.sessions = bots, sessions
+    work = work or Work()
+    app.state.bots, app.state.sessions, app.state.work = bots, sessions, work
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
+    app.add_middleware(BodyLimit)
 
     @app.exception_handler(GameStateError)
     def _out_of_turn(request: Request, error: GameStateError):
-        return JSONResponse({"detail": " ".join(str(error).split())}, status_code=409)
+        return JSONResponse({"detail": _clean(" ".join(str(error).split()), 1000)}, status_code=409)
 
     @app.exception_handler(BgaiError)
     def _bad_input(request: Request, error: BgaiError):
-        return JSONResponse({"detail": " ".join(str(error).split())}, status_code=422)
+        return JSONResponse({"detail": _clean(" ".join(str(error).split()), 1000)}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(request: Request, error: RequestValidationError):
+        # The field and what is wrong with it; never the input, which may be huge or not encodable as JSON.
+        detail = [{"loc": [_clean(part, 100) for part in e.get("loc", ())], "msg": _clean(e.get("msg", "")),
+                   "type": _clean(e.get("type", ""), 50)} for e in error.errors()[:20]]
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    def _http(request: Request, error: StarletteHTTPException):
+        return JSONResponse({"detail": _clean(error.detail)}, status_code=error.status_code,
+                            headers=getattr(error, "headers", None))
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
@@ -119,8 +234,9 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 1000) -> Fas
     def evaluate(body: m.EvaluateIn) -> m.EvaluateOut:
         pos = m.to_position(body.position)
         bot = bots.get(body.plies)
-        decision = _decide(bot, pos, body)
-        e = bot.evaluate(pos)
+        with work.slot():
+            decision = _decide(bot, pos, body)
+            e = bot.evaluate(pos)
         return m.EvaluateOut(position_id=pos.position_id(), xgid=pos.xgid(), pips=pos.pip_counts(),
                              plies=bot.plies, evaluation=m.Probabilities(**e.__dict__), cube=_cube_out(decision))
 
@@ -129,7 +245,8 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 1000) -> Fas
     def moves(body: m.MovesIn) -> m.MovesOut:
         pos = m.to_position(body.position)
         bot = bots.get(body.plies)
-        ranked = bot.hint(pos, body.dice)
+        with work.slot():
+            ranked = bot.hint(pos, body.dice)
         return m.MovesOut(position_id=pos.position_id(), dice=tuple(body.dice), plies=bot.plies,
                           plays=_plays(ranked, body.limit))
 
@@ -137,7 +254,8 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 1000) -> Fas
               summary="The cube action of the player on roll, before it rolls")
     def cube(body: m.CubeIn) -> m.CubeOut:
         pos = m.to_position(body.position)
-        return _cube_out(_decide(bots.get(body.plies), pos, body))
+        with work.slot():
+            return _cube_out(_decide(bots.get(body.plies), pos, body))
 
     # Sessions -----------------------------------------------------------------------------------------------
 
@@ -146,23 +264,27 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 1000) -> Fas
 
     def act(key: str, svg: bool, action) -> m.SessionState:
         session, lock = sessions.get(key)
-        with lock:
-            action(session)
+        if action is None:
+            with lock:
+                return state(key, session, svg)
+        with work.slot(), lock:
+            action(session)  # all or nothing: a refused action leaves the session as it was
             return state(key, session, svg)
 
     @app.post("/api/sessions", response_model=m.SessionState, status_code=201, tags=["sessions"],
               summary="Start a game (or match) against the bot")
     def new_session(body: m.NewSession, svg: bool = False) -> m.SessionState:
-        session = Session(bots.get(body.plies), match_length=body.match_length, seed=body.seed,
-                          jacoby=body.jacoby)
-        if body.position:
-            session.setup(body.position)
+        with work.slot():
+            session = Session(bots.get(body.plies), match_length=body.match_length, seed=body.seed,
+                              jacoby=body.jacoby)
+            if body.position:
+                session.setup(body.position)
         key = sessions.add(session)
         return state(key, session, svg)
 
     @app.get("/api/sessions/{key}", response_model=m.SessionState, tags=["sessions"], summary="A session's state")
     def get_session(key: str, svg: bool = False) -> m.SessionState:
-        return act(key, svg, lambda s: None)
+        return act(key, svg, None)
 
     @app.delete("/api/sessions/{key}", status_code=204, tags=["sessions"], summary="End a session")
     def delete_session(key: str) -> None:
@@ -225,9 +347,10 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 1000) -> Fas
 
     @app.get("/api/sessions/{key}/hint", response_model=m.MovesOut, tags=["sessions"],
              summary="Your plays of this roll ranked by the bot")
-    def hint(key: str, limit: int | None = None) -> m.MovesOut:
+    def hint(key: str, limit: int | None = Query(None, ge=1, le=10_000, description="At most this many plays.")
+             ) -> m.MovesOut:
         session, lock = sessions.get(key)
-        with lock:
+        with work.slot(), lock:
             ranked = session.hint()
             pos, dice, plies = session.position, session.dice, session.bot.plies
         return m.MovesOut(position_id=pos.position_id(), dice=dice, plies=plies, perspective="you",
@@ -237,7 +360,7 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 1000) -> Fas
              summary="The bot's advice on your cube decision: to double, or to take")
     def cube_hint(key: str) -> m.CubeHintOut:
         session, lock = sessions.get(key)
-        with lock:
+        with work.slot(), lock:
             h = session.cube_hint()
             unit = "mwc" if session.is_match else "stake"
         return m.CubeHintOut(kind=h.kind, action=h.action, unit=unit, equities=h.equities,
@@ -261,7 +384,7 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 1000) -> Fas
 def _decide(bot: Bot, pos, body: m.CubeIn) -> CubeDecision:
     """The cube decision a request asks for: an XGID's cube and score, unless the request gives its own."""
     text = body.position if isinstance(body.position, str) else ""
-    cube, owner, match = xgid_context(text) if text.strip().upper().startswith("XGID=") else (1, "center", None)
+    cube, owner, match = xgid_context(text) if text and is_xgid(text) else (1, "center", None)
     if body.cube is not None:
         cube, owner = body.cube, body.owner or "me"
     elif body.owner is not None:

@@ -9,36 +9,46 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bgai.errors import BgaiError
 from bgai.match import MatchScore
 from bgai.position import Position, parse_dice
 
+MAX_TEXT = 200  # characters of a position, a play or an XGID in a request; the longest real one is under 70
+
 PositionText = Annotated[
-    str | list[int],
+    str | list,
     Field(description="A GNU Backgammon Position ID (4HPwATDgc/ABMA), an XGID (XGID=...) or 26 integers: index "
                       "1..24 the points of the player on roll, 25 its bar, 0 the opponent's bar; its checkers "
                       "positive, the opponent's negative.",
           examples=["4HPwATDgc/ABMA"]),
 ]
 DiceText = Annotated[
-    str | list[int],
+    str | list,
     Field(description="The roll: two digits ('63', '6-3') or two integers [6, 3].", examples=["63"]),
 ]
 Plies = Annotated[int, Field(ge=0, le=2, description="Lookahead of the bot: 0, 1 or 2 plies.")]
 
 
-def to_position(value: str | list[int]) -> Position:
+def to_position(value: str | list) -> Position:
     """The ``Position`` a request names (raises ``BgaiError`` with the reason)."""
     if isinstance(value, str):
         if not value.strip():
             raise BgaiError("a position is a Position ID, an XGID or 26 integers; got an empty string")
+        if len(value) > MAX_TEXT:
+            raise BgaiError(f"a position is at most {MAX_TEXT} characters, got {len(value)}")
         return Position.parse(value)
-    if len(value) != 26:
-        raise BgaiError(f"a board is 26 integers (index 1..24 the points, 25 the bar of the player on roll, 0 the "
-                        f"opponent's bar), got {len(value)}")
+    if len(value) != 26 or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise BgaiError("a board is 26 integers (index 1..24 the points, 25 the bar of the player on roll, 0 the "
+                        "opponent's bar), got " + (f"{len(value)} values" if len(value) != 26 else "other values"))
     return Position(value)
+
+
+class In(BaseModel):
+    """A request body: a field it does not know is refused (a 422 naming it), never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 def _check_position(value):
@@ -50,26 +60,29 @@ def _check_position(value):
 
 
 def _check_dice(value):
+    if len(value) > 10:
+        raise ValueError("dice are two digits ('63') or two integers ([6, 3])")
     try:
         return list(parse_dice(value))
     except BgaiError as error:
         raise ValueError(str(error)) from None
 
 
-class MatchIn(BaseModel):
+class MatchIn(In):
     """A match score, the player on roll first."""
 
     length: int = Field(ge=1, le=25, description="Match length in points (1..25, the match equity table's).")
-    score: tuple[int, int] = Field((0, 0), description="Points won: [player on roll, opponent].")
+    score: tuple[Annotated[int, Field(ge=0, le=24)], Annotated[int, Field(ge=0, le=24)]] = Field(
+        (0, 0), description="Points won: [player on roll, opponent].")
     post_crawford: bool = Field(False, description="With a player one point away: the Crawford game is over.")
 
     def to_score(self) -> MatchScore:
         return MatchScore.from_score(self.length, self.score, post_crawford=self.post_crawford)
 
 
-class CubeIn(BaseModel):
+class CubeIn(In):
     position: PositionText
-    cube: int | None = Field(None, description="Cube value 1..64 (default 1, or the XGID's).")
+    cube: int | None = Field(None, ge=1, le=64, description="Cube value 1, 2, 4, ..., 64 (default 1, or the XGID's).")
     owner: Literal["center", "me", "opponent"] | None = Field(
         None, description="Who owns the cube: center, me (the player on roll) or opponent (default center, or the "
                           "XGID's).")
@@ -84,11 +97,11 @@ class EvaluateIn(CubeIn):
     pass
 
 
-class MovesIn(BaseModel):
+class MovesIn(In):
     position: PositionText
     dice: DiceText
     plies: Plies | None = Field(None, description="Lookahead (default: the server's --plies).")
-    limit: int | None = Field(None, ge=1, description="At most this many plays, best first (default: all).")
+    limit: int | None = Field(None, ge=1, le=10_000, description="At most this many plays, best first (default: all).")
 
     _position = field_validator("position")(_check_position)
     _dice = field_validator("dice")(_check_dice)
@@ -153,34 +166,35 @@ class MovesOut(BaseModel):
 # Sessions ---------------------------------------------------------------------------------------------------------
 
 
-class NewSession(BaseModel):
+class NewSession(In):
     match_length: int = Field(0, ge=0, le=25, description="Match length in points; 0 for money games.")
     plies: Plies | None = Field(None, description="The bot's lookahead (default: the server's --plies).")
-    seed: int | None = Field(None, ge=0, description="Seed of the dice (default: random).")
+    seed: int | None = Field(None, ge=0, lt=2**63, description="Seed of the dice (default: random).")
     jacoby: bool = Field(False, description="Money: the Jacoby rule.")
-    position: str | None = Field(None, description="Start from this Position ID or XGID (X is you).")
+    position: str | None = Field(None, max_length=MAX_TEXT,
+                                 description="Start from this Position ID or XGID (X is you).")
 
 
-class StepIn(BaseModel):
+class StepIn(In):
     from_point: int = Field(alias="from", ge=1, le=25, description="Your point, 25 for the bar.")
     to_point: int = Field(alias="to", ge=0, le=24, description="Your point, 0 to bear off.")
 
-    model_config = {"populate_by_name": True}
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-class PlayIn(BaseModel):
-    move: str = Field(description="Your play in standard notation, whole or in part: '13/7 8/7', 'bar/22*'.",
+class PlayIn(In):
+    move: str = Field(max_length=MAX_TEXT, description="Your play in standard notation, whole or in part: '13/7 8/7', 'bar/22*'.",
                       examples=["13/7 8/7"])
     finish: bool = Field(True, description="Finish the play when it is complete (the bot then moves).")
     reset: bool = Field(False, description="Replace the checker moves made so far instead of adding to them.")
 
 
-class ResignIn(BaseModel):
+class ResignIn(In):
     points: Literal[1, 2, 3] = Field(1, description="1 single game, 2 gammon, 3 backgammon (times the cube).")
 
 
-class SetupIn(BaseModel):
-    position: str = Field(description="A Position ID (you on roll, cube centered) or an XGID (X is you: its "
+class SetupIn(In):
+    position: str = Field(max_length=MAX_TEXT, description="A Position ID (you on roll, cube centered) or an XGID (X is you: its "
                                       "cube, turn, dice and match score too).")
 
 
