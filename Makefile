@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install system-deps run train test bench clean
+.PHONY: install system-deps run train test bench fuzz clean
 
 install: $(STAMP) system-deps
 
@@ -50,6 +50,12 @@ bench: $(STAMP)
 	$(PY) benchmarks/workers_bench.py --json benchmarks/results/workers.json
 	$(PY) benchmarks/rollout_bench.py --json benchmarks/results/rollout.json
 	$(PY) benchmarks/rollout_bench.py --skip se,bearoff --repeats 1 --trials 648 --jobs 2 --json benchmarks/results/rollout_speed.json
+
+# The long runs of the fuzzers the test suite runs briefly: hostile match files, checkpoints, parsers and requests.
+fuzz: $(STAMP)
+	$(PY) benchmarks/fuzz_matchfiles.py --inputs 100000 --seed 1
+	$(PY) benchmarks/fuzz_checkpoints.py --inputs 8000 --seed 1
+	$(PY) benchmarks/fuzz_api.py --inputs 20000 --seed 1 --json benchmarks/results/fuzz_api.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

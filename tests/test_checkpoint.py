@@ -124,6 +124,22 @@ def test_every_network_file_the_repository_ships_carries_its_hash():
             ModelSnapshot.load_npz(path)
 
 
+def test_every_kind_of_network_the_repository_ships_plays_legal_moves():
+    """The shipped network, its pruning net's bot, the 512-256 run it was distilled from and every experiment
+    (TD, lookahead generations, students): each loads and plays a legal move of a few (position, roll) pairs."""
+    from bgai.bot import load_bot
+    from bgai.position import Position
+
+    files = [None, *sorted(ROOT.glob("checkpoints/**/*.pt"))]
+    positions = [Position.start(), Position.from_points({6: 3, 5: 3, 1: 2, "bar": 1}, {24: 2, 20: 3, 19: 4})]
+    for path in files:
+        bot = load_bot(path, plies=1 if path is None else 0)
+        for pos in positions:
+            for dice in ((6, 5), (2, 2), (3, 1)):
+                legal = {m.after for m in pos.legal_moves(dice)}
+                assert bot.choose_move(pos, dice).after in legal, (path, pos, dice)
+
+
 def test_save_refuses_entries_a_checkpoint_may_not_have(tmp_path, payload):
     with pytest.raises(ValueError, match="no entries"):
         save_checkpoint(tmp_path / "c.pt", {**payload, "notes": "x"})
