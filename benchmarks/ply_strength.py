@@ -1,7 +1,9 @@
-"""What each ply of lookahead buys in play: duplicate cubeless games of the shipped bot at some ply against an
-opponent, written to JSON after every chunk of games so that a long run can be read (or stopped) midway.
+"""What each ply of lookahead buys in play: duplicate cubeless games of the shipped bot (or ``--checkpoint``'s) at
+some ply against an opponent, written to JSON after every chunk of games so that a long run can be read (or
+stopped) midway.
 
     python benchmarks/ply_strength.py --plies 2 --opponent bgai0 --games 200 --json benchmarks/results/x.json
+    python benchmarks/ply_strength.py --checkpoint student.pt --pruner p.npz --plies 1 --opponent bgai1 --games 500
     python benchmarks/ply_strength.py --compare A.json B.json     # A's gain over B on the same dice sequences
     python benchmarks/ply_strength.py --merge OUT.json A.json B.json   # one run from parts (--first-sequence)
 
@@ -137,7 +139,10 @@ def main(argv=None) -> None:
                         help="OUT PART [PART ...]: merge the parts of one run into OUT (see merge)")
     parser.add_argument("--first-sequence", type=int, default=0,
                         help="the first dice sequence to play (for a run in parts, one process each)")
-    parser.add_argument("--plies", type=int, help="lookahead of the shipped bot")
+    parser.add_argument("--plies", type=int, help="lookahead of the bot")
+    parser.add_argument("--checkpoint", help="the bot's network (default: the shipped one), e.g. a student")
+    parser.add_argument("--pruner", help="the bot's pruning net (.npz; default: the shipped network's own, and "
+                                         "none for another --checkpoint)")
     parser.add_argument("--opponent", default="bgai0", help="bgai0, bgai1, bgai2, bgai1-unpruned, bgai2-unpruned "
                                                             "(without the pruning net) or a built-in player")
     parser.add_argument("--games", type=int, default=100, help="dice sequences, each played twice (default 100)")
@@ -158,7 +163,8 @@ def main(argv=None) -> None:
     if args.plies is None:
         parser.error("--plies is required")
 
-    bot, opponent = load_bot(plies=args.plies), opponent_player(args.opponent)
+    bot = load_bot(args.checkpoint, plies=args.plies, pruner=args.pruner)
+    opponent = opponent_player(args.opponent)
     command = "python " + shlex.join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])])
     luck = None if args.no_luck else partial(roll_luck, load_bot(plies=0))
     points = np.zeros((0, 2), dtype=np.int64)

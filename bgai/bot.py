@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai import bearoff, encoding
+from bgai import bearoff, encoding, kernels
 from bgai.cube import (
     CENTERED, MAX_CUBE, CubeDecision, CubeEquities, CubeState, cube_equities, cube_state, decision, may_double,
     payoff_of,
@@ -251,8 +251,6 @@ class Bot:
         network (``net``, default the bot's own) sees only the boards that neither the finished game nor the
         bear-off database answers, and the outcomes the rules rule out are zero
         (``without_impossible_outcomes``)."""
-        from bgai import kernels
-
         boards = np.ascontiguousarray(boards, dtype=np.int8)
         phase = classify(boards)
         known = (phase <= BEAROFF) if self.use_bearoff else (phase == OVER)
@@ -361,8 +359,6 @@ class Bot:
         than ``prune`` plays the pruning net ranks them first and only its best ``prune`` go through the network,
         which chooses among them, as GNU Backgammon's pruning nets do in its lookahead. The root's own plays are
         always judged by the network (``judge``)."""
-        from bgai import kernels
-
         if self.pruner is None:
             probs = self.probabilities(after)
             pick = kernels.best_plays(probs, owner, n)
@@ -410,8 +406,6 @@ class Bot:
     def choose(self, boards, after, owner, rng=None, dice=None):
         """Index into ``after`` of the best play of each position (the Player interface)."""
         if self.plies == 0:
-            from bgai import kernels
-
             return kernels.best_plays(self.probabilities(after), np.asarray(owner, dtype=np.int64), len(boards))
         values, depth = self.judge(after, owner, len(boards), settle=True)
         order = np.lexsort((-values, -depth, owner))  # by position, deepest first, then best

@@ -573,6 +573,9 @@ def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION
     else:
         def chunk(lo, hi):
             _encode_chunk(b[lo:hi], out[lo:hi], layout)
+    if len(b) <= 4096:  # one chunk whatever the threads (the common case: a move's few dozen boards)
+        chunk(0, len(b))
+        return result
     size = _chunk_size(len(b), threads())
     starts = range(0, len(b), size)
     workers = min(threads(), len(starts))

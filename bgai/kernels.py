@@ -491,6 +491,47 @@ def first_layer(x: np.ndarray, w: np.ndarray, b: np.ndarray, out: np.ndarray) ->
             o[k] = acc[k] if acc[k] > 0 else 0.0
 
 
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def sparse_layer(h: np.ndarray, w: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out = max(h @ w + b, 0)``: a hidden layer after the first, of (N, F) float32 ``h``, the layer before's
+    ReLU outputs, with weights ``w`` (F, H) and bias ``b`` (H,), into (N, H) float32 ``out``, summing over the
+    nonzero entries of each row of ``h`` only. A ReLU layer of a bgai network is about 80% zeros on the boards of
+    a move (the shipped 512-unit first layer: 20% active, 8% to 39% a board), so this is 1.5 times faster than the
+    dense (BLAS) product for a layer of 64 units after 512, 3 times for 256 (25 or 400 boards, one thread). The
+    nonzero entries are gathered first without a branch, and four weight rows are added in each pass over the
+    sums."""
+    n, features = h.shape
+    hidden = w.shape[1]
+    acc = np.empty(hidden, dtype=np.float32)
+    active = np.empty(features, dtype=np.int64)
+    for i in range(n):
+        row = h[i]
+        m = 0
+        for j in range(features):  # the nonzero entries, found without a branch to mispredict
+            active[m] = j
+            m += row[j] != 0
+        for k in range(hidden):
+            acc[k] = b[k]
+        t = 0
+        while t + 4 <= m:  # four weight rows a pass over the sums: a quarter of the loads and stores of them
+            j0, j1, j2, j3 = active[t], active[t + 1], active[t + 2], active[t + 3]
+            v0, v1, v2, v3 = row[j0], row[j1], row[j2], row[j3]
+            w0, w1, w2, w3 = w[j0], w[j1], w[j2], w[j3]
+            for k in range(hidden):
+                acc[k] += v0 * w0[k] + v1 * w1[k] + v2 * w2[k] + v3 * w3[k]
+            t += 4
+        while t < m:
+            j = active[t]
+            v = row[j]
+            wj = w[j]
+            for k in range(hidden):
+                acc[k] += v * wj[k]
+            t += 1
+        o = out[i]
+        for k in range(hidden):
+            o[k] = acc[k] if acc[k] > 0 else 0.0
+
+
 # The bot's bookkeeping around the network -------------------------------------------------------------------------
 
 _OVER, _BEAROFF, _RACE, _CONTACT = 0, 1, 2, 3  # bgai.phase's classes

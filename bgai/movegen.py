@@ -249,6 +249,8 @@ def afterstates(boards, dice, *, return_steps: bool = False, validate: bool = Tr
         def expand(b, d, steps):
             after, owner, found = kernels.afterstates_of(b, d, steps)
             return Afterstates(after, owner, found if steps else None)
+    if len(boards) <= 512:  # one chunk whatever the threads (chunk_size is at least 512)
+        return expand(boards, dice, return_steps)
     workers = threads()
     size = chunk_size(len(boards), workers)
     if len(boards) <= size:

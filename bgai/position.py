@@ -34,6 +34,9 @@ def parse_dice(dice) -> tuple[int, int]:
 
     Only ASCII digits and whole numbers count: floats, bools and other digits (``"٦٣"``) are refused with
     ``InvalidDiceError``, never rounded."""
+    if type(dice) is tuple and len(dice) == 2 and type(dice[0]) is int and type(dice[1]) is int \
+            and 1 <= dice[0] <= 6 and 1 <= dice[1] <= 6:
+        return dice  # the common case, from the bot's own callers: two plain ints already
     if isinstance(dice, str):
         digits = re.fullmatch(r"\s*([0-9])\s*[-, ]?\s*([0-9])\s*", dice, re.ASCII)
         if not digits:

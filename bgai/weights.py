@@ -424,18 +424,17 @@ def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, compile
     """The MLP's (N, 5) cumulative probabilities: ReLU hidden layers, then the head's sigmoids (conditional
     probabilities) multiplied out (``cumulative``). With ``compiled``, by ``bgai.kernels``: the first hidden
     layer from the inputs that changed since the row before (``first_layer``), and the head in one pass
-    (``head``, with ``head_t``, the head's weights as (out, in)). (The layers between stay dense products: about a
-    quarter of the first layer's units are active on a board, but a compiled sum over them was slower than the
-    BLAS product of all of them.)"""
+    (``head``, with ``head_t``, the head's weights as (out, in)); the layers between over the nonzero units of
+    the layer before only (``sparse_layer``: about a fifth of a ReLU layer's units are active on a board)."""
     h, hidden = x, layers[:-1]
     if compiled:
-        from bgai import kernels
+        from bgai import kernels  # (numba's import, a quarter of a second, only where a compiled pass runs)
 
-        if hidden:
-            w, b = hidden[0]
-            h = np.empty((len(x), w.shape[1]), dtype=np.float32)
-            kernels.first_layer(x, w, b, h)
-            hidden = hidden[1:]
+        for number, (w, b) in enumerate(hidden):
+            out = np.empty((len(x), w.shape[1]), dtype=np.float32)
+            (kernels.first_layer if number == 0 else kernels.sparse_layer)(h, w, b, out)
+            h = out
+        hidden = []
     for w, b in hidden:
         h = h @ w
         h += b

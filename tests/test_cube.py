@@ -292,7 +292,7 @@ def test_one_ply_cubeful_equity_averages_the_opponents_cube_decision_over_its_ro
     from bgai.bot import ROLL_WEIGHTS, ROLLS
     from bgai.game import result_points
 
-    zero, one = load_bot(), load_bot(plies=1)
+    zero, one = load_bot(), load_bot(plies=1, pruner=False)  # the reference judges every reply
     positions = [Position.from_position_id("4PPgASTgc/ABMA"),
                  Position.from_points({1: 2, 2: 1}, {24: 1, 23: 2, 12: 1})]  # bear-offs that end the game
     for pos in positions:

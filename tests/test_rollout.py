@@ -128,7 +128,8 @@ def test_the_pruning_net_changes_the_luck_estimate_only(bot):
     full = ro.run_trials(load_bot(pruner=False), start, np.arange(72), settings)
     np.testing.assert_allclose(pruned.plain, full.plain, atol=1e-6)
     gap = equity(pruned.plain[0] - pruned.luck[0]) - equity(full.plain[0] - full.luck[0])
-    assert 0 < np.abs(gap).max() < 0.05
+    # Most trials' luck moves by a few thousandths (a roll whose reply the pruning net missed), none by much.
+    assert 0 < np.abs(gap).mean() < 0.01 and np.abs(gap).max() < 0.15
 
 
 def test_the_opening_rollout_matches_the_bots_self_play(bot):

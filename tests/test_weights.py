@@ -90,7 +90,7 @@ def test_the_shipped_npz_holds_the_shipped_checkpoint_s_weights():
     assert all(np.array_equal(snapshot.weights[k], v.numpy()) for k, v in state.items())
     assert (snapshot.hidden, snapshot.phases, snapshot.encoder_version) == (model.hidden, model.phases,
                                                                              model.encoder_version)
-    assert info["games"] == load_checkpoint(SHIPPED)["games"]
+    assert info["config"] == load_checkpoint(SHIPPED)["config"]  # what it is and how it was made
 
 
 def test_an_npz_round_trips_and_loads_as_a_bot_that_plays_legal_moves(tmp_path):
