@@ -2,7 +2,7 @@
 database is worth to the bot in races.
 
     python benchmarks/rollout_bench.py [--json benchmarks/results/rollout.json] [--repeats 2]
-        [--se-trials 1296] [--bearoff-games 3000] [--skip speed,se,bearoff]
+        [--se-trials 1296] [--bearoff-games 3000] [--skip speed,se,bearoff] [--positions contact,prime,race]
 
 * **Speed** (``speed``): trials per second of a 324-trial cubeless rollout of the opening position at 0-ply,
   played to the end or truncated at 7 plies, with and without variance reduction, by bgai (in this process,
@@ -12,7 +12,8 @@ database is worth to the bot in races.
   time is given whole and less its start-up (the same command file without ``rollout``). Both end cubeless trials
   at bear-offs (bgai's default ``bearoff="race"``; gnubg's "truncated at one-sided bearoff"), and both evaluate
   truncated trials at 0-ply (gnubg is told to: its default is 2-ply). gnubg's other settings are its defaults (its
-  0-ply checker play uses its pruning nets and cubeful evaluations).
+  0-ply checker play uses its pruning nets and cubeful evaluations). ``--positions`` adds other positions
+  (``POSITIONS``: a contact position, a prime, a race), each with ``bgai rollout``'s defaults only.
 * **Standard error** (``se``): a ``--se-trials`` rollout of a middle-game position (``MIDDLE_GAME``, the bot's own
   game ten turns in), played to the end: the cubeless equity's standard error with and without variance
   reduction, on the same trials.
@@ -49,6 +50,11 @@ from bgai.rollout import rollout, torch_threads
 GNUBG = "/usr/games/gnubg"
 OPENING = "4HPwATDgc/ABMA"
 MIDDLE_GAME = "4HPkAxDguWHAIQ"
+# The other positions of the speed comparison (``--positions``), each rolled out with ``bgai rollout``'s defaults
+# only (to the end, with variance reduction): a contact position (the bot's own game ten turns in), a prime (the
+# player on roll's six points from its 8 to its 3 in front of two opposing checkers on its ace point) and a race
+# (69 against 76 pips).
+POSITIONS = {"opening": OPENING, "contact": MIDDLE_GAME, "prime": "trsDADBsuw0GAA", "race": "3N0zAAC2uycAAA"}
 SPEED_TRIALS = 324
 TRUNCATE = 7
 SETTINGS = [(truncate, vr) for truncate in (None, TRUNCATE) for vr in (False, True)]
@@ -57,7 +63,7 @@ SETTINGS = [(truncate, vr) for truncate in (None, TRUNCATE) for vr in (False, Tr
 # Speed ------------------------------------------------------------------------------------------------------------
 
 
-def gnubg_commands(trials: int, truncate: int | None, vr: bool, roll: bool = True) -> str:
+def gnubg_commands(trials: int, truncate: int | None, vr: bool, roll: bool = True, position: str = OPENING) -> str:
     lines = [
         "set threads 2",
         f"set rollout trials {trials}",
@@ -70,7 +76,7 @@ def gnubg_commands(trials: int, truncate: int | None, vr: bool, roll: bool = Tru
     if truncate:  # evaluated at 0-ply where the trials stop, as bgai does (gnubg's default is 2-ply)
         lines += [f"set rollout truncation plies {truncate}", "set rollout truncation chequerplay plies 0",
                   "set rollout truncation cubedecision plies 0"]
-    lines += ["new game", f"set board {OPENING}"]
+    lines += ["new game", f"set board {position}"]
     if roll:
         lines.append("rollout")
     return "\n".join(lines) + "\n"
@@ -98,15 +104,17 @@ def parse_gnubg_rollout(out: str) -> dict:
     return {"equity": float(values[-2]), "se": float(values[-1])}
 
 
-def speed(bot: Bot, repeats: int, trials: int = SPEED_TRIALS, jobs: int = 1) -> dict:
-    startup, _ = min(run_gnubg(gnubg_commands(trials, None, False, roll=False)) for _ in range(repeats))
+def speed(bot: Bot, repeats: int, trials: int = SPEED_TRIALS, jobs: int = 1, position: str = OPENING,
+          settings=SETTINGS) -> dict:
+    startup, _ = min(run_gnubg(gnubg_commands(trials, None, False, roll=False, position=position))
+                     for _ in range(repeats))
     rows = []
-    for truncate, vr in SETTINGS:
+    for truncate, vr in settings:
         g_runs, b_runs = [], []
         for _ in range(repeats):
-            seconds, out = run_gnubg(gnubg_commands(trials, truncate, vr))
+            seconds, out = run_gnubg(gnubg_commands(trials, truncate, vr, position=position))
             g_runs.append((seconds, parse_gnubg_rollout(out)))
-            result = rollout(bot, OPENING, trials=trials, truncate=truncate, variance_reduction=vr,
+            result = rollout(bot, position, trials=trials, truncate=truncate, variance_reduction=vr,
                              jobs=jobs)
             b_runs.append(result)
         g_seconds, g_result = min(g_runs, key=lambda r: r[0])
@@ -132,9 +140,9 @@ def speed(bot: Bot, repeats: int, trials: int = SPEED_TRIALS, jobs: int = 1) -> 
         print(f"  {row['setting']:<45} bgai {row['bgai_trials_per_s']:7.1f}/s   gnubg "
               f"{row['gnubg_trials_per_s']:7.1f}/s ({row['gnubg_trials_per_s_less_startup']:7.1f}/s less start-up)"
               f"   ratio {row['ratio']:.2f} ({row['ratio_less_startup']:.2f})", flush=True)
-    return {"trials": trials, "jobs": jobs, "position": OPENING, "gnubg_startup_seconds": startup, "rows": rows,
-            "gnubg_commands": {r["setting"]: gnubg_commands(trials, r["truncate"], r["variance_reduction"])
-                               for r in rows}}
+    return {"trials": trials, "jobs": jobs, "position": position, "gnubg_startup_seconds": startup, "rows": rows,
+            "gnubg_commands": {r["setting"]: gnubg_commands(trials, r["truncate"], r["variance_reduction"],
+                                                            position=position) for r in rows}}
 
 
 # Standard error ---------------------------------------------------------------------------------------------------
@@ -206,7 +214,12 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=SPEED_TRIALS, help="trials of the speed rollouts")
     parser.add_argument("--jobs", type=int, default=1, help="bgai's worker processes in the speed rollouts (1: in "
                         "this process; bgai rollout's default is one per core)")
+    parser.add_argument("--positions", default="", help="comma-separated, of " + ", ".join(POSITIONS) + ": also "
+                        "roll these out for speed with bgai rollout's defaults (to the end, variance reduction)")
     args = parser.parse_args()
+    extra = [name for name in filter(None, args.positions.split(","))]
+    if any(name not in POSITIONS for name in extra):
+        parser.error(f"--positions: each of {', '.join(POSITIONS)}")
     skip = set(filter(None, args.skip.split(",")))
     bot = load_bot()
     bearoff.database()
@@ -222,6 +235,10 @@ def main() -> None:
         print(f"Speed: {args.trials}-trial cubeless rollouts of the opening position at 0-ply, bgai on {args.jobs} "
               f"process(es)")
         figures["speed"] = speed(bot, args.repeats, args.trials, args.jobs)
+        for name in extra:
+            print(f"Speed: {args.trials}-trial rollout of the {name} position ({POSITIONS[name]})")
+            figures[f"speed_{name}"] = speed(bot, args.repeats, args.trials, args.jobs, POSITIONS[name],
+                                             [(None, True)])
     if "se" not in skip:
         print("Standard error with and without variance reduction")
         figures["standard_error"] = standard_error(bot, args.se_trials)

@@ -553,14 +553,31 @@ def torch_threads(n: int):
         torch.set_num_threads(before)
 
 
+#: Seconds it takes to start the worker processes of a rollout and send them the bot (measured on the 2-core machine:
+#: about 3 s); a rollout whose trials take less than about that here stays in this process.
+POOL_START_S = 3.0
+#: Trials played in this process first, to time them, before a rollout with ``jobs`` decides where the rest go.
+PROBE_TRIALS = 36
+
+
 def _run(bot, start: Start, settings: RolloutSettings, progress: bool, jobs: int) -> tuple[TrialValues, float]:
+    """Play the rollout's trials: in this process with ``jobs`` 1; else the first ``PROBE_TRIALS`` here, timed,
+    and the rest on ``jobs`` worker processes only if that is faster than here with their start-up
+    (``POOL_START_S``) counted: a short rollout (a race, a truncated one) does not wait for workers it does not need.
+    A trial's values depend only on its number, so where it is played changes nothing."""
     started = time.perf_counter()
     trials = np.arange(settings.trials)
-    if jobs <= 1:
+    if jobs <= 1 or len(trials) <= PROBE_TRIALS:
         values = run_trials(bot, start, trials, settings, progress)
+        return values, time.perf_counter() - started
+    probe = run_trials(bot, start, trials[:PROBE_TRIALS], settings)
+    rest = trials[PROBE_TRIALS:]
+    here = (time.perf_counter() - started) * len(rest) / PROBE_TRIALS  # (an upper bound: larger batches are cheaper)
+    if here <= POOL_START_S + here / jobs:
+        values = run_trials(bot, start, rest, settings, progress)
     else:
-        values = _run_in_processes(bot, start, trials, settings, progress, jobs)
-    return values, time.perf_counter() - started
+        values = _run_in_processes(bot, start, rest, settings, progress, jobs)
+    return TrialValues.concatenate([probe, values]), time.perf_counter() - started
 
 
 def _run_in_processes(bot, start, trials, settings, progress, jobs) -> TrialValues:

@@ -82,6 +82,11 @@ class SelfPlayWorker:
     def load_weights(self, state_dict: dict) -> None:
         self.model.load_state_dict(state_dict)
 
+    def load_snapshot(self, snapshot: ModelSnapshot) -> None:
+        """Play on with ``snapshot`` (the numpy pass, as a worker process's task does)."""
+        self.model = snapshot
+        self.bot = Bot(snapshot, name="self-play")
+
     def play(self, first_game: int, n_games: int, rng: np.random.Generator) -> Experience:
         """Play games ``first_game .. first_game + n_games - 1`` to the end and return their experience."""
         return self._lambda_returns(self._play(first_game, n_games, rng), n_games)

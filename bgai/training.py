@@ -32,8 +32,8 @@ position sampling and target parts run in worker processes or Ray actors that ge
 per round (generation); the learner, the writing of data and checkpoints stay in this process. A round's games are
 split between the workers by game id, each task's exploration seeded by the run's seed and its first game, so a run
 is reproducible for a seed and worker count (on processes or on Ray alike), and a worker that dies has its task
-played again with nothing lost. ``workers = 1`` keeps everything in this process, as bgai did before it had
-workers.
+played again with nothing lost. ``workers = 1`` keeps everything in this process (its rounds played, as on
+workers, with the numpy pass on a snapshot of the weights).
 
 Everything a run needs to continue is in ``RUN_DIR/checkpoint.pt`` (written atomically every
 ``checkpoint_minutes`` and at the end of every stage and generation; each generation's network is also kept,
@@ -470,7 +470,9 @@ class _TDRounds:
     def next(self, n: int) -> Experience:
         state = self.state
         if self.worker is not None:
-            self.worker.load_weights(state.model.state_dict())
+            # The round's games are played with the numpy pass on a snapshot of the weights, as on workers: several
+            # times faster than the torch model's small batches.
+            self.worker.load_snapshot(ModelSnapshot.of(state.model))
             return self.worker.play(state.games, n, state.rng)
         if self.ahead is None:  # the stage's first round, or the first after resuming
             weights = state.play_weights or ModelSnapshot.of(state.model)

@@ -164,11 +164,23 @@ def test_chunks_of_trials_concatenate_to_the_whole_rollout(bot):
     np.testing.assert_allclose(parts.luck, whole.luck, atol=1e-5)
 
 
-def test_jobs_split_the_trials_into_chunks_with_the_same_result(bot):
-    one = bot.rollout(MIDDLE_GAME, trials=72, truncate=3)
-    two = bot.rollout(MIDDLE_GAME, trials=72, truncate=3, jobs=2)  # two processes, 36 trials each
+def test_jobs_split_the_trials_into_chunks_with_the_same_result(bot, monkeypatch):
+    one = bot.rollout(MIDDLE_GAME, trials=108, truncate=3)
+    sent = []
+    in_processes = ro._run_in_processes
+    monkeypatch.setattr(ro, "_run_in_processes", lambda *a: sent.append(len(a[2])) or in_processes(*a))
+    monkeypatch.setattr(ro, "POOL_START_S", 0.0)  # workers cost nothing: the trials after the probe go to them
+    two = bot.rollout(MIDDLE_GAME, trials=108, truncate=3, jobs=2)  # 36 here, then two processes, 36 each
+    assert sent == [108 - ro.PROBE_TRIALS]
     assert two.equity.mean == pytest.approx(one.equity.mean, abs=1e-6)
     assert two.equity.plain_se == pytest.approx(one.equity.plain_se, abs=1e-6)
+
+
+def test_a_rollout_shorter_than_the_workers_start_up_stays_in_this_process(bot, monkeypatch):
+    monkeypatch.setattr(ro, "_run_in_processes", lambda *a: pytest.fail("workers started for a short rollout"))
+    monkeypatch.setattr(ro, "POOL_START_S", 1e9)
+    short = bot.rollout(MIDDLE_GAME, trials=108, truncate=3, jobs=2)
+    assert short.equity.mean == pytest.approx(bot.rollout(MIDDLE_GAME, trials=108, truncate=3).equity.mean, abs=1e-6)
 
 
 def test_candidate_plays_are_rolled_out_on_the_same_dice(bot, monkeypatch):

@@ -21,8 +21,8 @@ from bgai.training import (LookaheadStage, TDStage, load_config, lookahead_targe
                            sample_trajectories, trace_returns)
 from tests.test_lookahead import slow_lookahead
 
-# workers=1: these runs stay in this process (the path that is bit for bit as before workers; tests/test_workers.py
-# runs them on worker processes and Ray actors).
+# workers=1: these runs stay in this process (their rounds played with the numpy pass, as on workers;
+# tests/test_workers.py runs them on worker processes and Ray actors).
 TINY = dict(hidden="8", bench_games=2, final_bench_games=2, threads=1, workers=1, checkpoint_minutes=10**6)
 
 STAGED = """
