@@ -161,7 +161,9 @@ def mark_of(error: float) -> str | None:
 
 
 def luck_mark_of(luck: float) -> str | None:
-    for threshold, name in LUCK_MARKS:
+    """The mark of a roll's luck (EMG, the mover's): the most extreme of ``LUCK_MARKS`` it passes, as gnubg marks
+    it (a roll of -0.706 is very unlucky, not unlucky)."""
+    for threshold, name in sorted(LUCK_MARKS, key=lambda mark: -abs(mark[0])):
         if (threshold > 0 and luck > threshold) or (threshold < 0 and luck < threshold):
             return name
     return None

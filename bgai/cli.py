@@ -341,7 +341,10 @@ def _train_settings() -> dict:
 def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
     """The command line. ``train_settings``: give ``bgai train`` its settings' options, which need the training
     module and so torch (about 1.4 s to import); ``main`` leaves them out for the other commands."""
+    from bgai import __version__
+
     parser = argparse.ArgumentParser(prog="bgai", description="bgai: a backgammon engine")
+    parser.add_argument("--version", action="version", version=f"bgai {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     show = commands.add_parser("show", help="draw a position")

@@ -279,8 +279,8 @@ def equity_graph_svg(analysis: MatchAnalysis, width: int = 1040, height: int = 3
         out.append(f'<circle cx="{x(i):.1f}" cy="{y(values[i]):.1f}" r="5" fill="{_MARK_COLOURS[d.mark]}" '
                    f'stroke="#fff" stroke-width="1.5"><title>Game {d.game} row {d.row}: '
                    f'{escape(record.players[d.player])} {d.mark} {-d.error:+.3f}</title></circle>')
-    what = (f"{escape(record.players[0])}'s match-winning chance" if record.length
-            else f"{escape(record.players[0])}'s expected points won")
+    whose = "Your" if record.players[0] == "You" else f"{escape(record.players[0])}'s"
+    what = f"{whose} match-winning chance" if record.length else f"{whose} expected points won"
     out.append(f'<text x="{left}" y="{height - 4}" fill="#444">{what} after each play (bgai 0-ply); dots: marked '
                f'errors (<tspan fill="{_MARK_COLOURS["very bad"]}">very bad</tspan>, '
                f'<tspan fill="{_MARK_COLOURS["bad"]}">bad</tspan>, '

@@ -31,7 +31,8 @@ HELP = """Commands (any phase unless said):
   resign [single|gammon|backgammon]   offer to resign (bgai accepts when its equity says so)
   save [FILE]   save the match so far as a .mat file
   next | n      the next game, when one is over (Enter does it too)
-  quit | q      stop (the match is saved when --save is given)"""
+  quit | q      stop; the match is saved (to --save FILE, else bgai-DATE-TIME.mat; not with --no-save)
+                once you have played"""
 
 PHASE_WORDS = ("roll", "r", "double", "d", "take", "t", "pass", "p", "drop", "undo", "u", "next", "n")
 RESIGN_WORDS = {"": 1, "1": 1, "s": 1, "single": 1, "2": 2, "g": 2, "gammon": 2, "3": 3, "b": 3, "bg": 3,
@@ -81,7 +82,10 @@ class Terminal:
         if s.phase is Phase.MATCH_OVER:
             self.say(s.status())
         if self.save_path is not None:
-            self.save(self.save_path)
+            if any(action.player == HUMAN for game in s.games for action in game.actions):
+                self.save(self.save_path)
+            else:  # quit before doing anything: no empty match file
+                self.say("Nothing played: no match file written.")
         return 0
 
     def prompt(self) -> str:

@@ -267,3 +267,11 @@ def test_luck_adjusted_results_estimate_the_same_points_with_less_variance(bot):
     assert np.array_equal(one.points, -two.points) and np.allclose(one.luck, -two.luck)
     with pytest.raises(Exception, match="cubeless"):
         play_games(bot, bot, 2, cube=True, luck=luck)
+
+
+@pytest.mark.parametrize("luck, mark", [(0.706, "very lucky"), (0.45, "lucky"), (0.1, None), (-0.1, None),
+                                        (-0.45, "unlucky"), (-0.706, "very unlucky")])
+def test_a_roll_gets_the_most_extreme_luck_mark_it_passes(luck, mark):
+    from bgai.analysis import luck_mark_of
+
+    assert luck_mark_of(luck) == mark

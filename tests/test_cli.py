@@ -155,3 +155,11 @@ def test_hint_at_one_ply_lists_the_filter_survivors_first_with_their_ply(capsys)
     lines = [line for line in capsys.readouterr().out.splitlines() if "-ply  " in line]
     plies = [int(line.split("-ply")[0].split()[-1]) for line in lines]
     assert plies[0] == 1 and plies == sorted(plies, reverse=True) and 0 in plies  # 8 kept at most, of 14
+
+
+def test_version(capsys):
+    from bgai import __version__
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"bgai {__version__}"

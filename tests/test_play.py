@@ -194,3 +194,9 @@ def test_bgai_play_saves_where_it_is_told(monkeypatch, capsys, tmp_path):
     path = tmp_path / "m.mat"
     assert main(["play", "--seed", "3", "--match", "5", "--save", str(path)]) == 0
     assert path.read_text().startswith('; [Seed "3"]') and " 5 point match" in path.read_text()
+
+
+def test_quitting_before_playing_writes_no_match_file(bot, tmp_path):
+    session = Session(bot, seed=5)  # the person has the opening roll
+    out = run_terminal(session, Script(["quit"], session=session), tmp_path)
+    assert "Nothing played: no match file written." in out and not (tmp_path / "game.mat").exists()
