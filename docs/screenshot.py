@@ -1,10 +1,11 @@
-"""Take docs/board.png, the screenshot of the play page in the README.
+"""Take docs/board.png, the screenshot of the play page in the README, and docs/board-phone.png, the same page on
+a phone's screen (390 x 844).
 
 Runs the web app in this process, plays a seeded game through the API to a middle-game position with the person
 to move, then shows it in Debian's headless Chromium (through Playwright's Python package) with a checker picked
 up and the hint open, and saves the screenshot.
 
-    .venv/bin/python docs/screenshot.py [--out docs/board.png] [--seed 7] [--turns 9]
+    .venv/bin/python docs/screenshot.py [--out docs/board.png] [--phone docs/board-phone.png] [--seed 7] [--turns 9]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(Path(__file__).with_name("board.png")))
+    parser.add_argument("--phone", default=str(Path(__file__).with_name("board-phone.png")))
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--turns", type=int, default=9, help="the person's plays before the picture")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
@@ -74,6 +76,9 @@ def main() -> None:
         page.click(f'.hit[data-point="{"bar" if source == "25" else source}"]', force=True)
         page.wait_for_timeout(200)
         page.screenshot(path=args.out, full_page=False)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.wait_for_timeout(200)
+        page.screenshot(path=args.phone, full_page=False)
         context.close()
     server.should_exit = True
     print(f"wrote {args.out}: {state['xgid']}")

@@ -186,3 +186,71 @@ def test_a_bad_position_to_set_up_shows_the_reason(page):
     page.wait_for_selector("#error:not([hidden])")
     assert "14 base64 characters" in page.inner_text("#error")
     assert state(page)["version"] == s["version"]
+
+
+def test_a_hint_never_outlives_the_decision_it_answers(page):
+    """Given the hint on the person's plays open, When it finishes its play and the game moves on, Then the hint is
+    gone (it never shows a roll other than the current one); the same for the cube hint before rolling."""
+    s = open_game(page, "seed=4&match=0&plies=0")
+    checked = set()
+    for _ in range(40):
+        if checked == {"plays", "cube"}:
+            break
+        if s["phase"] == "move":
+            page.click("#hint")
+            page.wait_for_selector("#advice:not([hidden]) tr.pick")
+            assert f"{s['dice'][0]}-{s['dice'][1]}" in page.inner_text("#advice h3")
+            click_point(page, int(next(iter(s["play"]["targets"]))))  # a step of the same play keeps it up
+            first = next(iter(s["play"]["targets"].items()))
+            click_point(page, first[1][0])
+            s = wait_after(page, s["version"])
+            assert page.is_visible("#advice") or s["phase"] != "move"
+            s = play_by_clicking(page) if s["phase"] == "move" else s
+            assert page.is_hidden("#advice"), "the hint of a finished play is gone"
+            checked.add("plays")
+        elif s["phase"] == "roll":
+            if s["cube"]["may_double"] and "cube" not in checked:
+                page.click("#cube-hint")
+                page.wait_for_selector("#advice:not([hidden])")
+                page.click("#roll")
+                s = wait_after(page, s["version"])
+                assert page.is_hidden("#advice"), "the cube hint of a roll made is gone"
+                checked.add("cube")
+            else:
+                page.click("#roll")
+                s = wait_after(page, s["version"])
+        elif s["phase"] == "take":
+            page.click("#take")
+            s = wait_after(page, s["version"])
+        else:
+            page.click("#next")
+            s = wait_after(page, s["version"])
+    assert checked == {"plays", "cube"}
+
+
+def test_the_api_docs_render_offline(page):
+    """/docs loads Swagger UI from the server itself: every request the page makes goes to the server, and the
+    endpoints are listed."""
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(f"{page.base}/docs")
+    page.wait_for_selector(".opblock", timeout=15000)
+    assert page.locator(".opblock").count() >= 10  # the position and session endpoints
+    assert requested and all(url.startswith(page.base) for url in requested), requested
+
+
+def test_the_page_fits_a_phone_without_scrolling_sideways(page):
+    """At 390 x 844 (a phone) the page is no wider than the screen: no horizontal scroll, the API link and the
+    score on screen, the board the width of the screen, also with the hint open."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    s = open_game(page, "seed=4&match=5&plies=0")
+    while s["phase"] != "move":
+        page.click("#roll" if s["phase"] == "roll" else "#take")
+        s = wait_after(page, s["version"])
+    page.click("#hint")
+    page.wait_for_selector("#advice:not([hidden]) tr.pick")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    for selector in ("header nav a", "#scoreboard", "#board svg"):
+        box = page.locator(selector).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (selector, box)
+    assert page.locator("#board svg").bounding_box()["width"] >= 360

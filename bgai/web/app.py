@@ -30,6 +30,7 @@ from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
@@ -184,7 +185,8 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 100, hosts=L
                work: Work | None = None) -> FastAPI:
     """The app: ``plies`` is the default lookahead of hints, evaluations and the bot of new sessions; ``hosts``
     the names the Host header may give (``("*",)``: any); ``work`` bounds the searches running at once."""
-    app = FastAPI(
+    app = FastAPIOffline(  # FastAPI whose /docs serves Swagger UI's files from the package: nothing off the machine
+        favicon_url="/favicon.ico",
         title="bgai",
         version="0.1.0",
         description="Play bgai, a backgammon bot, and ask it about positions. Positions are Position IDs, XGIDs "

@@ -6,6 +6,26 @@ const $ = (id) => document.getElementById(id);
 let state = null;      // the session, as the server last sent it
 let selected = null;   // the point (25: the bar) whose checker is picked up
 let busy = false;
+let advice = null;     // what the advice box shows: {kind, key}, the key of the state it was asked for
+
+// The advice box stays up only while the decision it answers does: the plays of one roll in one position (the
+// checkers moved meanwhile included), or the cube decision of one position and cube.
+function adviceKey(s, kind) {
+  return kind === "plays" ? `plays|${s.phase}|${s.position_id}|${s.dice}`
+    : `cube|${s.phase}|${s.position_id}|${s.cube.value}|${s.cube.owner}`;
+}
+
+function showAdvice(kind, key) {
+  if (!state || adviceKey(state, kind) !== key) return false; // the game moved on while the bot thought
+  advice = { kind, key };
+  $("advice").hidden = false;
+  return true;
+}
+
+function hideAdvice() {
+  advice = null;
+  $("advice").hidden = true;
+}
 
 function errorText(body, status) {
   if (body && typeof body.detail === "string") return body.detail;
@@ -59,7 +79,7 @@ async function newSession(options) {
     localStorage.setItem("bgai-session", state.id);
     selected = null;
     showError("");
-    $("advice").hidden = true;
+    hideAdvice();
     render();
   } catch (error) {
     showError(error.message);
@@ -128,7 +148,7 @@ function render() {
     log.appendChild(item);
   }
   log.scrollTop = log.scrollHeight;
-  if (phase !== "move" && phase !== "roll" && phase !== "take") $("advice").hidden = true;
+  if (advice && adviceKey(s, advice.kind) !== advice.key) hideAdvice();
   highlight();
 }
 
@@ -329,8 +349,10 @@ const eq = (x) => (x >= 0 ? "+" : "") + x.toFixed(3);
 async function showHint() {
   if (!state) return;
   if (state.phase !== "move") return showCubeHint();
+  const key = adviceKey(state, "plays");
   try {
     const hint = await api(`/api/sessions/${state.id}/hint?limit=8`);
+    if (adviceKey(state, "plays") !== key) return;
     const box = $("advice");
     box.innerHTML = `<h3>Your best plays of ${hint.dice[0]}-${hint.dice[1]}</h3>`;
     const table = document.createElement("table");
@@ -356,15 +378,18 @@ async function showHint() {
     note.className = "note";
     note.textContent = `${state.bot}, ${hint.plies}-ply: cubeless equity and chances for you after each play.`;
     box.appendChild(note);
-    box.hidden = false;
+    showAdvice("plays", key);
   } catch (error) {
     showError(error.message);
   }
 }
 
 async function showCubeHint() {
+  if (!state) return;
+  const key = adviceKey(state, "cube");
   try {
     const h = await api(`/api/sessions/${state.id}/cube-hint`);
+    if (adviceKey(state, "cube") !== key) return;
     const box = $("advice");
     const fmt = h.unit === "mwc" ? pct : eq;
     const names = { no_double: "No double", double_take: "Double, take", double_pass: "Double, pass",
@@ -383,7 +408,7 @@ async function showCubeHint() {
     note.className = "note";
     note.textContent = h.unit === "mwc" ? "Your match-winning chances." : "Your equity, in units of the current stake.";
     box.appendChild(note);
-    box.hidden = false;
+    showAdvice("cube", key);
   } catch (error) {
     showError(error.message);
   }
