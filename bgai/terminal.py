@@ -17,22 +17,24 @@ from bgai.position import render_board
 from bgai.session import BOT, HUMAN, Phase, Session
 
 HELP = """Commands (any phase unless said):
-  <play>        your play in standard notation, whole or in parts: 13/7 8/7, bar/22*, 6/off, 8/5(2)
+  <play>        your play in standard notation, whole or in parts:
+                13/7 8/7, bar/22*, 6/off, 8/5(2)
   undo          take back the last checker move of the play you are making
-  roll | r      roll the dice (your turn, when you could also double; Enter does it too)
+  roll | r      roll the dice (when you could also double; Enter does it too)
   double | d    double (or redouble) before rolling
   take | t      take bgai's double;   pass | p   pass it
-  hint [N]      the N best plays of your roll (default 5), with equities and chances; before
-                rolling or facing a double, the cube hint
-  cube          the cube hint: to double before rolling, to take or pass a double
-  pips          pip counts
+  hint [N]      the N best plays of your roll (default 5), with equities and
+                chances; before rolling or facing a double, the cube hint
+  cube          the cube hint: to double before rolling, to take or pass
+  pips          pip counts, and who leads
   id            the Position ID and XGID of the position
   board | b     draw the board again
-  resign [single|gammon|backgammon]   offer to resign (bgai accepts when its equity says so)
+  resign [single|gammon|backgammon]
+                offer to resign (bgai accepts when its equity says so)
   save [FILE]   save the match so far as a .mat file
   next | n      the next game, when one is over (Enter does it too)
-  quit | q      stop; the match is saved (to --save FILE, else bgai-DATE-TIME.mat; not with --no-save)
-                once you have played"""
+  quit | q      stop; once you have played, the match is saved (to --save FILE,
+                else bgai-DATE-TIME.mat; not with --no-save)"""
 
 PHASE_WORDS = ("roll", "r", "double", "d", "take", "t", "pass", "p", "drop", "undo", "u", "next", "n")
 RESIGN_WORDS = {"": 1, "1": 1, "s": 1, "single": 1, "2": 2, "g": 2, "gammon": 2, "3": 3, "b": 3, "bg": 3,
@@ -61,8 +63,8 @@ class Terminal:
     def run(self) -> int:
         s = self.session
         kind = f"{s.match_length}-point match" if s.is_match else "money session"
-        self.say(f"bgai ({s.bot.name}, {s.bot.plies}-ply) v {s.names[HUMAN]}: {kind}, dice seed {s.seed}. "
-                 "Type help for the commands.")
+        self.say(f"bgai ({s.bot.name}, {s.bot.plies}-ply) v {s.names[HUMAN]}: {kind}, dice seed {s.seed}.")
+        self.say("Type help for the commands.")
         self.show()
         while s.phase is not Phase.MATCH_OVER:
             try:
@@ -112,8 +114,7 @@ class Terminal:
         elif word in ("board", "b"):
             self._shown_version = -1
         elif word == "pips":
-            mine, theirs = s.pip_counts()
-            self.say(f"  Pips: {s.names[HUMAN]} {mine}, {s.names[BOT]} {theirs} ({mine - theirs:+d})")
+            self.say("  " + pips_line(s))
         elif word == "id":
             self.say(f"  Position ID: {s.position_id()}")
             self.say(f"  XGID:        {s.xgid()}")
@@ -195,15 +196,17 @@ class Terminal:
     def hint(self, top: int) -> None:
         s = self.session
         ranked = s.hint()
-        self.say(f"  Your plays of {s.dice[0]}{s.dice[1]} by {s.bot.name}: cubeless equity and chances for you "
-                 "after each play")
+        self.say(f"  Your plays of {s.dice[0]}{s.dice[1]}, ranked by bgai at {s.bot.plies}-ply: cubeless equity and your")
+        self.say("  chances after each: win, gammon, backgammon | lose a gammon, a backgammon")
+        self.say("  (* judged at fewer plies: dropped by the move filter)")
         best = ranked[0].equity
         for i, r in enumerate(ranked[:top], 1):
             e = r.evaluation
             diff = "" if i == 1 else f" ({r.equity - best:+.3f})"
-            self.say(f"  {i:2d}. {str(r.move):<22} {r.plies}-ply {r.equity:+.3f}{diff:<9} win {100 * e.win:5.1f}% "
-                     f"g {100 * e.win_gammon:4.1f}% bg {100 * e.win_backgammon:3.1f}% | lose g "
-                     f"{100 * e.lose_gammon:4.1f}% bg {100 * e.lose_backgammon:3.1f}%")
+            shallow = "*" if r.plies < s.bot.plies else " "
+            self.say(f"  {i:2d}. {str(r.move):<21} {r.equity:+.3f}{diff:<9}{shallow}{100 * e.win:5.1f}% "
+                     f"{100 * e.win_gammon:4.1f} {100 * e.win_backgammon:3.1f} | {100 * e.lose_gammon:4.1f} "
+                     f"{100 * e.lose_backgammon:3.1f}")
         if len(ranked) > top:
             self.say(f"      ... {len(ranked) - top} more (hint {len(ranked)})")
 
@@ -231,6 +234,17 @@ class Terminal:
         note = (f" ({left_out} game{'s' if left_out > 1 else ''} from a set-up position left out: .mat files start "
                 "every game from the opening position)") if left_out else ""
         self.say(f"Saved the match to {path}.{note}")
+
+
+def pips_line(s: Session) -> str:
+    """The pip counts and who leads: ``Pips: You 159, bgai 158: bgai leads by 1``."""
+    mine, theirs = s.pip_counts()
+    names = s.names[HUMAN], s.names[BOT]
+    # Fewer pips is ahead in the race.
+    leader = names[0] if mine < theirs else names[1]
+    verb = "lead" if leader == "You" else "leads"
+    lead = "even" if mine == theirs else f"{leader} {verb} by {abs(mine - theirs)}"
+    return f"Pips: {names[0]} {mine}, {names[1]} {theirs}: {lead}"
 
 
 def play(session: Session, save_path=None, read=input, out=None) -> int:

@@ -200,3 +200,23 @@ def test_quitting_before_playing_writes_no_match_file(bot, tmp_path):
     session = Session(bot, seed=5)  # the person has the opening roll
     out = run_terminal(session, Script(["quit"], session=session), tmp_path)
     assert "Nothing played: no match file written." in out and not (tmp_path / "game.mat").exists()
+
+
+@pytest.mark.parametrize("plies", [0, 1])
+def test_the_terminal_fits_80_columns_and_says_who_leads_the_race(plies):
+    """A whole 5-point match game with every informative command: no line of the board, the prompts, the hints
+    (of every play: hint 30), the cube hint, the pips or the help is wider than 80 columns."""
+    from bgai import load_bot
+
+    session = Session(load_bot(plies=plies), seed=5, match_length=5)
+    out = run_terminal(session, Script(["hint 30", "pips", "id", "cube", "help", "hint"], session=session,
+                                       limit=400))
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "Pips: You 167, bgai 167: even" in out
+    from bgai.terminal import pips_line
+
+    ahead = Session(load_bot(), seed=1)
+    ahead.setup(xgid(DOUBLE_TAKE))  # the person 69 pips, bgai 74
+    assert pips_line(ahead) == "Pips: You 69, bgai 74: You lead by 5"
+    ahead.setup(xgid(DOUBLE_TAKE, human_on_roll=False))
+    assert pips_line(ahead) == "Pips: You 74, bgai 69: bgai leads by 5"

@@ -254,3 +254,21 @@ def test_the_page_fits_a_phone_without_scrolling_sideways(page):
         box = page.locator(selector).bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (selector, box)
     assert page.locator("#board svg").bounding_box()["width"] >= 360
+
+
+def test_resigning_asks_first_and_the_new_game_form_shows_the_game_being_played(page):
+    s = open_game(page, "seed=4&match=5&plies=0")
+    assert page.input_value("#new-length") == "5" and page.input_value("#new-plies") == "0"
+    while s["phase"] not in ("roll", "move"):
+        page.click("#take")
+        s = wait_after(page, s["version"])
+    page.select_option("#resign-level", "2")
+    page.click("#resign")
+    assert "Sure? Resign a gammon" in page.inner_text("#resign")
+    page.wait_for_timeout(200)
+    assert state(page)["version"] == s["version"]  # one click resigns nothing
+    page.click("#resign")
+    s = wait_after(page, s["version"])
+    assert any("resign" in line for line in s["log"])
+    money = open_game(page, "new")  # a plain page opens a money game
+    assert money["match_length"] == 0 and page.input_value("#new-length") == "0"

@@ -77,6 +77,7 @@ async function newSession(options) {
   try {
     state = await api("/api/sessions?svg=true", "POST", options);
     localStorage.setItem("bgai-session", state.id);
+    showGameInForm(state);
     selected = null;
     showError("");
     hideAdvice();
@@ -92,11 +93,12 @@ async function load() {
   if (!params.has("new") && !params.has("match") && !params.has("seed") && !params.has("position") && saved) {
     try {
       state = await api(`/api/sessions/${saved}?svg=true`);
+      showGameInForm(state);
       render();
       return;
     } catch (error) { /* gone with a server restart: start a new one */ }
   }
-  const options = { match_length: Number(params.get("match") ?? 7) };
+  const options = { match_length: Number(params.get("match") ?? 0) };  // a plain "/" opens a money game
   if (params.has("plies")) options.plies = Number(params.get("plies"));
   if (params.has("seed")) options.seed = Number(params.get("seed"));
   if (params.has("position")) options.position = params.get("position");
@@ -107,6 +109,16 @@ async function load() {
     await newSession(options);
     showError(message);
   }
+}
+
+// The New game form starts as the game being played (its length and the bot's plies), for a rematch.
+function showGameInForm(s) {
+  const length = $("new-length");
+  if (![...length.options].some((o) => Number(o.value) === s.match_length)) {
+    length.add(new Option(`${s.match_length} points`, String(s.match_length)));
+  }
+  length.value = String(s.match_length);
+  $("new-plies").value = String(s.plies);
 }
 
 // Drawing -----------------------------------------------------------------------------------------------------
@@ -425,7 +437,25 @@ $("finish").addEventListener("click", () => act("finish"));
 $("next").addEventListener("click", () => act("next"));
 $("hint").addEventListener("click", showHint);
 $("cube-hint").addEventListener("click", showCubeHint);
-$("resign").addEventListener("click", () => act("resign", { points: Number($("resign-level").value) }));
+// Resigning asks first: the button turns into "Sure? Resign …" for a few seconds, and a second click resigns.
+let resignArmed = null;
+function disarmResign() {
+  clearTimeout(resignArmed);
+  resignArmed = null;
+  $("resign").textContent = "Resign";
+  $("resign").classList.remove("armed");
+}
+$("resign").addEventListener("click", () => {
+  if (resignArmed === null) {
+    const level = $("resign-level").selectedOptions[0].textContent;
+    $("resign").textContent = `Sure? Resign ${level === "single" ? "a single game" : `a ${level}`}`;
+    $("resign").classList.add("armed");
+    resignArmed = setTimeout(disarmResign, 4000);
+    return;
+  }
+  disarmResign();
+  act("resign", { points: Number($("resign-level").value) });
+});
 $("play-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const text = $("play-text").value.trim();
