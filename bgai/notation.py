@@ -33,6 +33,11 @@ class Move:
         """One way of playing it: (from, to, hit) per checker step, in the mover's numbering (25 bar, 0 off)."""
         return [(int(f), int(t), bool(h)) for f, t, h in self.steps if f >= 0]
 
+    def checker_journeys(self) -> list[tuple[int, int]]:
+        """(from, to) of each checker's journey (``journeys``): where the checkers started and ended, not the
+        points they passed through."""
+        return [(path[0][0], path[-1][0]) for path in journeys(self.checker_steps())]
+
     def __str__(self) -> str:
         return format_steps(self.checker_steps())
 
@@ -44,12 +49,10 @@ def _point_name(point: int) -> str:
     return "bar" if point == OWN_BAR else "off" if point <= 0 else str(point)
 
 
-def format_steps(steps: list[tuple[int, int, bool]]) -> str:
-    """Standard notation of a sequence of checker steps."""
-    if not steps:
-        return NO_PLAY
-    # Each path is [(point, hit there), ...] from its source. A path that ends where another starts is one
-    # checker's journey as far as the board can tell, whichever checker physically moved first.
+def journeys(steps: list[tuple[int, int, bool]]) -> list[list[tuple[int, bool]]]:
+    """The checkers' journeys of a sequence of checker steps: each ``[(point, hit there), ...]`` from its source.
+    A step that ends where another starts is one checker's journey as far as the board can tell, whichever checker
+    physically moved first (``13/7 7/1`` is ``13/1``)."""
     paths = [[(src, False), (dst, hit)] for src, dst, hit in steps]
     merged = True
     while merged:
@@ -62,6 +65,14 @@ def format_steps(steps: list[tuple[int, int, bool]]) -> str:
                 del paths[j]
                 merged = True
                 break
+    return paths
+
+
+def format_steps(steps: list[tuple[int, int, bool]]) -> str:
+    """Standard notation of a sequence of checker steps."""
+    if not steps:
+        return NO_PLAY
+    paths = journeys(steps)
     # Identical journeys are written once with a count; the one checker that hit marks the group
     # (``24/22*(2)``, not ``24/22* 24/22``).
     groups: dict[tuple[int, ...], list] = {}

@@ -420,3 +420,10 @@ def test_scores_are_ascii_digits():
 def test_a_play_longer_than_any_real_one_is_refused_before_it_is_read():
     with pytest.raises(IllegalMoveError, match="at most 200 characters"):
         Position.start().play("13/7 " * 1000, "61")
+
+
+def test_a_moves_journeys_say_where_its_checkers_started_and_ended():
+    start = Position.start()
+    assert start.play("13/6", "61").checker_journeys() == [(13, 6)]  # one checker, two steps
+    assert sorted(start.play("13/7 8/7", "61").checker_journeys()) == [(8, 7), (13, 7)]
+    assert sorted(start.play("13/9(2) 6/2(2)", "44").checker_journeys()) == [(6, 2), (6, 2), (13, 9), (13, 9)]

@@ -7,6 +7,7 @@ keeps the session in a global ``state`` (what the server last sent), which the t
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 
@@ -272,3 +273,16 @@ def test_resigning_asks_first_and_the_new_game_form_shows_the_game_being_played(
     assert any("resign" in line for line in s["log"])
     money = open_game(page, "new")  # a plain page opens a money game
     assert money["match_length"] == 0 and page.input_value("#new-length") == "0"
+
+
+def test_a_roll_with_no_play_is_shown_with_its_dice(page):
+    """Given the person on the bar against a closed board, When it rolls, Then the turn passes at once and the status
+    line says what it rolled (You roll NN: no play) beside the bot's reply."""
+    closed = Position.from_points({"bar": 1, 6: 14}, {19: 2, 20: 2, 21: 2, 22: 2, 23: 2, 24: 2, 12: 3})
+    s = open_game(page, "seed=4&match=0&plies=0&position=" + format_xgid(closed.board))
+    assert s["phase"] == "roll"
+    page.click("#roll")
+    s = wait_after(page, s["version"])
+    status = page.inner_text("#status")
+    assert re.search(r"You roll \d\d: no play", status), status
+    assert "bgai rolls" in status

@@ -452,7 +452,7 @@ def session_svg(s: Session) -> str:
     options = dict(cube=s.cube, cube_owner=owner or "centered", width=None, interactive=True)
     if s.last_move is not None:
         player, move = s.last_move
-        options.update(last_move=[(a, b) for a, b, _ in move.checker_steps()],
+        options.update(last_move=move.checker_journeys(),  # where its checkers started and ended
                        last_mover="me" if player == on_roll else "opponent")
     if s.phase is Phase.TAKE:  # the bot on roll has doubled: the cube waits, lit, for the person's answer
         options.update(cube=2 * s.cube, cube_offered=True)

@@ -206,9 +206,11 @@ function renderStatus(s) {
     text = `bgai doubles to ${s.cube.value * 2}: take or pass?`;
   }
   status.textContent = text;
-  // What the bot did since the person's last action.
+  // What happened since the person's last action: the bot's actions, and the person's rolls with no play (the
+  // turn passed at once, so they are shown here with their dice).
+  const passed = (line) => !line.startsWith("You ") || line.endsWith(": no play");
   let since = s.log.length;
-  while (since > 0 && !s.log[since - 1].startsWith("You ")) since -= 1;
+  while (since > 0 && passed(s.log[since - 1])) since -= 1;
   const bot = s.log.slice(since);
   if (bot.length && s.phase !== "game_over" && s.phase !== "match_over") {
     const latest = document.createElement("span");
