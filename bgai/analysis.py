@@ -408,11 +408,14 @@ def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True) -> Match
                 cube_points.append((game, index, row, state, action))
             elif isinstance(action, (Take, Drop)):
                 answers[len(cube_points) - 1] = (index, row, action)
-    bar = tqdm(total=len(turns) + len(cube_points), desc="analysing", unit="decision", disable=not progress)
+    # The bar counts what the report counts: the checker plays, the cube decisions and the answers to doubles.
+    bar = tqdm(total=len(turns) + len(cube_points) + len(answers), desc="analysing", unit="decision",
+               disable=not progress)
     decisions: list[tuple[tuple, Decision]] = []
     for lo in range(0, len(cube_points), CHUNK):
-        decisions += _cube_decisions(record, bot, cube_points[lo:lo + CHUNK], answers, lo)
-        bar.update(len(cube_points[lo:lo + CHUNK]))
+        judged = _cube_decisions(record, bot, cube_points[lo:lo + CHUNK], answers, lo)
+        decisions += judged
+        bar.update(len(judged))
     graph_points = {}
     for lo in range(0, len(turns), CHUNK):
         chunk = turns[lo:lo + CHUNK]

@@ -275,3 +275,26 @@ def test_a_roll_gets_the_most_extreme_luck_mark_it_passes(luck, mark):
     from bgai.analysis import luck_mark_of
 
     assert luck_mark_of(luck) == mark
+
+
+def test_the_progress_bar_counts_the_decisions_the_report_counts(bot, monkeypatch):
+    """The bar's total and its updates are the report's decisions, the answers to doubles included."""
+    import tqdm.auto
+
+    seen = {}
+
+    class Bar:
+        def __init__(self, total, **options):
+            seen["total"], seen["done"] = total, 0
+
+        def update(self, n):
+            seen["done"] += n
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    record = read_mat(DATA / "gnubg-5pt-seed12.mat")
+    analysis = analyse_match(record, bot, progress=True)
+    assert any(d.kind == "take" for d in analysis.decisions)  # a match with answers to doubles
+    assert seen["total"] == seen["done"] == len(analysis.decisions)
