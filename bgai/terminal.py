@@ -196,16 +196,19 @@ class Terminal:
     def hint(self, top: int) -> None:
         s = self.session
         ranked = s.hint()
-        self.say(f"  Your plays of {s.dice[0]}{s.dice[1]}, ranked by bgai at {s.bot.plies}-ply: cubeless equity and your")
-        self.say("  chances after each: win, gammon, backgammon | lose a gammon, a backgammon")
-        self.say("  (* judged at fewer plies: dropped by the move filter)")
+        cubeful = s.cubeful_equities([r.move for r in ranked[:top]])
+        unit = "winning the match" if s.is_match else "points"
+        self.say(f"  Your plays of {s.dice[0]}{s.dice[1]}, ranked by bgai at {s.bot.plies}-ply. After each: the cubeful")
+        self.say(f"  equity ({unit}, the cube as it is), the cubeless one, your chances")
+        self.say("  to win, gammon, backgammon | to lose a gammon, a backgammon (*: fewer plies)")
         best = ranked[0].equity
-        for i, r in enumerate(ranked[:top], 1):
+        for i, (r, c) in enumerate(zip(ranked[:top], cubeful), 1):
             e = r.evaluation
             diff = "" if i == 1 else f" ({r.equity - best:+.3f})"
             shallow = "*" if r.plies < s.bot.plies else " "
-            self.say(f"  {i:2d}. {str(r.move):<21} {r.equity:+.3f}{diff:<9}{shallow}{100 * e.win:5.1f}% "
-                     f"{100 * e.win_gammon:4.1f} {100 * e.win_backgammon:3.1f} | {100 * e.lose_gammon:4.1f} "
+            full = f"{100 * c:5.1f}%" if s.is_match else f"{c:+.3f}"
+            self.say(f"  {i:2d}. {str(r.move):<19} {full} {r.equity:+.3f}{diff:<9}{shallow}{100 * e.win:4.1f} "
+                     f"{100 * e.win_gammon:4.1f} {100 * e.win_backgammon:3.1f}|{100 * e.lose_gammon:4.1f} "
                      f"{100 * e.lose_backgammon:3.1f}")
         if len(ranked) > top:
             self.say(f"      ... {len(ranked) - top} more (hint {len(ranked)})")

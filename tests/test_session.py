@@ -427,3 +427,23 @@ def test_resigning_on_the_opening_roll_leaves_a_writable_record(bot):
     assert record.games[0].result.player == BOT and record.games[0].result.points == 1
     s.next_game()
     assert "Game 2" in s.mat_text()
+
+
+def test_cubeful_equities_of_plays_count_the_cube_as_it_is(bot):
+    """Given the person far behind in a race it cannot be gammoned in (it has borne checkers off), When it asks the
+    cubeful equity of its plays, Then each is exactly -1: the bot, on roll after any play, doubles and the person
+    must pass (while the cubeless equity is above -1). In a match they are match-winning chances."""
+    behind = Position.from_points({6: 2, 5: 2, 4: 2, 3: 2}, {24: 2, 23: 2, 22: 2})  # 8 checkers against 6
+    s = Session(bot, seed=1)
+    s.setup(xgid(behind, dice=(2, 1)))
+    moves = s.partial.legal
+    cubeful = s.cubeful_equities(moves)
+    assert cubeful == pytest.approx([-1.0] * len(moves))
+    assert all(r.equity > -1.0 for r in s.hint())
+    match = Session(bot, seed=1, match_length=5)
+    match.setup(xgid(behind, dice=(2, 1), length=5))
+    assert all(0.0 <= v <= 1.0 for v in match.cubeful_equities(match.partial.legal))
+    rolling = Session(bot, seed=0)  # the person to roll: no plays yet
+    assert rolling.phase is Phase.ROLL
+    with pytest.raises(GameStateError):
+        rolling.cubeful_equities(moves)

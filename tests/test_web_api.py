@@ -387,3 +387,11 @@ def test_fuzzed_requests_get_4xx_answers_never_a_5xx_and_every_record_stays_writ
     assert api["refused"] > 100 and api["accepted"] > 20  # it tried both
     parsers = fuzz_parsers(inputs=3000, seed=11)
     assert parsers["failures"] == [] and parsers["refused"] > 1000 and parsers["accepted"] > 50
+
+
+def test_a_session_hint_gives_each_play_its_cubeful_equity_too(client):
+    key = client.post("/api/sessions", json={"seed": 5, "match_length": 5}).json()["id"]  # the person's 53
+    plays = client.get(f"/api/sessions/{key}/hint?limit=3").json()["plays"]
+    assert len(plays) == 3 and all(0.0 < p["cubeful_equity"] < 1.0 for p in plays)  # match-winning chances
+    bare = client.post("/api/moves", json={"position": START, "dice": "53"}).json()["plays"]
+    assert all(p["cubeful_equity"] is None for p in bare)  # a position without a cube has none

@@ -46,6 +46,7 @@ from bgai.web import models as m
 STATIC = Path(str(files("bgai.web") / "static"))
 MAX_BODY = 64 * 1024  # bytes of a request body; the largest real one (a 26-number board) is under 1 KB
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+CUBEFUL_PLAYS = 10  # a session hint's plays given their cubeful equity too (the best, as the page shows 8)
 
 
 class Bots:
@@ -353,10 +354,11 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 100, hosts=L
              ) -> m.MovesOut:
         session, lock = sessions.get(key)
         with work.slot(), lock:
-            ranked = session.hint()
+            ranked = session.hint()[:limit]
+            cubeful = session.cubeful_equities([r.move for r in ranked[:CUBEFUL_PLAYS]])
             pos, dice, plies = session.position, session.dice, session.bot.plies
         return m.MovesOut(position_id=pos.position_id(), dice=dice, plies=plies, perspective="you",
-                          plays=_plays(ranked, limit))
+                          plays=_plays(ranked, None, cubeful))
 
     @app.get("/api/sessions/{key}/cube-hint", response_model=m.CubeHintOut, tags=["sessions"],
              summary="The bot's advice on your cube decision: to double, or to take")
@@ -403,13 +405,14 @@ def _cube_out(d: CubeDecision) -> m.CubeOut:
                      unit="stake" if d.match is None else "mwc")
 
 
-def _plays(ranked, limit: int | None) -> list[m.RankedPlayOut]:
+def _plays(ranked, limit: int | None, cubeful: list[float] = ()) -> list[m.RankedPlayOut]:
     best = ranked[0].equity
     return [
         m.RankedPlayOut(play=str(r.move), steps=r.move.checker_steps(), equity=r.equity,
                         difference=r.equity - best, plies=r.plies,
-                        chances=m.Probabilities(**r.evaluation.__dict__), position_id=r.move.after.position_id())
-        for r in ranked[:limit]
+                        chances=m.Probabilities(**r.evaluation.__dict__), position_id=r.move.after.position_id(),
+                        cubeful_equity=cubeful[i] if i < len(cubeful) else None)
+        for i, r in enumerate(ranked[:limit])
     ]
 
 

@@ -153,6 +153,10 @@ class RankedPlayOut(BaseModel):
     plies: int = Field(description="The ply the play was judged at (plays dropped by move filtering: shallower).")
     chances: Probabilities = Field(description="The mover's chances after the play.")
     position_id: str = Field(description="The position after the play, from the opponent's side (on roll next).")
+    cubeful_equity: float | None = Field(
+        None, description="In a session: your cubeful equity after the play, the cube as it is (money: units of the "
+                          "current stake; a match: match-winning chances), the bot answering with its best cube "
+                          "action. None for positions given without a cube.")
 
 
 class MovesOut(BaseModel):

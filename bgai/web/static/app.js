@@ -370,18 +370,20 @@ async function showHint() {
     const box = $("advice");
     box.innerHTML = `<h3>Your best plays of ${hint.dice[0]}-${hint.dice[1]}</h3>`;
     const table = document.createElement("table");
-    table.innerHTML = "<tr><th>#</th><th>Play</th><th class=num>Equity</th><th class=num>Win</th>" +
-      "<th class=num>Gammon</th><th class=num>Lose g.</th></tr>";
+    const match = state.match_length > 0;
+    table.innerHTML = "<tr><th>#</th><th>Play</th><th class=num>Cubeful</th><th class=num>Cubeless</th>" +
+      "<th class=num>Win</th><th class='num extra'>Gammon</th><th class='num extra'>Lose g</th></tr>";
     hint.plays.forEach((p, i) => {
       const row = document.createElement("tr");
       row.className = "pick" + (i === 0 ? " best" : "");
       row.title = `${p.plies}-ply; click to put this play on the board`;
-      const cells = [i + 1, p.play, i === 0 ? eq(p.equity) : `${eq(p.equity)} (${eq(p.difference)})`,
+      const cubeful = p.cubeful_equity === null ? "—" : match ? pct(p.cubeful_equity) : eq(p.cubeful_equity);
+      const cells = [i + 1, p.play, cubeful, i === 0 ? eq(p.equity) : `${eq(p.equity)} (${eq(p.difference)})`,
         pct(p.chances.win), pct(p.chances.win_gammon), pct(p.chances.lose_gammon)];
       cells.forEach((value, j) => {
         const td = document.createElement("td");
         td.textContent = value;
-        if (j >= 2) td.className = "num";
+        if (j >= 2) td.className = j >= 5 ? "num extra" : "num";
         row.appendChild(td);
       });
       row.addEventListener("click", () => act("play", { move: p.play, finish: false, reset: true }));
@@ -390,7 +392,9 @@ async function showHint() {
     box.appendChild(table);
     const note = document.createElement("div");
     note.className = "note";
-    note.textContent = `${state.bot}, ${hint.plies}-ply: cubeless equity and chances for you after each play.`;
+    note.textContent = `${state.bot}, ${hint.plies}-ply, for you after each play: cubeful equity with the cube as ` +
+      `it is (${match ? "match-winning chances" : "units of the stake"}; the bot answering with its best cube ` +
+      "action), cubeless equity and chances. Ranked by the bot's own choice, cubeless.";
     box.appendChild(note);
     showAdvice("plays", key);
   } catch (error) {
