@@ -264,6 +264,7 @@ def test_resigning_asks_first_and_the_new_game_form_shows_the_game_being_played(
         page.click("#take")
         s = wait_after(page, s["version"])
     page.select_option("#resign-level", "2")
+    assert page.inner_text("#resign-level option[value='2']") == f"gammon ({2 * s['cube']['value']} points)"
     page.click("#resign")
     assert "Sure? Resign a gammon" in page.inner_text("#resign")
     page.wait_for_timeout(200)

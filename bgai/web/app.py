@@ -433,7 +433,7 @@ def _state(key: str, s: Session, svg: bool) -> m.SessionState:
     ms = s.match_score() if s.is_match else None
     return m.SessionState(
         id=key, version=s.version, phase=s.phase.value, status=s.status(), turn=_who(s.turn), names=s.names,
-        bot=s.bot.name, plies=s.bot.plies, seed=s.seed, match_length=s.match_length,
+        bot=s.bot.name, plies=s.bot.plies, seed=s.seed, match_length=s.match_length, jacoby=s.jacoby,
         score=(s.score[HUMAN], s.score[BOT]), crawford=s.crawford,
         post_crawford=bool(ms and ms.post_crawford), game=s.game.number,
         cube=m.CubeState(value=s.cube, owner=_who(s.cube_owner()), may_double=s.may_double_now,

@@ -236,6 +236,7 @@ class SessionState(BaseModel):
     plies: int
     seed: int
     match_length: int
+    jacoby: bool = Field(False, description="Money: the Jacoby rule (gammons count once the cube is turned).")
     score: tuple[int, int] = Field(description="[you, bot]")
     crawford: bool = Field(description="This game is the Crawford game.")
     post_crawford: bool

@@ -147,6 +147,12 @@ function render() {
   for (const [id, on] of Object.entries(enable)) $(id).disabled = !on;
   $("finish").classList.toggle("pulse", enable.finish);
   $("double").textContent = s.cube.owner === "you" ? "Redouble" : "Double";
+  // The resignations as this game counts them: times the cube, gammons single under Jacoby with the cube centered.
+  const single = s.jacoby && !s.match_length && s.cube.owner === null;
+  ["single", "gammon", "backgammon"].forEach((name, i) => {
+    const points = (single ? 1 : i + 1) * s.cube.value;
+    $("resign-level").options[i].textContent = `${name} (${points} point${points === 1 ? "" : "s"})`;
+  });
   $("play-text").disabled = phase !== "move";
   $("position-id").value = s.position_id;
   $("xgid").value = s.xgid;
@@ -454,7 +460,7 @@ function disarmResign() {
 $("resign").addEventListener("click", () => {
   if (resignArmed === null) {
     const level = $("resign-level").selectedOptions[0].textContent;
-    $("resign").textContent = `Sure? Resign ${level === "single" ? "a single game" : `a ${level}`}`;
+    $("resign").textContent = `Sure? Resign ${level.startsWith("single") ? "a single game" : `a ${level}`}`;
     $("resign").classList.add("armed");
     resignArmed = setTimeout(disarmResign, 4000);
     return;
