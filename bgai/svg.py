@@ -93,6 +93,7 @@ def board_svg(
     title: str | None = None,
     bottom: str = "on_roll",
     dice_left: Sequence[int] | None = None,
+    dice_roller: str = "me",
     cube_offered: bool = False,
     last_move: Iterable[tuple[int, int]] = (),
     last_mover: str = "opponent",
@@ -104,7 +105,8 @@ def board_svg(
     """The SVG of ``position`` (seen from the player on roll, as always).
 
     ``dice``: the roll of the player on roll, drawn on its side; ``dice_left``: the dice it has still to play (the
-    others are drawn faded). ``cube``: its value; ``cube_owner``: ``"centered"``, ``"me"`` (the player on roll),
+    others are drawn faded); ``dice_roller``: ``"opponent"`` draws ``dice`` on the opponent's side instead (the
+    roll it has just played, say). ``cube``: its value; ``cube_owner``: ``"centered"``, ``"me"`` (the player on roll),
     ``"opponent"`` or ``None`` (no cube, e.g. in the Crawford game); ``cube_offered``: the cube, at value
     ``cube``, is being offered (drawn in the middle, lit). ``arrows``: checker steps ``(from, to)`` or
     ``(from, to, colour)`` in the player on roll's numbering. ``names``: (player on roll, opponent), written with
@@ -124,6 +126,8 @@ def board_svg(
         raise ValueError(f"cube_owner is 'centered', 'me', 'opponent' or None, got {cube_owner!r}")
     if last_mover not in ("me", "opponent"):
         raise ValueError(f"last_mover is 'me' or 'opponent', got {last_mover!r}")
+    if dice_roller not in ("me", "opponent"):
+        raise ValueError(f"dice_roller is 'me' or 'opponent', got {dice_roller!r}")
     flip = bottom == "opponent"
     board = position.switched().board.astype(np.int64) if flip else position.board.astype(np.int64)
     roller = "top" if flip else "bottom"
@@ -232,7 +236,7 @@ def board_svg(
     if interactive:
         add(_interaction(board))
     if dice is not None:  # above the click areas: a page may let the dice be clicked
-        add(_dice(dice, dice_left, roller))
+        add(_dice(dice, dice_left, roller if dice_roller == "me" else side_of("opponent")))
     if names:
         add("</g>")
         p_bottom = int(np.where(board > 0, board, 0) @ np.arange(26))

@@ -60,3 +60,10 @@ def test_the_last_play_is_marked_where_checkers_left_and_landed():
 
 def test_a_position_draws_itself_in_notebooks():
     assert Position.start()._repr_svg_().startswith("<svg")
+
+
+def test_the_opponents_roll_just_played_is_drawn_on_its_side():
+    svg = board_svg(Position.start(), dice=(5, 3), dice_roller="opponent")
+    assert 'data-roller="top"' in svg and 'data-roller="bottom"' not in svg
+    with pytest.raises(ValueError, match="dice_roller"):
+        board_svg(Position.start(), dice=(5, 3), dice_roller="nobody")

@@ -395,3 +395,9 @@ def test_a_session_hint_gives_each_play_its_cubeful_equity_too(client):
     assert len(plays) == 3 and all(0.0 < p["cubeful_equity"] < 1.0 for p in plays)  # match-winning chances
     bare = client.post("/api/moves", json={"position": START, "dice": "53"}).json()["plays"]
     assert all(p["cubeful_equity"] is None for p in bare)  # a position without a cube has none
+
+
+def test_the_bots_last_roll_is_shown_on_its_side_until_the_person_rolls(client):
+    state = client.post("/api/sessions?svg=true", json={"seed": 0}).json()  # bgai opened with 31; the person rolls
+    assert state["phase"] == "roll" and state["last_move"]["player"] == "bot"
+    assert 'class="dice" data-roller="top"' in state["svg"]

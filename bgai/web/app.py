@@ -459,6 +459,9 @@ def session_svg(s: Session) -> str:
                        last_mover="me" if player == on_roll else "opponent")
     if s.phase is Phase.TAKE:  # the bot on roll has doubled: the cube waits, lit, for the person's answer
         options.update(cube=2 * s.cube, cube_offered=True)
+    if s.phase is Phase.ROLL and s.last_move is not None and s.last_move[0] == BOT:
+        # The bot's roll, just played, stays on its side of the board until the person rolls.
+        options.update(dice=s.last_move[1].dice, dice_roller="opponent")
     if s.phase is Phase.MOVE:
         if s.partial.steps:  # the person's own moves this turn show instead of the bot's last play
             options.update(last_move=[(x.src, x.dst) for x in s.partial.steps], last_mover="me")
