@@ -555,3 +555,23 @@ def test_gnubg_imports_what_bgai_writes_with_the_same_plays_cube_actions_and_res
         assert back.players == match.players and back.score == match.score
     # gnubg's .mat export leaves out the Jacoby rule (its SGF keeps it), so only the SGF gives back equal records.
     assert back_sgf.games == match.games
+
+
+@needs_gnubg
+def test_gnubg_imports_a_money_session_with_its_own_jacoby_setting_so_set_it_off_first(tmp_path):
+    """What the README tells a user: GNU Backgammon imports a money session bgai wrote with the Jacoby rule unless
+    ``set jacoby off`` comes first, whatever the file says (bgai's sessions are without it by default)."""
+    money = MatchRecord(("Alice", "Bob"), 0)  # a money session without the Jacoby rule, as bgai play writes them
+    game = money.new_game()
+    game.add_play("52", "13/8 13/11", player=0)
+    game.add_resign(1)
+    source = tmp_path / "money.mat"
+    source.write_text(write_mat(money))
+
+    def imported(first: str) -> str:
+        out = subprocess.run([GNUBG, "-t", "-q", "-r"], input=f"{first}import mat {source}\nshow jacoby\n",
+                             text=True, capture_output=True, timeout=120, check=True).stdout
+        return next(line for line in out.splitlines() if line.startswith("This money session"))
+
+    assert imported("") == "This money session is played with the Jacoby rule."
+    assert imported("set jacoby off\n") == "This money session is played without the Jacoby rule."
