@@ -240,20 +240,21 @@ def test_the_api_docs_render_offline(page):
     assert requested and all(url.startswith(page.base) for url in requested), requested
 
 
-def test_the_page_fits_a_phone_without_scrolling_sideways(page):
-    """At 390 x 844 (a phone) the page is no wider than the screen: no horizontal scroll, the API link and the
-    score on screen, the board the width of the screen, also with the hint open."""
-    page.set_viewport_size({"width": 390, "height": 844})
+@pytest.mark.parametrize("width, height", [(390, 844), (1280, 800)])
+def test_the_page_fits_a_phone_without_scrolling_sideways(page, width, height):
+    """At 390 x 844 (a phone) and 1280 x 800 the page is no wider than the screen: no horizontal scroll, the API
+    link and the score on screen, the board at least 360 px wide, also with the hint open."""
+    page.set_viewport_size({"width": width, "height": height})
     s = open_game(page, "seed=4&match=5&plies=0")
     while s["phase"] != "move":
         page.click("#roll" if s["phase"] == "roll" else "#take")
         s = wait_after(page, s["version"])
     page.click("#hint")
     page.wait_for_selector("#advice:not([hidden]) tr.pick")
-    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
     for selector in ("header nav a", "#scoreboard", "#board svg"):
         box = page.locator(selector).bounding_box()
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (selector, box)
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width, (selector, box)
     assert page.locator("#board svg").bounding_box()["width"] >= 360
 
 
