@@ -7,6 +7,15 @@ what was wrong with the input it was given.
 from __future__ import annotations
 
 
+def shown(value, limit: int = 40) -> str:
+    """``value`` quoted for an error message (its ``repr``, which escapes what cannot be printed: control
+    characters, lone surrogates), cut to about ``limit`` characters, so that a hostile input stays one short line."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= limit else repr(value[:limit]) + "..."
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class BgaiError(ValueError):
     """Base class of bgai's input errors."""
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.errors import BgaiError
+from bgai.errors import BgaiError, shown
 
 MET_PATH = Path(__file__).resolve().parent / "data" / "met" / "kazaross-xg2.json"
 
@@ -120,9 +120,7 @@ def parse_score(text: str) -> tuple[int, int]:
     """'A-B' → (A, B)."""
     found = re.fullmatch(r"\s*([0-9]{1,3})\s*-\s*([0-9]{1,3})\s*", str(text), re.ASCII)
     if not found:
-        from bgai.position import _shown
-
-        raise BgaiError(f"a score is written A-B (player on roll first), e.g. 2-3; got {_shown(text)}")
+        raise BgaiError(f"a score is written A-B (player on roll first), e.g. 2-3; got {shown(text)}")
     return int(found[1]), int(found[2])
 
 
@@ -135,19 +133,19 @@ def xgid_context(xgid: str):
     """
     from bgai.cube import CENTERED, ON_ROLL, OPPONENT
 
-    from bgai.position import _shown, xgid_fields
+    from bgai.position import xgid_fields
 
     fields = xgid_fields(xgid)
     numbers = [fields[i] if i < len(fields) else "" for i in (1, 2, 3, 5, 6, 7, 8)]
     if not all(re.fullmatch(r"-?[0-9]{1,4}", f, re.ASCII) for f in numbers):
         raise BgaiError(f"an XGID's fields after the board are cube:owner:turn:dice:score:score:crawford:length, "
-                        f"each a small whole number; got {_shown(xgid, 80)}")
+                        f"each a small whole number; got {shown(xgid, 80)}")
     exponent, position, turn, *scores, crawford, length = (int(f) for f in numbers)
     scores = tuple(scores)
     if length < 0:
-        raise BgaiError(f"XGID {_shown(xgid, 80)}: the match length is 0 (money) or more")
+        raise BgaiError(f"XGID {shown(xgid, 80)}: the match length is 0 (money) or more")
     if not 0 <= exponent <= 6 or position not in (-1, 0, 1) or turn not in (-1, 1):
-        raise BgaiError(f"XGID {_shown(xgid, 80)}: cube exponent 0..6, cube position -1/0/1 and turn -1/1 expected")
+        raise BgaiError(f"XGID {shown(xgid, 80)}: cube exponent 0..6, cube position -1/0/1 and turn -1/1 expected")
     owner = CENTERED if position == 0 else ON_ROLL if position == turn else OPPONENT
     if turn == -1:
         scores = scores[::-1]

@@ -107,10 +107,14 @@ class Path:
         return list(zip(self.points, self.points[1:]))
 
 
-def parse_paths(text: str) -> list[Path]:
-    """The tokens of a play written in standard notation, read but not checked against any position."""
+def _check_length(text: str) -> None:
     if len(text) > MAX_PLAY_TEXT:
         raise IllegalMoveError(f"a play is written in at most {MAX_PLAY_TEXT} characters, got {len(text)}")
+
+
+def parse_paths(text: str) -> list[Path]:
+    """The tokens of a play written in standard notation, read but not checked against any position."""
+    _check_length(text)
     paths = []
     for token in text.strip().lower().split():
         match = _TOKEN.match(token)
@@ -131,8 +135,7 @@ def parse_move(position: Position, text: str, dice) -> Move:
     dice = parse_dice(dice)
     if not isinstance(text, str):
         raise IllegalMoveError(f"a play is written as text, such as '24/18 13/11', got {type(text).__name__}")
-    if len(text) > MAX_PLAY_TEXT:
-        raise IllegalMoveError(f"a play is written in at most {MAX_PLAY_TEXT} characters, got {len(text)}")
+    _check_length(text)  # (before the legal plays are generated, and on the text as given, not stripped)
     legal = position.legal_moves(dice)
     cleaned = text.strip().lower()
     if cleaned in ("", "-", NO_PLAY, "pass"):

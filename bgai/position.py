@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bgai.errors import IllegalMoveError, InvalidDiceError, InvalidPositionError
+from bgai.errors import IllegalMoveError, InvalidDiceError, InvalidPositionError, shown
 from bgai.movegen import BOARD_SIZE, CHECKERS, OPP_BAR, OWN_BAR, afterstates, switch, validate_boards
 
 if TYPE_CHECKING:
@@ -40,25 +40,19 @@ def parse_dice(dice) -> tuple[int, int]:
     if isinstance(dice, str):
         digits = re.fullmatch(r"\s*([0-9])\s*[-, ]?\s*([0-9])\s*", dice, re.ASCII)
         if not digits:
-            raise InvalidDiceError(f"dice must be two digits such as '63' or '6-3', got {_shown(dice)}")
+            raise InvalidDiceError(f"dice must be two digits such as '63' or '6-3', got {shown(dice)}")
         dice = (int(digits[1]), int(digits[2]))
     try:
         pair = tuple(dice)
     except TypeError:
-        raise InvalidDiceError(f"dice must be two integers, got {_shown(dice)}") from None
+        raise InvalidDiceError(f"dice must be two integers, got {shown(dice)}") from None
     if len(pair) != 2 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_))
                                  for d in pair):
-        raise InvalidDiceError(f"dice must be two integers, got {_shown(dice)}")
+        raise InvalidDiceError(f"dice must be two integers, got {shown(dice)}")
     d1, d2 = (int(d) for d in pair)
     if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
-        raise InvalidDiceError(f"each die must be in 1..6, got {_shown(d1)} and {_shown(d2)}")
+        raise InvalidDiceError(f"each die must be in 1..6, got {shown(d1)} and {shown(d2)}")
     return d1, d2
-
-
-def _shown(value, limit: int = 40) -> str:
-    """``value``'s repr cut to ``limit`` characters and ASCII only, fit for an error message whatever it holds."""
-    text = ascii(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 @dataclass(frozen=True, eq=False)
@@ -233,7 +227,7 @@ def decode_position_id(position_id: str) -> np.ndarray:
     text = position_id.strip()
     if len(text) != 14 or not set(text) <= _ID_CHARS:
         raise InvalidPositionError(
-            f"a Position ID is 14 base64 characters (A-Z a-z 0-9 + /), got {_shown(position_id)}"
+            f"a Position ID is 14 base64 characters (A-Z a-z 0-9 + /), got {shown(position_id)}"
         )
     try:
         key = base64.b64decode(text + "==", validate=True)
@@ -305,17 +299,17 @@ def decode_xgid(xgid: str) -> np.ndarray:
     layout = fields[0]
     if len(layout) != BOARD_SIZE or not re.fullmatch(r"[-A-Oa-o]+", layout):
         raise InvalidPositionError(
-            f"an XGID starts with 26 characters of '-', 'A'-'O' and 'a'-'o', got {_shown(fields[0])}"
+            f"an XGID starts with 26 characters of '-', 'A'-'O' and 'a'-'o', got {shown(fields[0])}"
         )
     board = np.zeros(BOARD_SIZE, dtype=np.int64)
     for i, char in enumerate(layout):
         if char != "-":
             board[i] = (ord(char) - ord("A") + 1) if char.isupper() else -(ord(char) - ord("a") + 1)
     if board[OWN_BAR] < 0 or board[OPP_BAR] > 0:
-        raise InvalidPositionError(f"XGID {_shown(xgid, 80)} puts a checker on the other player's bar")
+        raise InvalidPositionError(f"XGID {shown(xgid, 80)} puts a checker on the other player's bar")
     turn = fields[3] if len(fields) > 3 else "1"
     if turn not in ("1", "-1"):
-        raise InvalidPositionError(f"XGID turn field must be 1 or -1, got {_shown(turn)}")
+        raise InvalidPositionError(f"XGID turn field must be 1 or -1, got {shown(turn)}")
     board = validate_boards(board[None])[0]
     return board if turn == "1" else switch(board)
 

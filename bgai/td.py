@@ -68,9 +68,9 @@ class Trajectories:
 
 
 class SelfPlayWorker:
-    """Plays self-play games with a snapshot of a model's weights: its own copy of a torch ``model`` (the learner's
-    process, which loads new weights into it), or a ``ModelSnapshot`` as it is (a worker process's task: the numpy
-    pass, ``bgai.weights``)."""
+    """Plays self-play games with a snapshot of a model's weights: its own copy of a torch ``model``, or a
+    ``ModelSnapshot`` as it is (the numpy pass, ``bgai.weights``: a worker process's task, and each round of a TD
+    stage in the learner's process, ``load_snapshot``)."""
 
     def __init__(self, model: EquityModel | ModelSnapshot, lam: float, seed: int, epsilon: float = 0.0):
         self.model = model if isinstance(model, ModelSnapshot) else copy.deepcopy(model).eval()
@@ -78,9 +78,6 @@ class SelfPlayWorker:
         self.lam = lam
         self.seed = seed
         self.epsilon = epsilon
-
-    def load_weights(self, state_dict: dict) -> None:
-        self.model.load_state_dict(state_dict)
 
     def load_snapshot(self, snapshot: ModelSnapshot) -> None:
         """Play on with ``snapshot`` (the numpy pass, as a worker process's task does)."""

@@ -455,7 +455,7 @@ class _TDRounds:
         self.ahead = None  # (games, future) of the round the workers are playing
         self.executor = None
         if state.pool is None:
-            self.worker = SelfPlayWorker(state.model, stage.lam, state.config.seed, stage.epsilon)
+            self.worker = SelfPlayWorker(ModelSnapshot.of(state.model), stage.lam, state.config.seed, stage.epsilon)
         else:
             from concurrent.futures import ThreadPoolExecutor
 

@@ -36,7 +36,7 @@ import os
 import re
 from pathlib import Path
 
-from bgai.errors import BgaiError, IllegalMoveError, MatchFileError
+from bgai.errors import BgaiError, IllegalMoveError, MatchFileError, shown
 from bgai.matchfile.record import CheckerPlay, Double, Drop, GameRecord, MatchRecord, Resign, Take, Win
 
 # Header keys that set the rules rather than describe the match: read into MatchRecord fields, written from them.
@@ -189,11 +189,11 @@ def read_source(source: str | Path) -> str:
             size = os.fstat(file.fileno()).st_size
             data = b"" if size > MAX_MATCH_FILE_BYTES else file.read(MAX_MATCH_FILE_BYTES + 1)
     except (OSError, ValueError) as error:
-        raise MatchFileError(f"cannot read {_shown(str(source))}: {getattr(error, 'strerror', None) or error}") \
+        raise MatchFileError(f"cannot read {shown(str(source), 60)}: {getattr(error, 'strerror', None) or error}") \
             from None
     if size > MAX_MATCH_FILE_BYTES or len(data) > MAX_MATCH_FILE_BYTES:  # a pipe has no size until it is read
         told = f"{size:,} bytes" if size > MAX_MATCH_FILE_BYTES else f"over {MAX_MATCH_FILE_BYTES:,} bytes"
-        raise MatchFileError(f"{_shown(str(source))} is {told}; a match file may have at most "
+        raise MatchFileError(f"{shown(str(source), 60)} is {told}; a match file may have at most "
                              f"{MAX_MATCH_FILE_BYTES:,} (MAX_MATCH_FILE_BYTES)")
     return data.decode("utf-8-sig", errors="replace")
 
@@ -202,11 +202,6 @@ def _names_file(text: str) -> bool:
     """Whether a string given as a match file is the path of one: no newline, and an existing file. Never raises:
     ``os.path.isfile`` answers False for a string too long for a path or holding a NUL."""
     return "\n" not in text and os.path.isfile(text)
-
-
-def _shown(text: str, limit: int = 60) -> str:
-    """``text`` quoted for an error message, cut to ``limit`` characters: a hostile line stays one short line."""
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
 def _cut(name: str, limit: int = 40) -> str:
@@ -234,7 +229,7 @@ def read_number(digits: str, what: str, line: int | None) -> int:
     """The ASCII ``digits`` a pattern matched as an ``int``, refused (``MatchFileError`` naming ``what`` and the
     line) above ``MAX_NUMBER``."""
     if len(digits) > len(str(MAX_NUMBER)) or int(digits) > MAX_NUMBER:
-        raise MatchFileError(f"{what} {_shown(digits, 20)} is more than {MAX_NUMBER:,}, the most a match file holds",
+        raise MatchFileError(f"{what} {shown(digits, 20)} is more than {MAX_NUMBER:,}, the most a match file holds",
                              line)
     return int(digits)
 
@@ -267,8 +262,8 @@ class _MatReader:
             if length is None:
                 found = _LENGTH.match(line)
                 if not found:
-                    self.fail(f"expected the match length (' 7 point match', 0 for money), got {_shown(line.strip())}",
-                              n)
+                    self.fail(f"expected the match length (' 7 point match', 0 for money), got "
+                              f"{shown(line.strip(), 60)}", n)
                 length = read_number(found["length"], "the match length", n)
                 continue
             found = _GAME.match(line)
@@ -284,7 +279,7 @@ class _MatReader:
                 expect_score = False
                 continue
             if self.game is None:
-                self.fail(f"expected ' Game 1' after the match length, got {_shown(line.strip())}", n)
+                self.fail(f"expected ' Game 1' after the match length, got {shown(line.strip(), 60)}", n)
             self._row(line, n)
         if length is None:
             self.fail("not a .mat file: no ' N point match' line", None)
@@ -309,7 +304,7 @@ class _MatReader:
     def _start_game(self, line: str, n: int) -> None:
         found = _score_line(line)
         if not found:
-            self.fail(f"expected the score line ('Alice : 0     Bob : 0'), got {_shown(line.strip())}", n)
+            self.fail(f"expected the score line ('Alice : 0     Bob : 0'), got {shown(line.strip(), 60)}", n)
         names = (found[0], found[2])
         if self.names is None:
             self.names = names
@@ -336,7 +331,7 @@ class _MatReader:
             found = _CELL.match(cells_text, pos)
             if not found:
                 rest = cells_text[pos:].strip()
-                self.fail(f"cannot read {_shown(rest)}: expected a roll and its play ('53: 8/3 6/3'), "
+                self.fail(f"cannot read {shown(rest, 60)}: expected a roll and its play ('53: 8/3 6/3'), "
                           f"'Doubles => N', 'Takes', 'Drops' or 'Wins N points'", n)
             cells.append(found)
             pos = found.end()
@@ -345,7 +340,7 @@ class _MatReader:
         if not cells:
             return
         if not row and not (len(cells) == 1 and cells[0]["wins"]):
-            self.fail(f"a row of plays starts with its number ('12) ...'), got {_shown(line.strip())}", n)
+            self.fail(f"a row of plays starts with its number ('12) ...'), got {shown(line.strip(), 60)}", n)
         if len(cells) == 2:
             seats = [0, 1]
         elif row:
@@ -374,7 +369,7 @@ class _MatReader:
                 if game.turn is not None and not game.doubled and game.turn != seat:
                     raise BgaiError(f"it is {_cut(self.match.players[game.turn])}'s turn to roll, not {name}'s")
                 if len(play) > _MAX_PLAY:
-                    raise BgaiError(f"{name}'s play {_shown(play)} is longer than any play of four checker steps")
+                    raise BgaiError(f"{name}'s play {shown(play, 60)} is longer than any play of four checker steps")
                 try:
                     game.add_play(dice, play, player=seat)
                 except IllegalMoveError as error:

@@ -32,8 +32,8 @@ import bisect
 import re
 from pathlib import Path
 
-from bgai.errors import BgaiError, IllegalMoveError, MatchFileError
-from bgai.matchfile.mat import _cut, _shown, check_size, read_number, read_source
+from bgai.errors import BgaiError, IllegalMoveError, MatchFileError, shown
+from bgai.matchfile.mat import _cut, check_size, read_number, read_source
 from bgai.matchfile.record import CheckerPlay, Double, Drop, GameRecord, MatchRecord, Resign, Take, Win
 
 # Root properties kept as the record's metadata, under the names .mat headers use.
@@ -199,7 +199,7 @@ def parse_sgf(text: str) -> MatchRecord:
 def _read_game(match: MatchRecord | None, nodes: list[_Node], number: int, last: bool) -> MatchRecord:
     root = nodes[0]
     if root.get("GM", "6").strip() != "6":
-        raise MatchFileError(f"GM[{_shown(root.get('GM'), 20)}] is not backgammon (GM[6])", root.props["GM"][1])
+        raise MatchFileError(f"GM[{shown(root.get('GM'), 20)}] is not backgammon (GM[6])", root.props["GM"][1])
     info = {}
     if "MI" in root.props:
         values, at = root.props["MI"]
@@ -212,7 +212,7 @@ def _read_game(match: MatchRecord | None, nodes: list[_Node], number: int, last:
             return default
         content, at = info[tag]
         if not (content.isascii() and content.isdigit()):
-            raise MatchFileError(f"MI[{tag}:...] is not a whole number: {_shown(content, 20)}", at)
+            raise MatchFileError(f"MI[{tag}:...] is not a whole number: {shown(content, 20)}", at)
         return read_number(content, f"MI[{tag}:...]", at)
 
     length = number_of("length", 0)
@@ -221,7 +221,7 @@ def _read_game(match: MatchRecord | None, nodes: list[_Node], number: int, last:
     rules = {part.strip().lower() for part in root.get("RU", "").split(":")}
     for key in ("CV", "CO"):
         if key in root.props and root.get(key).strip().lower() not in ("1", "c", "centred", "centered"):
-            raise MatchFileError(f"{key}[{_shown(root.get(key), 20)}]: games starting with a turned cube are not "
+            raise MatchFileError(f"{key}[{shown(root.get(key), 20)}]: games starting with a turned cube are not "
                                  f"supported", root.props[key][1])
     try:
         if match is None:
@@ -250,7 +250,7 @@ def _read_game(match: MatchRecord | None, nodes: list[_Node], number: int, last:
         value, at = root.props["RE"]
         found = _RESULT.match(value[0])
         if not found:
-            raise MatchFileError(f"RE[{_shown(value[0], 20)}] is not a result such as W+2 or B+1R", at)
+            raise MatchFileError(f"RE[{shown(value[0], 20)}] is not a result such as W+2 or B+1R", at)
         points = read_number(found[2], "RE[...]'s points", at)
         try:
             game.settle(0 if found[1].upper() == "W" else 1, points)
@@ -285,7 +285,7 @@ def _move(game: GameRecord, match: MatchRecord, seat: int, value: str, line: int
         else:
             found = _MOVE.match(text)
             if not found:
-                raise BgaiError(f"cannot read the move {_shown(value)}: expected dice and letter pairs (W[31hefe]), "
+                raise BgaiError(f"cannot read the move {shown(value, 60)}: expected dice and letter pairs (W[31hefe]), "
                                 f"double, take or drop")
             dice = (int(found[1]), int(found[2]))
             pairs = found[3]
