@@ -165,6 +165,21 @@ class Position:
         """The position of an XGID, from the side of the player on roll (its turn field); other fields ignored."""
         return cls(decode_xgid(xgid))
 
+    def to_fibs(self, dice=None, **context) -> str:
+        """A FIBS board line for the player on roll (``bgai.fibs.to_fibs``: its dice, cube, score and names)."""
+        from bgai.fibs import to_fibs
+
+        return to_fibs(self, dice, **context)
+
+    @classmethod
+    def from_fibs(cls, line: str, dialect: str = "fibs") -> Position:
+        """The position of a FIBS board line, from the side of the player whose turn it is; ``FibsBoard.parse``
+        (``bgai.fibs``) also gives the dice, cube, score and names. ``dialect``: ``"fibs"`` or ``"gnubg"`` (the
+        boards GNU Backgammon writes for its external player)."""
+        from bgai.fibs import FibsBoard
+
+        return FibsBoard.parse(line, dialect).position
+
     @classmethod
     def parse(cls, text: str) -> Position:
         """A position from a GNU Position ID or an XGID (the CLI's POSITION argument)."""
