@@ -71,6 +71,12 @@ def _duel(args: argparse.Namespace) -> None:
     _play_match(first, second, args, {"player1": args.player1, "player2": args.player2})
 
 
+def _external(args: argparse.Namespace) -> None:
+    from bgai.external import main
+
+    main(args)
+
+
 def _train(args: argparse.Namespace) -> None:
     from bgai.training import load_config, run
 
@@ -151,6 +157,12 @@ def _bench_cube(args: argparse.Namespace) -> None:
               f"passes {100 * s['pass_rate']:.1f}%")
         print(f"  speed            {s['games_per_s']:.0f} games/s")
     print(json.dumps({**labels, **s}))
+
+
+def _ubgi(args: argparse.Namespace) -> None:
+    from bgai.ubgi import main
+
+    main(plies=args.plies, checkpoint=args.checkpoint)
 
 
 def _cube_context(args: argparse.Namespace, text: str):
@@ -276,7 +288,9 @@ def _serve(args: argparse.Namespace) -> None:
 
         from bgai.web import create_app
     except ImportError as error:
-        raise BgaiError(f"bgai serve needs the web extra (pip install 'bgai[web]'): {error}") from None
+        if (error.name or "").partition(".")[0] == "bgai":
+            raise  # a bug in bgai.web, not a missing extra
+        raise BgaiError(f"the web app needs the web extra: pip install 'bgai[web]' ({error})") from None
     from bgai.bot import MAX_PLIES
 
     if not 0 <= args.plies <= MAX_PLIES:
@@ -430,6 +444,20 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
                             "through DNS rebinding)")
     serve.set_defaults(run=_serve)
 
+    external = commands.add_parser("external", help="be GNU Backgammon's external player (gnubg: set player 0 external "
+                                                     "127.0.0.1:5555)")
+    external.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
+                                                              "only)")
+    external.add_argument("--port", type=int, default=5555, help="port (default 5555; 0 picks a free one)")
+    external.add_argument("--plies", type=int, default=0, help="the bot's lookahead: 0, 1 or 2 (default 0)")
+    external.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    external.add_argument("--no-jacoby", dest="jacoby", action="store_false",
+                          help="money games without the Jacoby rule (gnubg's 'set jacoby off'; its default is on)")
+    external.add_argument("--beavers", action="store_true",
+                          help="bgai may beaver in money games (only if gnubg allows them: 'set beavers')")
+    external.add_argument("--verbose", action="store_true", help="print every board gnubg sends and bgai's answer")
+    external.set_defaults(run=_external)
+
     duel = commands.add_parser("duel", help="play duplicate cubeless games between two built-in players")
     duel.add_argument("player1", nargs="?", default="pubeval",
                       help="random, heuristic, pubeval or gnubg (default pubeval)")
@@ -488,6 +516,13 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
     bench.add_argument("--match", type=int, metavar="N", help="cubeful matches to N points (implies --cube)")
     bench.add_argument("--jacoby", action="store_true", help="with --cube: money games with the Jacoby rule")
     bench.set_defaults(run=_bench)
+
+    ubgi = commands.add_parser("ubgi", help="be an engine for UBGI GUIs and duellers (the UBGI v0.1 text protocol "
+                                            "on standard input and output)")
+    ubgi.add_argument("--plies", type=int, default=0, help="default lookahead: 0, 1 or 2 (default 0; the GUI's "
+                                                           "Plies option changes it)")
+    ubgi.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    ubgi.set_defaults(run=_ubgi)
     return parser
 
 
