@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install system-deps run train test bench fuzz clean
+.PHONY: install system-deps run train test bench fuzz wheel clean
 
 install: $(STAMP) system-deps
 
@@ -57,5 +57,10 @@ fuzz: $(STAMP)
 	$(PY) benchmarks/fuzz_checkpoints.py --inputs 8000 --seed 1
 	$(PY) benchmarks/fuzz_api.py --inputs 20000 --seed 1 --json benchmarks/results/fuzz_api.json
 
+# The package users install (pip install dist/bgai-*.whl): the source archive and, built from it, the wheel with
+# the shipped network, the match equity table and the web page. tests/test_wheel.py installs one.
+wheel: $(STAMP)
+	$(PY) -m build --outdir dist
+
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build dist *.egg-info
