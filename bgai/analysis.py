@@ -48,7 +48,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bgai.bot import ROLL_INDEX, ROLL_WEIGHTS, ROLLS, Bot
+from bgai.bot import Bot
+from bgai.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.cube import CENTERED, MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_equities, payoff_of
 from bgai.match import match_equity
 from bgai.matchfile import CheckerPlay, Double, Drop, GameRecord, MatchRecord, Take

@@ -63,10 +63,10 @@ from pathlib import Path
 import numpy as np
 
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT
+from bgai.dice import ROLL_WEIGHTS, ROLLS
 from bgai.errors import BgaiError
 from bgai.files import write_atomically
-from bgai.movegen import BOARD_SIZE, CHECKERS, OWN_BAR, afterstates
-from bgai.players.base import segment_argmax
+from bgai.movegen import BOARD_SIZE, CHECKERS, OWN_BAR, afterstates, segment_argmax
 
 POINTS = 6
 MAX_ROLLS = 32  # 15 checkers on the 6 point need at most 30 rolls (checked when the table is built)
@@ -75,8 +75,6 @@ VERSION = 1
 FILE_NAME = f"bearoff-v{VERSION}.npz"
 
 
-_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
-_ROLL_WEIGHTS = np.where(_ROLLS[:, 0] == _ROLLS[:, 1], 1.0, 2.0) / 36.0
 
 
 class BearoffError(BgaiError):
@@ -161,8 +159,8 @@ def _successors(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     live = np.arange(1, len(pos))
     boards = np.zeros((len(live), BOARD_SIZE), dtype=np.int8)
     boards[:, 1:7] = pos[live]
-    pairs = np.repeat(live, len(_ROLLS)) * len(_ROLLS) + np.tile(np.arange(len(_ROLLS)), len(live))
-    moves = afterstates(np.repeat(boards, len(_ROLLS), axis=0), np.tile(_ROLLS, (len(live), 1)), validate=False)
+    pairs = np.repeat(live, len(ROLLS)) * len(ROLLS) + np.tile(np.arange(len(ROLLS)), len(live))
+    moves = afterstates(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (len(live), 1)), validate=False)
     mine, _ = home_counts(-moves.after[:, ::-1])  # the plays seen from the mover again
     return pairs[moves.owner], rank(mine)
 
@@ -177,9 +175,9 @@ def _one_sided(pos: np.ndarray, pair: np.ndarray, succ: np.ndarray, done: np.nda
     dist[done, 0] = 1.0
     mean = np.zeros(len(pos))
     pips = pos.astype(np.int64) @ np.arange(1, POINTS + 1)
-    order = np.argsort(pips[pair // len(_ROLLS)], kind="stable")
+    order = np.argsort(pips[pair // len(ROLLS)], kind="stable")
     pair, succ = pair[order], succ[order]
-    level_of_pair = pips[pair // len(_ROLLS)]
+    level_of_pair = pips[pair // len(ROLLS)]
     bounds = np.searchsorted(level_of_pair, np.arange(pips.max() + 2))
     for level in range(1, pips.max() + 1):
         p, s = pair[bounds[level]:bounds[level + 1]], succ[bounds[level]:bounds[level + 1]]
@@ -187,12 +185,12 @@ def _one_sided(pos: np.ndarray, pair: np.ndarray, succ: np.ndarray, done: np.nda
             continue
         keys, group = np.unique(p, return_inverse=True)  # the (position, roll) pairs of this level
         chosen = s[segment_argmax(-mean[s], group, len(keys))]
-        position, roll = np.divmod(keys, len(_ROLLS))
+        position, roll = np.divmod(keys, len(ROLLS))
         if dist[chosen, -1].any():
             raise AssertionError(f"a bear-off needs more than {MAX_ROLLS - 1} rolls; raise MAX_ROLLS")
         rows, local = np.unique(position, return_inverse=True)
         level_dist = np.zeros((len(rows), MAX_ROLLS))
-        np.add.at(level_dist, (local, slice(1, None)), dist[chosen, :-1] * _ROLL_WEIGHTS[roll, None])
+        np.add.at(level_dist, (local, slice(1, None)), dist[chosen, :-1] * ROLL_WEIGHTS[roll, None])
         live = ~done[rows]
         dist[rows[live]] = level_dist[live]
         mean[rows[live]] = level_dist[live] @ np.arange(MAX_ROLLS)
@@ -216,7 +214,7 @@ def _two_sided(pos6: np.ndarray, pair: np.ndarray, succ: np.ndarray) -> tuple[np
     best = np.zeros((3, k, k))  # E_s, the equity with the best cube action
     no_double[:, :, 0] = best[:, :, 0] = -1.0  # the opponent has borne off: the player "on roll" has lost
     # Each position's plays, all rolls together: entries (roll, successor), grouped by position.
-    position = pair // len(_ROLLS)
+    position = pair // len(ROLLS)
     entries_start = np.searchsorted(position, np.arange(k + 1))
     i, j = np.meshgrid(np.arange(1, k), np.arange(1, k), indexing="ij")
     i, j = i.ravel(), j.ravel()
@@ -233,13 +231,13 @@ def _two_sided(pos6: np.ndarray, pair: np.ndarray, succ: np.ndarray) -> tuple[np
         offset = np.arange(n_entries.sum()) - np.repeat(np.cumsum(n_entries) - n_entries, n_entries)
         e = entries_start[li][which] + offset
         them, nxt = lj[which], succ[e]
-        key = which * len(_ROLLS) + pair[e] % len(_ROLLS)  # (pair of the level, roll), grouped
+        key = which * len(ROLLS) + pair[e] % len(ROLLS)  # (pair of the level, roll), grouped
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        roll = key[starts] % len(_ROLLS)
-        owner = key[starts] // len(_ROLLS)
+        roll = key[starts] % len(ROLLS)
+        owner = key[starts] // len(ROLLS)
 
         def expect(values: np.ndarray) -> np.ndarray:
-            best = np.maximum.reduceat(values, starts) * _ROLL_WEIGHTS[roll]
+            best = np.maximum.reduceat(values, starts) * ROLL_WEIGHTS[roll]
             return np.bincount(owner, weights=best, minlength=len(li))
 
         win[li, lj] = expect(1.0 - win[them, nxt])
@@ -262,8 +260,8 @@ def build() -> dict[str, np.ndarray]:
     small = checkers <= TWO_SIDED_CHECKERS
     to_small = np.full(len(pos), -1, dtype=np.int64)
     to_small[small] = rank(pos[small], TWO_SIDED_CHECKERS)
-    keep = small[pair // len(_ROLLS)]
-    small_pair = to_small[pair[keep] // len(_ROLLS)] * len(_ROLLS) + pair[keep] % len(_ROLLS)
+    keep = small[pair // len(ROLLS)]
+    small_pair = to_small[pair[keep] // len(ROLLS)] * len(ROLLS) + pair[keep] % len(ROLLS)
     order = np.argsort(small_pair, kind="stable")
     win, no_double = _two_sided(positions(TWO_SIDED_CHECKERS), small_pair[order], to_small[succ[keep]][order])
     return {

@@ -20,11 +20,11 @@ from bgai.cube import (
     CENTERED, MAX_CUBE, CubeDecision, CubeEquities, CubeState, cube_equities, cube_state, decision, may_double,
     payoff_of,
 )
+from bgai.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.errors import BgaiError
 from bgai.game import game_over, result_points
 from bgai.movegen import CHECKERS, afterstates
-from bgai.phase import BEAROFF, OVER, classify
-from bgai.players.pubeval import is_race
+from bgai.phase import BEAROFF, OVER, classify, is_race
 from bgai.position import Position, parse_dice
 from bgai.weights import ModelSnapshot, equity, flip
 
@@ -99,13 +99,6 @@ class RankedPlay:
     evaluation: Evaluation
 
 
-# The 21 distinct rolls, their weights out of 36 (a non-double comes two ways), and the index among them of each
-# ordered roll (a, b).
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
-ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1.0, 2.0) / 36.0
-ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
-for _i, (_a, _b) in enumerate(ROLLS):
-    ROLL_INDEX[_a, _b] = ROLL_INDEX[_b, _a] = _i
 MAX_PLIES = 2
 
 # Memory bounds. A network pass takes at most NET_CHUNK boards; the encoder's temporaries make that about 5 KB a

@@ -168,8 +168,8 @@ def _ubgi(args: argparse.Namespace) -> None:
 def _cube_context(args: argparse.Namespace, text: str):
     """Cube and match of ``eval``: an XGID's own, overridden by the command-line flags."""
     from bgai.cube import CENTERED, parse_owner
-    from bgai.match import MatchScore, parse_score, xgid_context
-    from bgai.position import is_xgid
+    from bgai.match import MatchScore, parse_score
+    from bgai.xgid import is_xgid, xgid_context
 
     cube, owner, match = xgid_context(text) if is_xgid(text) else (1, CENTERED, None)
     if args.cube is not None:

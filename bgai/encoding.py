@@ -128,8 +128,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from bgai.dice import ROLL_COUNTS, ROLLS
 from bgai.movegen import BOARD_SIZE, CHECKERS, OWN_BAR, threads
-from bgai.players.pubeval import is_race
+from bgai.phase import is_race
 
 __all__ = [
     "ENCODER_VERSION",
@@ -271,8 +272,8 @@ _HOME_BITS = np.uint32(0b1111110)  # points 1..6
 _THEIR_HOME_BITS = np.uint32(0b111111 << 19)  # points 19..24
 _THEIR_SIDE_BITS = np.uint32(((1 << 12) - 1) << 13)  # points 13..24: their home and outer boards
 _ANCHOR_BITS = np.uint32(((1 << 7) - 1) << 18)  # points 18..24: their bar point and home board
-_ROLLS = tuple((a, b) for a in range(1, 7) for b in range(a, 7))  # the 21 distinct rolls
-_ROLL_COUNTS = tuple(np.uint8(1 if a == b else 2) for a, b in _ROLLS)  # of the 36
+_ROLLS = tuple((int(a), int(b)) for a, b in ROLLS)  # the 21 distinct rolls (bgai.dice), as Python ints
+_ROLL_COUNTS = tuple(np.uint8(c) for c in ROLL_COUNTS)  # of the 36
 
 
 def _escape_table() -> np.ndarray:

@@ -27,14 +27,13 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeState, may_double
+from bgai.dice import OPENING_ROLLS, ORDERED_ROLLS
 from bgai.errors import BgaiError
 from bgai.match import crawford_next as next_is_crawford
 from bgai.movegen import CHECKERS, OWN_BAR, afterstates
 from bgai.players.base import Player
 from bgai.position import START_BOARD
 
-_NON_DOUBLES = np.array([(a, b) for a in range(1, 7) for b in range(1, 7) if a != b], dtype=np.int8)
-_ALL_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
 
 
 class CubePlayer(Player, Protocol):
@@ -76,7 +75,7 @@ def roll_dice(seed: int, games: np.ndarray, turn: np.ndarray) -> np.ndarray:
         key = _splitmix64(np.uint64(seed % 2**64) ^ _splitmix64(games.astype(np.uint64) * np.uint64(0x100000001B3)))
         h = _splitmix64(key ^ turn.astype(np.uint64))
     # 2**64 is not a multiple of 30 or 36; the bias is below 1e-17.
-    return np.where(turn[:, None] == 0, _NON_DOUBLES[h % np.uint64(30)], _ALL_ROLLS[h % np.uint64(36)])
+    return np.where(turn[:, None] == 0, OPENING_ROLLS[h % np.uint64(30)], ORDERED_ROLLS[h % np.uint64(36)])
 
 
 def game_over(boards: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ import numba
 import numpy as np
 
 from bgai import encoding
+from bgai.dice import ROLLS
 
 # The encoder's constants, read from bgai.encoding (numba compiles module-level numbers and arrays in as constants).
 _POINT_BITS = int(encoding._POINT_BITS)  # points 1..24
@@ -30,7 +31,7 @@ _HOME_BITS = int(encoding._HOME_BITS)  # points 1..6
 _THEIR_HOME_BITS = int(encoding._THEIR_HOME_BITS)  # points 19..24
 _THEIR_SIDE_BITS = int(encoding._THEIR_SIDE_BITS)  # points 13..24
 _ANCHOR_BITS = int(encoding._ANCHOR_BITS)  # points 18..24
-_ROLLS = np.array(encoding._ROLLS, dtype=np.int64)  # the 21 distinct rolls
+_ROLLS = ROLLS.astype(np.int64)  # the 21 distinct rolls (bgai.dice)
 _DEBRUIJN_BIT = encoding._DEBRUIJN_BIT.astype(np.int64)
 
 # Where each side feature goes within a half: the latest layout's offsets, version 1's being a prefix of them.

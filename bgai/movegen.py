@@ -349,3 +349,18 @@ def _afterstates(boards: np.ndarray, dice: np.ndarray, return_steps: bool) -> Af
 def count_moves(owner: np.ndarray, n: int) -> np.ndarray:
     """Number of afterstates of each of the ``n`` positions."""
     return np.bincount(owner, minlength=n)
+
+
+def group_starts(owner: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(first row, row count) of each of the ``n`` groups of a grouped ``owner`` array."""
+    counts = np.bincount(owner, minlength=n)
+    return np.cumsum(counts) - counts, counts
+
+
+def segment_argmax(scores: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """For each group of the grouped ``owner`` array, the index of its highest score (the first one on ties)."""
+    starts, _ = group_starts(owner, n)
+    best = np.maximum.reduceat(scores, starts)
+    top = np.flatnonzero(scores >= best[owner])
+    first = np.r_[True, owner[top][1:] != owner[top][:-1]]
+    return top[first]

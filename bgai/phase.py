@@ -9,8 +9,8 @@ never changes a position's class.
     Both sides have every remaining checker in their own home board, none on the bar (``bgai.bearoff``
     answers these).
 ``RACE``
-    No contact is left (``bgai.players.pubeval.is_race``: every checker of each side has passed every checker of
-    the other, so no hit or block can happen again), but some checker is still outside its home board.
+    No contact is left (``is_race``: every checker of each side has passed every checker of the other, so no hit
+    or block can happen again), but some checker is still outside its home board.
 ``CONTACT``
     Everything else: some checker can still hit or be hit.
 
@@ -23,12 +23,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgai.bearoff import is_bearoff
-from bgai.game import game_over
-from bgai.players.pubeval import is_race
-
 OVER, BEAROFF, RACE, CONTACT = 0, 1, 2, 3
 NAMES = ("over", "bearoff", "race", "contact")
+
+
+def is_race(boards) -> np.ndarray:
+    """True where there is no contact left, for (..., 26) boards; returns (...,) bool.
+
+    With ``back`` our rearmost checker (the largest index in 1..25 holding one of ours, -1 if we have none left on
+    the board) and ``opp_back`` the opponent's rearmost checker (the smallest index in 0..24 holding one of theirs,
+    26 if they have none left), the position is a race iff ``back < opp_back``: every one of our checkers has
+    passed every opponent checker, so neither side can ever hit or block the other again. A side's bar counts as
+    its rearmost point. Positions where a side has borne off everything count as races. This is the same split as
+    GNU Backgammon's ``ClassifyPosition(...) <= CLASS_RACE``.
+    """
+    b = np.asarray(boards)
+    if b.ndim == 0 or b.shape[-1] != 26:
+        raise ValueError(f"boards must have shape (..., 26), got {b.shape}")
+    if not np.issubdtype(b.dtype, np.integer):
+        raise TypeError(f"boards must be an integer array, got dtype {b.dtype}")
+    idx = np.arange(26, dtype=np.int16)
+    back = np.where(b > 0, idx, -1).max(axis=-1)
+    opp_back = np.where(b < 0, idx, 26).min(axis=-1)
+    return back < opp_back
 
 
 def classify(boards: np.ndarray, compiled: bool = True) -> np.ndarray:
@@ -42,6 +59,9 @@ def classify(boards: np.ndarray, compiled: bool = True) -> np.ndarray:
         out = np.empty(len(boards), dtype=np.int8)
         kernels.phases_of(np.ascontiguousarray(boards, dtype=np.int8), out)
         return out
+    from bgai.bearoff import is_bearoff
+    from bgai.game import game_over
+
     return np.select(
         [game_over(boards), is_bearoff(boards), is_race(boards)], [OVER, BEAROFF, RACE], CONTACT
     ).astype(np.int8)

@@ -17,6 +17,7 @@ import numpy as np
 
 from bgai.errors import IllegalMoveError, InvalidDiceError, InvalidPositionError, shown
 from bgai.movegen import BOARD_SIZE, CHECKERS, OPP_BAR, OWN_BAR, afterstates, switch, validate_boards
+from bgai.xgid import decode_xgid, encode_xgid_board, is_xgid
 
 if TYPE_CHECKING:
     from bgai.notation import Move
@@ -278,55 +279,6 @@ def decode_position_id(position_id: str) -> np.ndarray:
     board[1:] = mine
     board -= np.concatenate([[theirs[24]], theirs[:24][::-1], [0]]).astype(np.int8)
     return board
-
-
-# XGID ----------------------------------------------------------------------------------------------------------
-#
-# eXtreme Gammon's position string: 26 characters, the first O's bar, then points 1..24 numbered from X's side,
-# then X's bar; '-' is empty, 'A'..'O' are 1..15 X checkers, 'a'..'o' 1..15 O checkers. The third field after the
-# board (turn) is 1 when X is on roll and -1 when O is.
-
-
-def encode_xgid_board(board: np.ndarray) -> str:
-    chars = []
-    for count in np.asarray(board, dtype=np.int64):
-        chars.append("-" if count == 0 else chr((ord("A") if count > 0 else ord("a")) + abs(int(count)) - 1))
-    return "".join(chars)
-
-
-def is_xgid(text: str) -> bool:
-    """Whether ``text`` is read as an XGID rather than a Position ID: it starts ``XGID=`` (any case) or has
-    fields (``:``), as eXtreme Gammon's are often pasted without their prefix."""
-    text = text.strip()
-    return text[:5].upper() == "XGID=" or ":" in text
-
-
-def xgid_fields(xgid: str) -> list[str]:
-    """The XGID's fields (board first) without its ``XGID=`` prefix (any case)."""
-    text = xgid.strip()
-    return (text[5:] if text[:5].upper() == "XGID=" else text).split(":")
-
-
-def decode_xgid(xgid: str) -> np.ndarray:
-    if not isinstance(xgid, str):
-        raise InvalidPositionError(f"an XGID is a string, got {type(xgid).__name__}")
-    fields = xgid_fields(xgid)
-    layout = fields[0]
-    if len(layout) != BOARD_SIZE or not re.fullmatch(r"[-A-Oa-o]+", layout):
-        raise InvalidPositionError(
-            f"an XGID starts with 26 characters of '-', 'A'-'O' and 'a'-'o', got {shown(fields[0])}"
-        )
-    board = np.zeros(BOARD_SIZE, dtype=np.int64)
-    for i, char in enumerate(layout):
-        if char != "-":
-            board[i] = (ord(char) - ord("A") + 1) if char.isupper() else -(ord(char) - ord("a") + 1)
-    if board[OWN_BAR] < 0 or board[OPP_BAR] > 0:
-        raise InvalidPositionError(f"XGID {shown(xgid, 80)} puts a checker on the other player's bar")
-    turn = fields[3] if len(fields) > 3 else "1"
-    if turn not in ("1", "-1"):
-        raise InvalidPositionError(f"XGID turn field must be 1 or -1, got {shown(turn)}")
-    board = validate_boards(board[None])[0]
-    return board if turn == "1" else switch(board)
 
 
 # ASCII board ---------------------------------------------------------------------------------------------------

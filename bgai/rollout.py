@@ -69,7 +69,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bgai import bearoff
-from bgai.bot import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
+from bgai.dice import OPENING_ROLLS, ORDERED_ROLLS, ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeState
 from bgai.errors import BgaiError
 from bgai.game import CubeRules, Table, game_over, result_points, roll_dice, run_turns
@@ -80,11 +80,6 @@ from bgai.position import Position, parse_dice
 PROBABILITY_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 BEAROFF_STOPS = ("race", "exact", "off")
 Z95 = 1.959963984540054
-
-# The 36 rolls as ordered pairs of dice, and the 30 that are not doubles (the possible opening rolls). The 21
-# distinct rolls, their weights and indices are bgai.bot's.
-ORDERED_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
-OPENING_ROLLS = ORDERED_ROLLS[ORDERED_ROLLS[:, 0] != ORDERED_ROLLS[:, 1]]
 
 # Positions expanded over the 21 rolls at once for the luck of a turn (about 27 plays each: ~1.4M afterstates).
 EXPAND_CHUNK = 2048

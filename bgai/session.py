@@ -40,10 +40,11 @@ from bgai.bot import Bot, RankedPlay
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeDecision, cube_state, may_double, payoff_of
 from bgai.errors import BgaiError, GameStateError, InvalidPositionError
 from bgai.game import result_points
-from bgai.match import MatchScore, crawford_next, format_xgid, xgid_context
+from bgai.match import MatchScore, crawford_next
 from bgai.notation import Move
-from bgai.position import Position, decode_xgid, is_xgid, parse_dice, xgid_fields
+from bgai.position import Position, parse_dice
 from bgai.steps import PartialPlay, Step
+from bgai.xgid import decode_xgid, format_xgid, is_xgid, xgid_context, xgid_fields
 
 HUMAN, BOT = 0, 1
 RESIGN_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}

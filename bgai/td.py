@@ -32,10 +32,9 @@ from torch import nn
 from bgai import encoding, kernels
 from bgai.bot import Bot, exact_probabilities
 from bgai.game import game_over, roll_dice
-from bgai.movegen import afterstates
+from bgai.movegen import afterstates, group_starts
 from bgai.network import EquityModel, ModelSnapshot, flip
 from bgai.phase import classify
-from bgai.players.base import group_starts
 from bgai.position import START_BOARD
 from bgai.weights import one_blas_thread
 

@@ -374,8 +374,8 @@ class Engine:
 
     def _read_xgid(self, text: str) -> None:
         """Board, turn, cube, score, match and dice from an XGID (X is p0), all checked before any is kept."""
-        from bgai.match import xgid_context
-        from bgai.position import Position, xgid_fields
+        from bgai.position import Position
+        from bgai.xgid import xgid_context, xgid_fields
 
         position = Position.from_xgid(text)
         cube, _, _ = xgid_context(text)  # checks the numeric fields, the score against the length

@@ -218,7 +218,7 @@ def test_roll_luck_matches_a_roll_by_roll_reference_and_averages_to_zero(bot):
     plays' 0-ply equities, one position and one roll at a time. Over every roll that could come, weighted by its
     chance, the luck of a position is zero."""
     from bgai.analysis import roll_luck
-    from bgai.bot import ROLL_WEIGHTS, ROLLS
+    from bgai.dice import ROLL_WEIGHTS, ROLLS
     from bgai.movegen import afterstates
     from bgai.network import equity, flip
 

@@ -9,8 +9,9 @@ from bgai.cube import (
     CENTERED, ON_ROLL, OPPONENT, CubeState, cube_equities, decide, efficiency, may_double, parse_owner,
 )
 from bgai.errors import BgaiError
-from bgai.match import MatchScore, kazaross_xg2, match_equity, parse_score, xgid_context
+from bgai.match import MatchScore, kazaross_xg2, match_equity, parse_score
 from bgai.position import Position
+from bgai.xgid import xgid_context
 
 START = Position.start().board
 
@@ -289,7 +290,7 @@ def test_one_ply_cubeful_equity_averages_the_opponents_cube_decision_over_its_ro
     # the 21 rolls of minus the opponent's best cubeful 0-ply equity after the bot's 0-ply play, at the same cube
     # (or the doubled one, owned by the opponent); a play that bears off the last checker wins at that cube.
     from bgai import load_bot
-    from bgai.bot import ROLL_WEIGHTS, ROLLS
+    from bgai.dice import ROLL_WEIGHTS, ROLLS
     from bgai.game import result_points
 
     zero, one = load_bot(), load_bot(plies=1, pruner=False)  # the reference judges every reply

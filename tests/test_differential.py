@@ -27,9 +27,10 @@ from oracles import bgsage_afterstates, gnubg_afterstates, gnubg_best_after, gnu
 
 from bgai.game import roll_dice
 from bgai.movegen import BOARD_SIZE, OWN_BAR, afterstates, count_moves, switch
-from bgai.players import segment_argmax
-from bgai.players.pubeval import is_race
-from bgai.position import START_BOARD, Position, encode_xgid_board
+from bgai.movegen import segment_argmax
+from bgai.phase import is_race
+from bgai.position import START_BOARD, Position
+from bgai.xgid import encode_xgid_board
 
 pytest.importorskip("gnubg_nn")
 pytest.importorskip("bgsage")

@@ -27,7 +27,7 @@ from bgai.encoding import (
     swap_sides,
 )
 from bgai.players import PubevalPlayer, RandomPlayer
-from bgai.players.pubeval import is_race
+from bgai.phase import is_race
 from bgai.position import START_BOARD
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(a, 7)]

@@ -5,8 +5,8 @@ import pytest
 
 from bgai import Position
 from bgai.game import play_duplicate, play_games, result_points, roll_dice
-from bgai.movegen import afterstates, switch
-from bgai.players import HeuristicPlayer, PubevalPlayer, RandomPlayer, make_player, segment_argmax
+from bgai.movegen import afterstates, segment_argmax, switch
+from bgai.players import HeuristicPlayer, PubevalPlayer, RandomPlayer, make_player
 
 
 def test_dice_depend_only_on_seed_game_and_turn():

@@ -5,7 +5,8 @@ import pytest
 
 import bgai.bot
 from bgai import Position
-from bgai.bot import ROLLS, ROLL_WEIGHTS, MoveFilter, load_bot
+from bgai.bot import MoveFilter, load_bot
+from bgai.dice import ROLL_WEIGHTS, ROLLS
 from bgai.errors import BgaiError
 from bgai.movegen import afterstates
 from bgai.network import equity, flip
@@ -335,7 +336,7 @@ def test_the_compiled_bookkeeping_gives_the_numpy_results():
     with random probabilities, ties included."""
     from bgai import kernels
     from bgai.bot import MoveFilter, without_impossible_outcomes
-    from bgai.players.base import segment_argmax
+    from bgai.movegen import segment_argmax
     from bgai.weights import equity, flip
     from tests.test_encoding import game_positions
 

@@ -9,7 +9,7 @@ import pytest
 
 from bgai import Position, load_bot
 from bgai.cli import main
-from bgai.match import format_xgid
+from bgai.xgid import format_xgid
 from bgai.session import BOT, Phase, Session
 from bgai.terminal import Terminal
 

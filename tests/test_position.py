@@ -384,8 +384,7 @@ def test_boards_with_huge_entries_are_refused_not_wrapped_around(board):
 
 
 def test_an_xgid_without_its_prefix_is_read_whole_cube_and_score_included():
-    from bgai.match import xgid_context
-    from bgai.position import is_xgid
+    from bgai.xgid import is_xgid, xgid_context
 
     text = "-b----E-C---eE---c-e----B-:1:1:1:00:2:3:0:7:10"
     assert is_xgid(text) and is_xgid("xgid=" + text) and not is_xgid("4HPwATDgc/ABMA")
@@ -402,7 +401,7 @@ def test_an_xgid_without_its_prefix_is_read_whole_cube_and_score_included():
     "XGID=-b----E-C---eE---c-e----B-:1:1",
 ])
 def test_malformed_xgid_fields_are_refused_with_a_clear_error(text):
-    from bgai.match import xgid_context
+    from bgai.xgid import xgid_context
 
     with pytest.raises(BgaiError, match="XGID"):
         xgid_context(text)

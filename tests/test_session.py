@@ -11,7 +11,7 @@ import pytest
 
 from bgai import Position, load_bot
 from bgai.errors import BgaiError, GameStateError, IllegalMoveError, InvalidPositionError
-from bgai.match import format_xgid
+from bgai.xgid import format_xgid
 from bgai.session import BOT, HUMAN, Phase, Session
 
 # Races with the person's home board full (69 pips) against the opponent's 74 pips, as the bot sees them:

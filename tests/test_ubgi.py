@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from bgai.bot import MAX_PLIES, load_bot
-from bgai.match import MatchScore, format_xgid
+from bgai.match import MatchScore
+from bgai.xgid import format_xgid
 from bgai.movegen import OPP_BAR, OWN_BAR, switch
 from bgai.position import Position
 from bgai import ubgi

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from bgai import Position
-from bgai.match import format_xgid
+from bgai.xgid import format_xgid
 from bgai.web import create_app
 
 START = "4HPwATDgc/ABMA"

@@ -30,7 +30,7 @@ from bgai.checkpoint import load_checkpoint, model_from_checkpoint
 from bgai.movegen import afterstates
 from bgai.network import EquityModel, equity, flip
 from bgai.phase import BEAROFF, OVER, classify
-from bgai.players.base import segment_argmax
+from bgai.movegen import segment_argmax
 from bgai.td import Experience, Learner
 from bgai.training import sample_positions
 from bgai.weights import ModelSnapshot

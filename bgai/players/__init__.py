@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bgai.players.base import Player, RandomPlayer, ValuePlayer, segment_argmax
+from bgai.players.base import Player, RandomPlayer, ValuePlayer
 from bgai.players.heuristic import HeuristicPlayer
 from bgai.players.pubeval import PubevalPlayer
 
@@ -21,5 +21,4 @@ def make_player(name: str) -> Player:
         raise ValueError(f"unknown player {name!r}; choose one of {', '.join(PLAYERS)} or gnubg") from None
 
 
-__all__ = ["PLAYERS", "HeuristicPlayer", "Player", "PubevalPlayer", "RandomPlayer", "ValuePlayer", "make_player",
-           "segment_argmax"]
+__all__ = ["PLAYERS", "HeuristicPlayer", "Player", "PubevalPlayer", "RandomPlayer", "ValuePlayer", "make_player"]

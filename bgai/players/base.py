@@ -6,7 +6,7 @@ from typing import Protocol
 
 import numpy as np
 
-from bgai.movegen import switch
+from bgai.movegen import group_starts, segment_argmax, switch
 
 
 class Player(Protocol):
@@ -24,21 +24,6 @@ class Player(Protocol):
         self, boards: np.ndarray, after: np.ndarray, owner: np.ndarray, rng: np.random.Generator, dice=None
     ) -> np.ndarray:
         ...
-
-
-def group_starts(owner: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(first row, row count) of each of the ``n`` groups of a grouped ``owner`` array."""
-    counts = np.bincount(owner, minlength=n)
-    return np.cumsum(counts) - counts, counts
-
-
-def segment_argmax(scores: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
-    """For each group of the grouped ``owner`` array, the index of its highest score (the first one on ties)."""
-    starts, _ = group_starts(owner, n)
-    best = np.maximum.reduceat(scores, starts)
-    top = np.flatnonzero(scores >= best[owner])
-    first = np.r_[True, owner[top][1:] != owner[top][:-1]]
-    return top[first]
 
 
 class RandomPlayer:

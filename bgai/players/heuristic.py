@@ -12,7 +12,7 @@ import numpy as np
 
 from bgai.movegen import CHECKERS, OPP_BAR, OWN_BAR
 from bgai.players.base import ValuePlayer
-from bgai.players.pubeval import is_race
+from bgai.phase import is_race
 
 # Chance that one opposing checker hits a blot d pips in front of it with a single roll, ignoring blocked
 # points: the number of the 36 rolls that move some checker exactly d pips (e.g. 11 for d = 1, 17 for d = 6).

@@ -52,8 +52,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgai.movegen import switch
-from bgai.players.base import segment_argmax
+from bgai.movegen import segment_argmax, switch
+from bgai.phase import is_race
 
 __all__ = [
     "CONTACT_WEIGHTS",
@@ -61,7 +61,6 @@ __all__ = [
     "N_INPUTS",
     "ALL_OFF_SCORE",
     "pubeval_inputs",
-    "is_race",
     "pubeval_score",
     "PubevalPlayer",
 ]
@@ -196,26 +195,6 @@ def pubeval_inputs(boards) -> np.ndarray:
     x[:, 120] = np.clip(-b[:, 0], 0, None) * 0.5
     x[:, 121] = _borne_off(b) / 15.0
     return x.reshape(lead + (N_INPUTS,))
-
-
-def is_race(boards) -> np.ndarray:
-    """True where there is no contact left, for (N, 26) boards; returns (N,) bool.
-
-    With ``back`` our rearmost checker (the largest index in 1..25 holding one
-    of ours, -1 if we have none left on the board) and ``opp_back`` the
-    opponent's rearmost checker (the smallest index in 0..24 holding one of
-    theirs, 26 if they have none left), the position is a race iff
-    ``back < opp_back``: every one of our checkers has passed every opponent
-    checker, so neither side can ever hit or block the other again.  A side's
-    bar counts as its rearmost point.  Positions where a side has borne off
-    everything count as races.  This is the same split as GNU Backgammon's
-    ``ClassifyPosition(...) <= CLASS_RACE``.
-    """
-    b, lead = _as_batch(boards)
-    idx = np.arange(26, dtype=np.int16)
-    back = np.where(b > 0, idx, -1).max(axis=1)
-    opp_back = np.where(b < 0, idx, 26).min(axis=1)
-    return (back < opp_back).reshape(lead)
 
 
 def pubeval_score(boards, race=None) -> np.ndarray:

@@ -37,8 +37,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from bgai.bot import Bot, load_bot
 from bgai.cube import CubeDecision
 from bgai.errors import BgaiError, GameStateError
-from bgai.match import xgid_context
-from bgai.position import is_xgid
+from bgai.xgid import is_xgid, xgid_context
 from bgai.session import BOT, HUMAN, Phase, Session
 from bgai.svg import board_svg
 from bgai.web import models as m
