@@ -81,7 +81,7 @@ def _train(args: argparse.Namespace) -> None:
     from bgai.training import load_config, run
 
     overrides = {name: getattr(args, name) for name in _train_settings()}
-    config = load_config(args.config, overrides)
+    config = load_config(args.config, overrides, _qualified(args.set))
     run_dir = args.run_dir or f"runs/{config.run_name}"
     summary = run(config, run_dir, resume=args.resume, progress=not args.quiet)
     final = summary["final"]
@@ -338,6 +338,24 @@ def _analyse(args: argparse.Namespace) -> None:
         print(text_report(analysis), end="")
 
 
+def _qualified(pairs: list[str] | None) -> dict:
+    """``--set STAGE.KEY=VALUE`` (or ``KEY=VALUE`` for a run setting) as ``{target: value}``; a value is read as TOML
+    (``1e-4``, ``true``, ``"text"``), else taken as a string."""
+    import tomllib
+
+    out = {}
+    for pair in pairs or []:
+        target, eq, raw = pair.partition("=")
+        if not eq or not target.strip():
+            raise BgaiError(f"--set takes STAGE.KEY=VALUE (or KEY=VALUE for a run setting), got {pair!r}")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        out[target.strip()] = value
+    return out
+
+
 def _train_settings() -> dict:
     """The run and stage settings ``bgai train`` takes on the command line, by name (first definition wins)."""
     import dataclasses
@@ -485,12 +503,16 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="train a model: TD(λ) self-play and lookahead generations",
                                 description="Train a model through the stages of a run config (see "
                                             "bgai.training and training/configs/). The settings below override the "
-                                            "config's: run settings, and stage settings in every stage that has "
-                                            "them.")
+                                            "config's: run settings, and a stage setting of the one stage that has "
+                                            "it; a setting several stages have is refused: name the stage with "
+                                            "--set STAGE.KEY=VALUE.")
     train.add_argument("--config", help="TOML run config (see training/configs/)")
     train.add_argument("--run-dir", help="folder of the checkpoint and TensorBoard logs (default runs/RUN_NAME)")
     train.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its checkpoint")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.add_argument("--set", action="append", metavar="STAGE.KEY=VALUE",
+                       help="a setting of one stage by its name (e.g. --set ply1.lr=1e-4), or KEY=VALUE for a run "
+                            "setting; repeat for several")
     for name, f in (_train_settings() if train_settings else {}).items():
         # --ray alone: Ray on this machine (the cluster `ray start` made here, else a new local instance)
         bare = {"nargs": "?", "const": "local", "metavar": "ADDRESS"} if name == "ray" else {}

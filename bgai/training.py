@@ -130,7 +130,7 @@ STAGES = {"td": TDStage, "lookahead": LookaheadStage}
 @dataclass
 class RunConfig:
     """A training run: the model, then its stages. Every field can be set in a TOML file (``--config``); the
-    command line overrides run fields, and stage fields in every stage that has them."""
+    command line overrides run fields, and a stage field of the one stage that has it (``load_config``)."""
 
     run_name: str = _field("default", "name of the run (its folder under runs/ unless --run-dir is given)")
     seed: int = _field(0, "seed of the dice, the weight initialisation, sampling and shuffling")
@@ -186,9 +186,14 @@ def _typed(cls, values: dict, where: str):
     return obj
 
 
-def load_config(path: str | Path | None, overrides: dict | None = None) -> RunConfig:
-    """A run config from defaults, then a TOML file, then ``overrides`` (``None`` values ignored); unknown keys are
-    an error."""
+def load_config(path: str | Path | None, overrides: dict | None = None, qualified: dict | None = None) -> RunConfig:
+    """A run config from defaults, then a TOML file, then overrides; unknown keys are an error.
+
+    ``overrides`` are settings by name (``None`` values ignored): a run setting, or a stage setting that one stage of
+    the run has. A setting that several stages have is refused, naming them, rather than set in all of them (the
+    stages' learning rates, games and λ mean different things). ``qualified`` says which: ``{"STAGE.KEY": value}``
+    for the stage called STAGE (``bgai train --set STAGE.KEY=VALUE``), ``{"KEY": value}`` for a run setting.
+    """
     values: dict = {}
     if path is not None:
         try:
@@ -205,15 +210,43 @@ def load_config(path: str | Path | None, overrides: dict | None = None) -> RunCo
         raise BgaiError(f"unknown config key(s) {', '.join(sorted(flat_td))}; stage settings go in [[stage]] tables")
     if not stage_tables:
         raise BgaiError("a run needs at least one [[stage]]")
-    config = _typed(RunConfig, {**values, **{k: v for k, v in overrides.items() if k in run_keys}}, "config")
-    stages, names = [], set()
+    kinds = []
     for i, table in enumerate(stage_tables):
         method = table.get("method", "td")
         if method not in STAGES:
             raise BgaiError(f"stage {i + 1}: unknown method {method!r}; known: {', '.join(STAGES)}")
-        cls = STAGES[method]
-        fields = {f.name for f in dataclasses.fields(cls)}
-        stage = _typed(cls, {**table, **{k: v for k, v in overrides.items() if k in fields}}, f"stage {i + 1}")
+        kinds.append(STAGES[method])
+    labels = [str(table.get("name", cls().name)) for table, cls in zip(stage_tables, kinds)]
+    settings = [{f.name for f in dataclasses.fields(cls)} - {"name", "method"} for cls in kinds]
+    run_values, stage_values = {}, [{} for _ in kinds]
+    for key, value in overrides.items():
+        having = [i for i, names in enumerate(settings) if key in names]
+        if key in run_keys:
+            run_values[key] = value
+        elif len(having) > 1:
+            which = ", ".join(labels[i] for i in having)
+            raise BgaiError(f"{key} is a setting of {len(having)} stages of this run ({which}); say which: "
+                            f"--set {labels[having[0]]}.{key}={value}")
+        elif having:
+            stage_values[having[0]][key] = value
+    for target, value in (qualified or {}).items():
+        stage, dot, key = str(target).partition(".")
+        if not dot:
+            if stage not in run_keys:
+                raise BgaiError(f"{stage} is not a run setting (a stage's is written STAGE.{stage}); run settings: "
+                                f"{', '.join(sorted(run_keys))}")
+            run_values[stage] = value
+            continue
+        if stage not in labels:
+            raise BgaiError(f"this run has no stage called {stage!r}; its stages: {', '.join(labels)}")
+        i = labels.index(stage)
+        if key not in settings[i]:
+            raise BgaiError(f"stage {stage} has no setting {key!r}; its settings: {', '.join(sorted(settings[i]))}")
+        stage_values[i][key] = value
+    config = _typed(RunConfig, {**values, **run_values}, "config")
+    stages, names = [], set()
+    for i, (table, cls) in enumerate(zip(stage_tables, kinds)):
+        stage = _typed(cls, {**table, **stage_values[i]}, f"stage {i + 1}")
         if stage.name in names:
             raise BgaiError(f"two stages are called {stage.name!r}")
         names.add(stage.name)
@@ -714,7 +747,7 @@ def _stored_arrays(path: Path) -> dict[str, np.ndarray]:
         return {name: stored[name] for name in stored.files}
 
 
-def _load_generation(folder: Path, lam: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def load_generation(folder: Path, lam: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """A generation's positions and the targets the model learns for them: the lookahead values, or with
     trajectories (a stage with ``lam`` above 0) each position's mean ``trace_returns`` over its occurrences."""
     positions = _stored_arrays(folder / "positions.npz")
@@ -763,7 +796,7 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
                                 f"needs: a stage's lam stays as its run began (or resume with --buffer 1 after a "
                                 f"finished generation)")
         _generation_data(state, stage, generation)
-        data = [_load_generation(f, stage.lam) for f in recent]
+        data = [load_generation(f, stage.lam) for f in recent]
         held = max(1, int(len(data[-1][0]) * stage.validation))
         val_boards, val_targets = data[-1][0][:held], data[-1][1][:held]
         data[-1] = (data[-1][0][held:], data[-1][1][held:])

@@ -57,12 +57,43 @@ bench_every = 100
 def test_a_config_names_its_stages_and_overrides_reach_them(tmp_path):
     path = tmp_path / "run.toml"
     path.write_text(STAGED)
-    config = load_config(path, {"games": 40, "plies": 2, "seed": 9})
+    config = load_config(path, {"plies": 2, "seed": 9}, {"warm-up.games": 40, "search.lr": 1e-4, "threads": 1})
     td, search = config.stages
     assert isinstance(td, TDStage) and isinstance(search, LookaheadStage)
     assert (td.name, search.name) == ("warm-up", "search")
-    assert td.games == search.games == 40 and search.plies == 2 and config.seed == 9
+    assert td.games == 40 and search.games == 12 and search.plies == 2  # the config's 12 left alone
+    assert search.lr == 1e-4 and td.lr == TDStage().lr and config.seed == 9 and config.threads == 1
     assert config.net_names() == ("contact", "race") and config.encoder == encoding.ENCODER_VERSION
+
+
+@pytest.mark.parametrize("overrides, qualified, message", [
+    ({"games": 40}, None, r"games is a setting of 2 stages of this run \(warm-up, search\); say which: "
+                          r"--set warm-up.games=40"),
+    ({"lam": 0.5}, None, "lam is a setting of 2 stages"),
+    ({"lr": 1e-3}, None, "lr is a setting of 2 stages"),
+    (None, {"ply1.lr": 1e-4}, "no stage called 'ply1'; its stages: warm-up, search"),
+    (None, {"warm-up.plies": 2}, "stage warm-up has no setting 'plies'"),
+    (None, {"games": 5}, "games is not a run setting"),
+    (None, {"search.plies": "two"}, "plies must be int"),
+])
+def test_a_setting_of_several_stages_must_name_one(tmp_path, overrides, qualified, message):
+    path = tmp_path / "run.toml"
+    path.write_text(STAGED)
+    with pytest.raises(BgaiError, match=message):
+        load_config(path, overrides, qualified)
+
+
+def test_train_set_on_the_command_line(tmp_path, capsys):
+    from bgai.cli import _qualified, main
+
+    assert _qualified(["ply1.lr=1e-4", "search.precision=bf16", 'run_name="x y"', "warm-up.games=40"]) == {
+        "ply1.lr": 1e-4, "search.precision": "bf16", "run_name": "x y", "warm-up.games": 40}
+    path = tmp_path / "run.toml"
+    path.write_text(STAGED)
+    assert main(["train", "--config", str(path), "--games", "40", "--run-dir", str(tmp_path / "run")]) == 2
+    assert "say which: --set warm-up.games=40" in capsys.readouterr().err
+    assert main(["train", "--config", str(path), "--set", "nonsense", "--run-dir", str(tmp_path / "run")]) == 2
+    assert "--set takes STAGE.KEY=VALUE" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("path", sorted((Path(__file__).parents[1] / "training" / "configs").glob("*.toml")),
@@ -201,11 +232,11 @@ def test_a_stage_with_lam_learns_the_trace_returns_of_its_games(tmp_path):
     cut = data["explored"] | np.r_[~kept[1:], False]
     returns = slow_trace_returns(np.where(kept[:, None], targets[rows], 0), np.where(kept[:, None], values[rows], 0),
                                  data["game"], cut, 0.7)
-    boards, learned = training._load_generation(folder, 0.7)
+    boards, learned = training.load_generation(folder, 0.7)
     for i in range(0, 150, 7):
         assert np.allclose(learned[i], returns[rows == i].mean(axis=0), atol=1e-5)
     assert not np.allclose(learned, targets, atol=1e-3)  # the traces moved the targets
-    assert np.array_equal(training._load_generation(folder, 0.0)[1], targets)
+    assert np.array_equal(training.load_generation(folder, 0.0)[1], targets)
 
 
 def test_a_stage_cannot_take_up_lam_on_data_sampled_without_trajectories(tmp_path):
@@ -213,7 +244,7 @@ def test_a_stage_cannot_take_up_lam_on_data_sampled_without_trajectories(tmp_pat
     path.write_text(STAGED)
     run(load_config(path, {"generations": 1}), tmp_path, progress=False)
     with pytest.raises(BgaiError, match="search-000/positions.npz was sampled without the games' trajectories"):
-        run(load_config(path, {"lam": 0.5}), tmp_path, resume=True, progress=False)
+        run(load_config(path, None, {"search.lam": 0.5}), tmp_path, resume=True, progress=False)
     assert not (tmp_path / "data" / "search-001").exists()
 
 
@@ -402,5 +433,5 @@ def test_a_second_run_into_a_run_folder_in_use_is_refused_naming_the_first(tmp_p
     finally:
         holder.kill()
         holder.wait()
-    run(load_config(path, {"generations": 1, "games": 4}), folder, progress=False)  # the kill let go of the lock
+    run(load_config(path, {"generations": 1}, {"warm-up.games": 4, "search.games": 4}), folder, progress=False)  # the kill let go of the lock
     assert (folder / "checkpoint.pt").exists()
