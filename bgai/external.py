@@ -26,9 +26,13 @@ import socket
 import sys
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from bgai.errors import BgaiError
 from bgai.fibs import MAX_LINE, FibsBoard
+
+if TYPE_CHECKING:
+    from bgai.bot import Bot
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 5555
 
@@ -40,7 +44,7 @@ class ExternalPlayer:
     ``jacoby``: money games follow the Jacoby rule (set it as gnubg's ``set jacoby``); ``beavers``: bgai may
     beaver in money games (gnubg's ``set beavers``, 0 for none)."""
 
-    bot: object
+    bot: Bot
     jacoby: bool = False
     beavers: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -62,10 +66,15 @@ class ExternalPlayer:
         if board.match_length:
             match = MatchScore(board.match_length, board.score, crawford=board.crawford,
                                post_crawford=board.post_crawford)
-        options = dict(match=match, jacoby=self.jacoby and match is None, beavers=self.beavers and match is None)
+        money = match is None
+
+        def cube_decision():
+            return self.bot.cube_decision(board.position, board.cube, board.owner, match,
+                                          jacoby=self.jacoby and money, beavers=self.beavers and money)
+
         if board.was_doubled:
             # On gnubg's boards the player on turn is the doubler; bgai answers for its opponent.
-            decision = self.bot.cube_decision(board.position, board.cube, board.owner, **options)
+            decision = cube_decision()
             if decision.beaver and self.beavers and match is None:
                 return "beaver"
             return "take" if decision.should_take else "drop"
@@ -73,7 +82,7 @@ class ExternalPlayer:
         if resign:
             return resign
         if board.dice is None:
-            decision = self.bot.cube_decision(board.position, board.cube, board.owner, **options)
+            decision = cube_decision()
             return "double" if decision.may_double and decision.should_double else "roll"
         move = self.bot.choose_move(board.position, board.dice)
         return "" if not move.checker_steps() else str(move)

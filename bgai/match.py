@@ -95,7 +95,7 @@ class MatchScore:
         one_away = sum(length - s == 1 for s in score)
         if one_away == 2:
             post_crawford = True
-        return cls(length, tuple(score), crawford=one_away == 1 and not post_crawford,
+        return cls(length, (int(score[0]), int(score[1])), crawford=one_away == 1 and not post_crawford,
                    post_crawford=one_away >= 1 and post_crawford)
 
     @property

@@ -75,7 +75,7 @@ def format_steps(steps: list[tuple[int, int, bool]]) -> str:
     paths = journeys(steps)
     # Identical journeys are written once with a count; the one checker that hit marks the group
     # (``24/22*(2)``, not ``24/22* 24/22``).
-    groups: dict[tuple[int, ...], list] = {}
+    groups: dict[tuple[int, ...], tuple[int, list[bool]]] = {}
     for path in sorted(paths, key=lambda p: (-p[0][0], -p[-1][0])):
         route = tuple(point for point, _ in path)
         count, hits = groups.get(route, (0, [False] * len(path)))

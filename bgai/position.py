@@ -137,6 +137,7 @@ class Position:
         d1, d2 = sorted(parse_dice(dice), reverse=True)
         result = afterstates(self._board[None], np.array([[d1, d2]]), return_steps=True, validate=False)
         # The generator's afterstates are positions by construction: no need to check them again.
+        assert result.steps is not None  # asked for
         return [Move(self, (d1, d2), Position._unchecked(after), steps)
                 for after, steps in zip(result.after, result.steps)]
 

@@ -85,10 +85,13 @@ import re
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from bgai import __version__
 from bgai.errors import BgaiError, shown
+
+if TYPE_CHECKING:
+    from bgai.position import Position
 
 NAME = f"bgai {__version__}"
 AUTHOR = "the bgai authors"
@@ -111,7 +114,7 @@ class UbgiError(Exception):
         self.code = code
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
@@ -190,8 +193,8 @@ class Engine:
         self.out = out
         self.running = True
         self.options = _options(plies)
-        self.values = {key: option.default for key, option in self.options.items()}
-        self._bots: dict[int, object] = {}
+        self.values: dict[str, Any] = {key: option.default for key, option in self.options.items()}
+        self._bots: dict[int, Any] = {}
         self.turn = 0
         self._new_session(length=0, jacoby=False, crawford_rule=True)
 
@@ -205,7 +208,7 @@ class Engine:
         self._new_game()
 
     def _new_game(self) -> None:
-        self.position = None
+        self.position: Position | None = None
         self.dice: tuple[int, int] | None = None
         self.cube = 1
         self.owner: int | None = None  # the seat owning the cube; None: centered

@@ -83,8 +83,8 @@ def xgid_context(xgid: str):
     if not all(re.fullmatch(r"-?[0-9]{1,4}", f, re.ASCII) for f in numbers):
         raise BgaiError(f"an XGID's fields after the board are cube:owner:turn:dice:score:score:crawford:length, "
                         f"each a small whole number; got {shown(xgid, 80)}")
-    exponent, position, turn, *scores, crawford, length = (int(f) for f in numbers)
-    scores = tuple(scores)
+    exponent, position, turn, x_score, o_score, crawford, length = (int(f) for f in numbers)
+    scores = (x_score, o_score)
     if length < 0:
         raise BgaiError(f"XGID {shown(xgid, 80)}: the match length is 0 (money) or more")
     if not 0 <= exponent <= 6 or position not in (-1, 0, 1) or turn not in (-1, 1):
