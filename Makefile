@@ -45,17 +45,17 @@ bench: $(STAMP)
 	$(PY) benchmarks/ply_speed.py --positions 200 --json benchmarks/results/ply_speed.json
 	$(PY) benchmarks/eval_speed.py --json benchmarks/results/eval_speed.json
 	$(PY) benchmarks/precision_bench.py --json benchmarks/results/precision.json
-	$(PY) benchmarks/cube_accuracy.py --plies 0 1 2 --json benchmarks/results/cube_accuracy.json
-	$(PY) benchmarks/move_accuracy.py --plies 0 1 2 --json benchmarks/results/move_accuracy.json
+	$(PY) -m bgai.coach.cube_accuracy --plies 0 1 2 --json benchmarks/results/cube_accuracy.json
+	$(PY) -m bgai.coach.move_accuracy --plies 0 1 2 --json benchmarks/results/move_accuracy.json
 	$(PY) benchmarks/workers_bench.py --json benchmarks/results/workers.json
 	$(PY) benchmarks/rollout_bench.py --json benchmarks/results/rollout.json
 	$(PY) benchmarks/rollout_bench.py --skip se,bearoff --repeats 1 --trials 648 --jobs 2 --positions contact,prime,race --json benchmarks/results/rollout_speed.json
 
 # The long runs of the fuzzers the test suite runs briefly: hostile match files, checkpoints, parsers and requests.
 fuzz: $(STAMP)
-	$(PY) benchmarks/fuzz_matchfiles.py --inputs 100000 --seed 1
-	$(PY) benchmarks/fuzz_checkpoints.py --inputs 8000 --seed 1
-	$(PY) benchmarks/fuzz_api.py --inputs 20000 --seed 1 --json benchmarks/results/fuzz_api.json
+	$(PY) -m bgai.coach.fuzz_matchfiles --inputs 100000 --seed 1
+	$(PY) -m bgai.coach.fuzz_checkpoints --inputs 8000 --seed 1
+	$(PY) -m bgai.coach.fuzz_api --inputs 20000 --seed 1 --json benchmarks/results/fuzz_api.json
 
 # The package users install (pip install dist/bgai-*.whl): the source archive and, built from it, the wheel with
 # the shipped network, the match equity table and the web page. tests/test_wheel.py installs one.

@@ -3,7 +3,7 @@
     python benchmarks/analysis_vs_gnubg.py [--seeds 1 2 3 4 5 6] [--length 7] [--plies 0 1]
         [--json benchmarks/results/analysis_vs_gnubg.json]
 
-For each seed, ``benchmarks/gnubg_matches.py`` has gnubg (Debian's 1.07) play a noisy match against itself
+For each seed, ``bgai.coach.gnubg_matches`` has gnubg (Debian's 1.07) play a noisy match against itself
 (checker-play noise 0.03, cube noise 0.01, both players 0-ply) and analyse it with its default analysis settings
 (2-ply, cubeful, pruning; marks at 0.03/0.06/0.12). bgai then analyses the same .mat file at each of ``--plies``.
 Reported, per player and analyser: unforced checker plays, close-or-actual cube decisions, checker, cube and
@@ -21,19 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from gnubg_matches import make_match  # noqa: E402
-
-from bgai.analysis import analyse_match  # noqa: E402
-from bgai.bot import load_bot  # noqa: E402
-from bgai.matchfile import CheckerPlay, read_mat  # noqa: E402
+from bgai.analysis import analyse_match
+from bgai.bot import load_bot
+from bgai.coach.gnubg_matches import make_match
+from bgai.matchfile import CheckerPlay, read_mat
 
 VERY_BAD = 0.12
 CUBE_ERRORS = ("missed-double-below-cp", "missed-double-above-cp", "wrong-double-below-dp", "wrong-double-above-tg",

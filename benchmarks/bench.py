@@ -17,18 +17,15 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from bgai import movegen  # noqa: E402
-from bgai.game import game_over, play_games  # noqa: E402
-from bgai.players import PubevalPlayer, RandomPlayer  # noqa: E402
-from bgai.position import START_BOARD  # noqa: E402
+from bgai import movegen
+from bgai.game import game_over, play_games
+from bgai.players import PubevalPlayer, RandomPlayer
+from bgai.position import START_BOARD
 
 
 def sample_pairs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -67,7 +64,8 @@ def bench_movegen(boards: np.ndarray, dice: np.ndarray, repeats: int) -> dict:
     os.environ.pop("BGAI_THREADS")
     try:
         import gnubg_nn
-        import oracles
+
+        from bgai.coach import oracles
     except ImportError:
         print("gnubg_nn not installed: no side-by-side figure (pip install -e '.[dev]')")
         return figures

@@ -49,7 +49,7 @@ games), then each play of the list is timed with ``time.perf_counter`` (total ov
 collection, so that no collection of the whole heap (torch's and bgai's objects too: about 0.1 s) lands in one
 engine's timing. Every answer is checked against bgai's legal afterstates: one that is not among
 them is counted ("unmapped"), not fatal (bgsage also lists a shorter last bear-off where a hit would use both
-dice: see ``tests/oracles.py``). "Same play" is the share of positions where bgai and bgsage chose the same
+dice: see ``bgai/coach/oracles.py``). "Same play" is the share of positions where bgai and bgsage chose the same
 afterstate (and bgai and gnubg-nn at 0-ply), over all positions and over the unforced ones. ``cpu/wall``
 (process time over wall time while timing) near 1 confirms that an engine ran on one thread.
 """

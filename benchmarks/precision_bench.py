@@ -21,12 +21,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import duel  # noqa: E402
-
-from bgai.bot import Bot, load_bot  # noqa: E402
-from bgai.network import bf16_supported, equity  # noqa: E402
-from bgai.training import lookahead_targets, sample_positions  # noqa: E402
+from bgai.bot import Bot, load_bot
+from bgai.coach.strength import duel
+from bgai.network import bf16_supported, equity
+from bgai.training import lookahead_targets, sample_positions
 
 
 def timed(fn, *args, **kwargs):

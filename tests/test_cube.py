@@ -235,16 +235,12 @@ def test_bot_cube_decisions_agree_with_its_own_probabilities():
 
 
 def test_cube_model_fed_gnubgs_probabilities_makes_gnubgs_decisions():
-    # Differential: on GNU Backgammon's 2-ply reference set (benchmarks/data/cube_reference.json), our Janowski model
+    # Differential: on GNU Backgammon's 2-ply reference set (bgai/coach/data/cube_reference.json), our Janowski model
     # given gnubg's own 2-ply cubeless probabilities should decide nearly as gnubg's full cubeful 2-ply analysis
     # does. Measured: 1.3 mp lost per decision, 99% of takes agree (gnubg's own 0-ply: 2.3 mp).
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from cube_accuracy import REFERENCE, model_only
-
     import json
+
+    from bgai.coach.cube_accuracy import REFERENCE, model_only
 
     score = model_only(json.loads(REFERENCE.read_text())["entries"])
     assert score["decisions"] > 2000

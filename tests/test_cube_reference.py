@@ -1,18 +1,16 @@
-"""The cube-decision reference set (benchmarks/data/cube_reference.json) and its scoring rule.
+"""The cube-decision reference set (bgai/coach/data/cube_reference.json) and its scoring rule.
 
-The set was written by benchmarks/cube_reference.py with Debian's GNU Backgammon; these tests only read it.
+The set was written by bgai.coach.cube_reference with Debian's GNU Backgammon; these tests only read it.
 """
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-from benchmarks.cube_reference import CUBE_STATES, SCORING, reference_decisions, score_decisions
+from bgai.coach.cube_accuracy import REFERENCE as DATA
+from bgai.coach.cube_reference import CUBE_STATES, SCORING, reference_decisions, score_decisions
 from bgai.position import Position
-
-DATA = Path(__file__).parent.parent / "benchmarks" / "data" / "cube_reference.json"
 
 
 def entry(nd, dt, dp=1.0):

@@ -2,7 +2,7 @@
 
 For every (position, roll) pair, the distinct afterstates of ``bgai.movegen.afterstates`` must be exactly the set
 that ``gnubg_nn.moves`` gives, and exactly the set that ``bgsage.possible_moves`` gives except for bgsage's one
-documented deviation (``tests/oracles.py``): it also lists plays that bear off the mover's last checker with a die
+documented deviation (``bgai/coach/oracles.py``): it also lists plays that bear off the mover's last checker with a die
 left unused. The same pass checks Position IDs against gnubg's and the Position ID and XGID round trips.
 
 The pairs come from two sources, both seeded and reproducible:
@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 import pytest
-from oracles import bgsage_afterstates, gnubg_afterstates, gnubg_best_after, gnubg_board_from_id, gnubg_position_id
+from bgai.coach.oracles import bgsage_afterstates, gnubg_afterstates, gnubg_best_after, gnubg_board_from_id, gnubg_position_id
 
 from bgai.game import roll_dice
 from bgai.movegen import BOARD_SIZE, OWN_BAR, afterstates, count_moves, switch
@@ -279,7 +279,7 @@ def test_all_pairs_match_bgsage_but_for_its_extra_bear_offs(random_games, gnubg_
 
 
 def test_bgsage_deviation_is_the_documented_one():
-    """The example in tests/oracles.py: our checker on the 2-point, their blot on our 1-point, roll 3-1.
+    """The example in bgai/coach/oracles.py: our checker on the 2-point, their blot on our 1-point, roll 3-1.
 
     Both dice can be played (2/1*/off), so that is the only legal play; bgsage also lists 2/off, leaving the 1.
     Should bgsage stop doing so, the allowance in ``is_bgsage_deviation`` can go.

@@ -115,14 +115,11 @@ def test_gnubg_opponent_plays_legal_moves_and_beats_random():
 
 
 def test_ply_strength_parts_merge_into_the_whole_run(tmp_path):
-    """benchmarks/ply_strength.py: a run played in two parts (``--first-sequence``) and merged is the run played
+    """bgai.coach.ply_strength: a run played in two parts (``--first-sequence``) and merged is the run played
     in one piece, game for game, luck included; the luck-adjusted figures come with their own standard error."""
     import json
-    import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    import ply_strength
+    from bgai.coach import ply_strength
 
     common = ["--plies", "0", "--opponent", "heuristic", "--chunk", "2", "--seed", "3"]
     ply_strength.main([*common, "--games", "4", "--json", str(tmp_path / "whole.json")])

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.fuzz_matchfiles import fuzz
 from bgai.cli import main
+from bgai.coach.fuzz_matchfiles import fuzz
 from bgai.errors import BgaiError, IllegalMoveError, MatchFileError
 from bgai.matchfile import (
     MAX_MATCH_FILE_BYTES, CheckerPlay, Double, Drop, MatchRecord, Resign, Take, Win, parse_mat, parse_match,

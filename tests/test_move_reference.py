@@ -1,24 +1,22 @@
-"""The checker-play reference set (benchmarks/data/move_reference.json) and its scoring rule.
+"""The checker-play reference set (bgai/coach/data/move_reference.json) and its scoring rule.
 
-The set was written by benchmarks/move_reference.py with Debian's GNU Backgammon; these tests only read it.
+The set was written by bgai.coach.move_reference with Debian's GNU Backgammon; these tests only read it.
 """
 
 import json
 import math
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from benchmarks.move_accuracy import bot_choices, decisions
-from benchmarks.move_reference import CLASSES, SCORING, gnubg_0ply_choices, score_moves
 from bgai.bot import load_bot
+from bgai.coach.move_accuracy import REFERENCE as DATA
+from bgai.coach.move_accuracy import bot_choices, decisions
+from bgai.coach.move_reference import CLASSES, SCORING, gnubg_0ply_choices, score_moves
 from bgai.movegen import afterstates
 from bgai.phase import NAMES, classify
 from bgai.position import Position, encode_position_id
-
-DATA = Path(__file__).parent.parent / "benchmarks" / "data" / "move_reference.json"
 
 
 def entry(equities, cls="contact", zero_ply=None):

@@ -1,17 +1,7 @@
-"""training/report.py: the training report of a run, rendered from its figures (the benchmarks themselves are
-benchmarks/strength.py's, run by hand)."""
+"""bgai.coach.report: the training report of a run, rendered from its figures (the benchmarks themselves are
+bgai.coach.strength's, run by hand)."""
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_report_module():
-    spec = importlib.util.spec_from_file_location("training_report", ROOT / "training" / "report.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from bgai.coach import report
 
 
 def row(checkpoint, ppg, **extra):
@@ -22,17 +12,16 @@ def row(checkpoint, ppg, **extra):
 
 
 def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_head_to_head():
-    report = load_report_module()
     history = [{"stage": "distil", "seconds": 3600, "pubeval": {"ppg": 0.61, "ppg_se": 0.03, "games": 2000}}]
     stages = [{"name": "distil", "method": "lookahead", "generations": 1},
               {"name": "ply1", "method": "lookahead", "generations": 3}]
     r = {
-        "run_dir": "runs/shipped", "command": "python training/report.py runs/shipped",
+        "run_dir": "runs/shipped", "command": "python -m bgai.coach.report runs/shipped",
         "config": {"run_name": "shipped", "hidden": "512,256", "stages": stages},
         "games": 36000, "hours": 1.0, "model": "m",
         "stages": report.stage_costs(history, stages),
         "benchmarks": {"network": row("runs/shipped/checkpoint.pt", 0.6), "baseline": row("td-v1.pt", 0.5)},
-        "ablation": {"command": "python training/ablation.py runs/shipped", "positions": 1000, "epochs": 8,
+        "ablation": {"command": "python -m bgai.coach.ablation runs/shipped", "positions": 1000, "epochs": 8,
                      "results": [row("td-v1.pt", 0.5, variant="td-v1", change="TD alone"),
                                  row("a.pt", 0.55, variant="v2-512-256", change="+ a layer", fit={"equity_mae": 0.02},
                                      h2h={"versus": "td-v1", "games": 8000, "ppg": 0.031, "ppg_se": 0.015})]},
@@ -44,28 +33,28 @@ def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_
     assert "| network: `runs/shipped/checkpoint.pt` | +0.600 ± 0.010 |" in text
     assert "| v2-512-256 | + a layer | +0.031 ± 0.015 v td-v1 | 0.0200 | +0.550 ± 0.010 | — | 5.00 ± 0.30 | 8.1 |" in text
     assert "The distil data was reused.\n" in text and "(8 epochs)" in text and "hidden = \"512,256\"" in text
-    assert "Made by `python training/ablation.py runs/shipped`." in text
+    assert "Made by `python -m bgai.coach.ablation runs/shipped`." in text
     # The generations' table, when their strength results are given, in the order measured
-    r["generations"] = [{"command": "python benchmarks/strength.py g0.pt g1.pt",
+    r["generations"] = [{"command": "python -m bgai.coach.strength g0.pt g1.pt",
                          "results": [row("gens/distil-000.pt", 0.56), row("gens/ply1-000.pt", 0.59)]}]
     text = report.render(r)
     assert "| distil-000 | +0.560 ± 0.010 | — | 5.00 ± 0.30 | 8.1 |\n| ply1-000 | +0.590 ± 0.010 |" in text
-    assert "Made by `python benchmarks/strength.py g0.pt g1.pt`." in text
+    assert "Made by `python -m bgai.coach.strength g0.pt g1.pt`." in text
     r["generations"][0]["note"] = "g1 is an experiment"
-    assert "Made by `python benchmarks/strength.py g0.pt g1.pt`.\n\nG1 is an experiment.\n" in report.render(r)
-    # An ablation grown row by row (ablation.py --keep) names every command that made its rows
-    r["ablation"]["commands"] = [r["ablation"]["command"], "python training/ablation.py runs/shipped --variants x --keep"]
-    assert ("Made by `python training/ablation.py runs/shipped`, then "
-            "`python training/ablation.py runs/shipped --variants x --keep`.") in report.render(r)
-    # The lookahead table, from benchmarks/ply_strength.py's results (one run, or one merged from parts)
+    assert "Made by `python -m bgai.coach.strength g0.pt g1.pt`.\n\nG1 is an experiment.\n" in report.render(r)
+    # An ablation grown row by row (bgai.coach.ablation --keep) names every command that made its rows
+    r["ablation"]["commands"] = [r["ablation"]["command"], "python -m bgai.coach.ablation runs/shipped --variants x --keep"]
+    assert ("Made by `python -m bgai.coach.ablation runs/shipped`, then "
+            "`python -m bgai.coach.ablation runs/shipped --variants x --keep`.") in report.render(r)
+    # The lookahead table, from bgai.coach.ply_strength's results (one run, or one merged from parts)
     r["plies"] = [{"bot": "bgai@1ply", "opponent": "bgai", "games": 2000, "ppg": 0.066, "ppg_se": 0.026,
-                   "command": "python benchmarks/ply_strength.py --plies 1"},
+                   "command": "python -m bgai.coach.ply_strength --plies 1"},
                   {"bot": "bgai@2ply", "opponent": "bgai@1ply", "games": 640, "ppg": 0.02, "ppg_se": 0.05,
                    "ppg_luck_adjusted": 0.021, "ppg_luck_adjusted_se": 0.009, "parts": ["a.json", "b.json"],
-                   "commands": ["python benchmarks/ply_strength.py --plies 2", "python benchmarks/ply_strength.py "
+                   "commands": ["python -m bgai.coach.ply_strength --plies 2", "python -m bgai.coach.ply_strength "
                                 "--plies 2 --first-sequence 160"]}]
     text = report.render(r)
-    assert "| bgai@1ply | bgai | 2,000 | +0.066 ± 0.026 | — | `python benchmarks/ply_strength.py --plies 1` |" in text
-    assert ("| bgai@2ply | bgai@1ply | 640 | +0.020 ± 0.050 | +0.021 ± 0.009 | `python benchmarks/ply_strength.py "
-            "--plies 2`; `python benchmarks/ply_strength.py --plies 2 --first-sequence 160`, merged by "
-            "`python benchmarks/ply_strength.py --merge OUT a.json b.json` |") in text
+    assert "| bgai@1ply | bgai | 2,000 | +0.066 ± 0.026 | — | `python -m bgai.coach.ply_strength --plies 1` |" in text
+    assert ("| bgai@2ply | bgai@1ply | 640 | +0.020 ± 0.050 | +0.021 ± 0.009 | `python -m bgai.coach.ply_strength "
+            "--plies 2`; `python -m bgai.coach.ply_strength --plies 2 --first-sequence 160`, merged by "
+            "`python -m bgai.coach.ply_strength --merge OUT a.json b.json` |") in text

@@ -379,8 +379,8 @@ def test_beyond_its_slots_and_queue_the_server_answers_503_with_retry_after():
 
 
 def test_fuzzed_requests_get_4xx_answers_never_a_5xx_and_every_record_stays_writable(client):
-    """A short, seeded run of benchmarks/fuzz_api.py over every endpoint (the longer run is the benchmark)."""
-    from benchmarks.fuzz_api import fuzz_api, fuzz_parsers
+    """A short, seeded run of bgai.coach.fuzz_api over every endpoint (the longer run is ``make fuzz``'s)."""
+    from bgai.coach.fuzz_api import fuzz_api, fuzz_parsers
 
     api = fuzz_api(client, inputs=600, seed=11)
     assert api["failures"] == [] and api["inputs"] > 500

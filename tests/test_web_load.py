@@ -1,11 +1,11 @@
-"""The web load test (benchmarks/web_load.py), short: concurrent clients on one server get no errors and lose no
+"""The web load test (bgai.coach.web_load), short: concurrent clients on one server get no errors and lose no
 session state."""
 
 from __future__ import annotations
 
 import asyncio
 
-from benchmarks.web_load import game_positions, load
+from bgai.coach.web_load import game_positions, load
 
 
 def test_concurrent_clients_get_no_errors_and_lose_no_session_state(web_server):

@@ -4,22 +4,24 @@ The shipped run's first stage (``distil`` in training/configs/shipped.toml) trai
 lookahead of bgai 0.1's TD network over positions from that network's self-play. This script trains other model
 shapes on exactly that stage's data, with the same schedule (epochs, learning rates, batch, held-out share), one
 lever changed at a time, and benchmarks each at 0-ply beside the TD network it learned from
-(``benchmarks/strength.py``: duplicate games against pubeval and GNU Backgammon 0-ply, checker play judged by GNU
+(``bgai.coach.strength``: duplicate games against pubeval and GNU Backgammon 0-ply, checker play judged by GNU
 Backgammon 2-ply).
 
-    python training/ablation.py runs/shipped [--variants v1-256 v2-256 v2-512 ...] [--pubeval 5000] [--gnubg 2000]
-                                [--positions N] [--epochs E] [--json benchmarks/results/ablation.json [--keep]]
+    python -m bgai.coach.ablation runs/shipped [--variants v1-256 v2-256 v2-512 ...] [--pubeval 5000] [--gnubg 2000]
+                                  [--positions N] [--epochs E] [--json benchmarks/results/ablation.json [--keep]]
 
 ``--positions`` and ``--epochs`` shrink the budget (the first N training positions of the stage's data, E epochs),
 the same for every variant, when the full stage's budget per variant is more than the machine can spare.
 
 Models are written to RUN_DIR/ablations/VARIANT.pt and reused if there (delete one to train it again).
 
-The same script measures the students of the shipped network (training/configs/student.toml: the shipped
+The same command measures the students of the shipped network (training/configs/student.toml: the shipped
 network's 1-ply lookahead on positions from its own self-play), each playing the shipped network head to head:
 
-    python training/ablation.py runs/student --config training/configs/student.toml \
+    python -m bgai.coach.ablation runs/student --config training/configs/student.toml \
         --teacher bgai/data/bgai-default.pt --teacher-name teacher --variants s-512 s-1024 --luck
+
+Paths are relative to the folder it runs in, the repository's root (where ``training/`` and ``checkpoints/`` are).
 """
 
 from __future__ import annotations
@@ -35,15 +37,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from strength import describe, duel, measure  # noqa: E402
-
-from bgai.bot import load_bot  # noqa: E402
-from bgai.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint  # noqa: E402
-from bgai.network import EquityModel  # noqa: E402
-from bgai.td import Experience, Learner  # noqa: E402
-from bgai.training import _load_generation, evaluation_error, load_config  # noqa: E402
+from bgai.bot import load_bot
+from bgai.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
+from bgai.coach.strength import describe, duel, measure
+from bgai.network import EquityModel
+from bgai.td import Experience, Learner
+from bgai.training import evaluation_error, load_config, load_generation
 
 #: name -> (encoder version, hidden layers, nets, what it changes against the row it is played against)
 VARIANTS = {
@@ -92,10 +91,10 @@ def train_variant(name: str, boards, targets, val_boards, val_targets, stage, se
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="the shipped run's folder (its distil stage must be done)")
-    parser.add_argument("--config", default=str(ROOT / "training" / "configs" / "shipped.toml"))
+    parser.add_argument("--config", default=str(Path("training") / "configs" / "shipped.toml"))
     parser.add_argument("--stage", default="distil")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    parser.add_argument("--teacher", default=str(ROOT / "checkpoints" / "td-v1" / "checkpoint.pt"),
+    parser.add_argument("--teacher", default=str(Path("checkpoints") / "td-v1" / "checkpoint.pt"),
                         help="benchmarked beside the variants")
     parser.add_argument("--teacher-name", default="td-v1", help="the teacher's row (variants whose base is "
                         "'teacher' play it head to head)")
@@ -114,12 +113,12 @@ def main(argv=None) -> None:
                         help="keep the rows already in --json's file (the teacher's, and the variants not named by "
                              "--variants) instead of measuring them again: add or redo rows one at a time")
     args = parser.parse_args(argv)
-    command = "python training/ablation.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+    command = "python -m bgai.coach.ablation " + shlex.join(argv if argv is not None else sys.argv[1:])
     kept = json.loads(Path(args.json).read_text()) if args.keep and args.json and Path(args.json).exists() else None
 
     config = load_config(args.config)
     stage = next(s for s in config.stages if s.name == args.stage)
-    boards, targets = _load_generation(args.run_dir / "data" / f"{stage.name}-000")
+    boards, targets = load_generation(args.run_dir / "data" / f"{stage.name}-000")
     held = max(1, int(len(boards) * stage.validation))  # the same split as the run's
     val_boards, val_targets, boards, targets = boards[:held], targets[:held], boards[held:], targets[held:]
     if args.positions:

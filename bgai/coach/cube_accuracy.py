@@ -1,8 +1,8 @@
 """bgai's money-game cube decisions judged on GNU Backgammon's 2-ply reference set, beside gnubg's own 0-ply.
 
-    python benchmarks/cube_accuracy.py [--plies 0 1 2] [--json benchmarks/results/cube_accuracy.json]
+    python -m bgai.coach.cube_accuracy [--plies 0 1 2] [--json benchmarks/results/cube_accuracy.json]
 
-The reference set (``benchmarks/data/cube_reference.json``, made by ``benchmarks/cube_reference.py``) holds
+The reference set (``bgai/coach/data/cube_reference.json``, made by ``bgai.coach.cube_reference``) holds
 positions near the doubling window from gnubg's own games, each with a centered cube or a 2-cube owned by the
 player on roll, and gnubg's 2-ply cubeful equities. bgai decides each one (double? and, if doubled, take?) and
 ``score_decisions`` counts agreement and the equity those decisions lose, valued by gnubg's 2-ply equities.
@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cube_reference import score_decisions  # noqa: E402
-
-from bgai.bot import load_bot  # noqa: E402
-from bgai.cube import CENTERED, ON_ROLL, CubeState, cube_equities  # noqa: E402
-from bgai.position import Position  # noqa: E402
+from bgai.bot import load_bot
+from bgai.coach.cube_reference import score_decisions
+from bgai.cube import CENTERED, ON_ROLL, CubeState, cube_equities
+from bgai.position import Position
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "cube_reference.json"
 

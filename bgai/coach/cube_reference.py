@@ -1,8 +1,8 @@
 """A reference set of money-game cube decisions near the doubling window, judged by GNU Backgammon 1.07 at 2-ply.
 
-Writes ``benchmarks/data/cube_reference.json``; ``score_decisions`` scores anyone's double/take choices on it.
+Writes ``bgai/coach/data/cube_reference.json``; ``score_decisions`` scores anyone's double/take choices on it.
 
-    python benchmarks/cube_reference.py [--games 200] [--seed 0] [--out benchmarks/data/cube_reference.json]
+    python -m bgai.coach.cube_reference [--games 200] [--seed 0] [--out bgai/coach/data/cube_reference.json]
 
 How the set is made:
 
@@ -64,7 +64,7 @@ SCREENING = (
 )
 
 
-# --- scoring (pure Python, imported by other benchmarks) ---------------------------------------------------------
+# --- scoring (pure Python, imported by the other coach modules) --------------------------------------------------
 
 
 def reference_decisions(entry: dict) -> tuple[bool, bool]:
@@ -321,7 +321,7 @@ def build(games: int, seed: int, close: float, near: float, close_share: float, 
             "gnubg_0ply_score": zero_ply,
             "seconds": {"self_play": round(played - began, 1), "screen_0ply": round(screened - played, 1),
                         "reference_2ply": round(finished - screened, 1)},
-            "command": f"python benchmarks/cube_reference.py --games {games} --seed {seed} --close {close} "
+            "command": f"python -m bgai.coach.cube_reference --games {games} --seed {seed} --close {close} "
                        f"--near {near} --close-share {close_share} --near-share {near_share}",
         },
         "entries": entries,

@@ -1,6 +1,6 @@
 """Hostile input for the parsers and every endpoint of ``bgai serve``'s JSON API, seeded and counted.
 
-    python benchmarks/fuzz_api.py [--inputs 20000] [--seed 1] [--json FILE]
+    python -m bgai.coach.fuzz_api [--inputs 20000] [--seed 1] [--json FILE]
 
 Each input starts from a valid request (or a valid string for a parser) and is mutated: a field replaced by a
 hostile value (huge or negative integers, NaN / Infinity / 1e400 literals, lone surrogates, long or Unicode-digit
@@ -94,7 +94,8 @@ def _finite(value) -> bool:
 def _parser_input(rng: random.Random):
     """(name, call) of one hostile parser input."""
     from bgai.cube import parse_owner
-    from bgai.match import parse_score, xgid_context
+    from bgai.match import parse_score
+    from bgai.xgid import xgid_context
     from bgai.position import Position, parse_dice
 
     def text(base: str) -> str:
@@ -275,7 +276,7 @@ def main(argv=None) -> int:
     parsers = fuzz_parsers(args.inputs, args.seed)
     with TestClient(create_app(plies=0), base_url="http://127.0.0.1:8000") as client:
         api = fuzz_api(client, args.inputs, args.seed)
-    results = {"command": "python benchmarks/fuzz_api.py " + " ".join(argv or sys.argv[1:]),
+    results = {"command": "python -m bgai.coach.fuzz_api " + " ".join(argv or sys.argv[1:]),
                "parsers": parsers, "api": api, "seconds": time.perf_counter() - start}
     for name, counts in (("parsers", parsers), ("api", api)):
         print(f"{name:8s} {counts['inputs']} inputs: {counts['accepted']} accepted, {counts['refused']} refused, "

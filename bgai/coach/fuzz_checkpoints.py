@@ -1,6 +1,6 @@
 """Random corruptions of network files: each must be refused with ``CheckpointError`` or load bit-identical.
 
-    nice -n 10 python benchmarks/fuzz_checkpoints.py [--inputs 3000] [--seed 0]
+    nice -n 10 python -m bgai.coach.fuzz_checkpoints [--inputs 3000] [--seed 0]
 
 The originals are a small split network as a training checkpoint (``.pt``, with an optimizer state, random-number
 states and history) and for play (``.npz``), and the shipped network in both files. Each input is one of them

@@ -1,6 +1,6 @@
 """Fuzzing the match-file readers: mutated .mat and SGF texts must read to a match or be refused, never crash.
 
-    python benchmarks/fuzz_matchfiles.py [--inputs 100000] [--seed 1] [--out FOLDER]
+    python -m bgai.coach.fuzz_matchfiles [--inputs 100000] [--seed 1] [--out FOLDER]
 
 The valid texts mutated are the files of ``tests/data/matches`` (each cut to its first game, so that an input is
 quick to replay) and ``write_mat`` / ``write_sgf`` of small generated matches (random legal plays, then a double
@@ -27,7 +27,7 @@ from pathlib import Path
 from bgai.errors import MatchFileError
 from bgai.matchfile import MatchRecord, parse_match, write_mat, write_sgf
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "matches"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "matches"  # in a checkout of the repository
 RUNS = " 0123456789([]\\:;/*"
 ODD = ["\0", "\x0b", "\x1c", "\r", "\t", "\u00a0", "\u2028", "\ufeff", "\ufffd", "\u00b2", "\u0663", "\u0130",
        "\U0001f600", "\udc80", "é", "]", ")", "(", ";", "\\"]
@@ -154,14 +154,14 @@ def fuzz(inputs: int, seed: int = 1, texts: list[str] | None = None, progress: b
     return report
 
 
-def main() -> int:
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=100_000, help="mutated inputs to read (default 100,000)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the mutations (default 1)")
     out = Path(tempfile.gettempdir()) / "bgai-fuzz-matchfiles"
     parser.add_argument("--out", type=Path, default=out, help=f"folder for the inputs that crashed and the slowest "
                                                              f"(default {out})")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     start = time.perf_counter()
     report = fuzz(args.inputs, args.seed, progress=True)
     again = time.perf_counter()

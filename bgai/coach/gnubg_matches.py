@@ -1,8 +1,8 @@
 """Matches GNU Backgammon plays against itself: real match files for the tests and the analysis benchmark.
 
-    python benchmarks/gnubg_matches.py --length 5 --seed 11 --out tests/data/matches
-    python benchmarks/gnubg_matches.py --length 0 --games 3 --seed 3 --out tests/data/matches   # a money session
-    python benchmarks/gnubg_matches.py --length 7 --seed 1 --analyse --out /tmp/matches          # with its analysis
+    python -m bgai.coach.gnubg_matches --length 5 --seed 11 --out tests/data/matches
+    python -m bgai.coach.gnubg_matches --length 0 --games 3 --seed 3 --out tests/data/matches   # a money session
+    python -m bgai.coach.gnubg_matches --length 7 --seed 1 --analyse --out /tmp/matches          # with its analysis
 
 Each run writes ``gnubg-{length}pt-seed{seed}`` (``gnubg-money-seed{seed}`` for a session) ``.mat`` (GNU
 Backgammon's ``export match mat``) and ``.sgf`` (``save match`` after ``analyse clear match``, so without the

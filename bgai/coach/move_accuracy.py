@@ -1,16 +1,15 @@
 """bgai's checker play judged on GNU Backgammon's 2-ply reference set, beside gnubg's own 0-ply.
 
-    python benchmarks/move_accuracy.py [--plies 0 1 2] [--checkpoint P] [--json benchmarks/results/move_accuracy.json]
+    python -m bgai.coach.move_accuracy [--plies 0 1 2] [--checkpoint P] [--json benchmarks/results/move_accuracy.json]
 
-The reference set (``benchmarks/data/move_reference.json``, made by ``benchmarks/move_reference.py``) holds unforced
+The reference set (``bgai/coach/data/move_reference.json``, made by ``bgai.coach.move_reference``) holds unforced
 checker-play decisions from gnubg's own games, with gnubg's 2-ply cubeless equity of every legal play. bgai chooses
 a play in each, all decisions in one batch (``Bot.choose``), and ``score_moves`` counts the equity those choices
 give up against gnubg 2-ply's best play, in millipoints per move, and how often bgai plays that best play. gnubg
 0-ply's score on the same set (its choices by its 0-ply equities, stored in the file) is printed beside it, with
 the difference per decision (bgai minus gnubg 0-ply: mean and standard error of the paired differences).
 
-This supersedes ``benchmarks/accuracy.py`` (checker play judged by gnubg 0-ply) as the headline checker-play
-figure. gnubg is the judge here only; nothing it says reaches training.
+gnubg is the judge here only; nothing it says reaches training.
 """
 
 from __future__ import annotations
@@ -25,12 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from move_reference import CLASSES, gnubg_0ply_choices, move_errors, score_moves  # noqa: E402
-
-from bgai.bot import load_bot  # noqa: E402
-from bgai.movegen import afterstates  # noqa: E402
-from bgai.position import decode_position_id, encode_position_id  # noqa: E402
+from bgai.bot import load_bot
+from bgai.coach.move_reference import CLASSES, gnubg_0ply_choices, move_errors, score_moves
+from bgai.movegen import afterstates
+from bgai.position import decode_position_id, encode_position_id
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "move_reference.json"
 
@@ -96,7 +93,7 @@ def main(argv=None) -> None:
               + (f" {versus['mp_per_move']:>+8.2f} ± {versus['mp_se']:.2f}" if versus else ""))
     print(json.dumps(rows))
     if args.json:
-        command = "python benchmarks/move_accuracy.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+        command = "python -m bgai.coach.move_accuracy " + shlex.join(argv if argv is not None else sys.argv[1:])
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({"command": command.strip(), "reference": Path(args.reference).name,
                                                **rows}, indent=2) + "\n")

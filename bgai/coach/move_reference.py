@@ -1,8 +1,8 @@
 """A reference set of checker-play decisions from GNU Backgammon's own games, every play judged by gnubg 1.07 at 2-ply.
 
-Writes ``benchmarks/data/move_reference.json``; ``score_moves`` scores anyone's choice of plays on it.
+Writes ``bgai/coach/data/move_reference.json``; ``score_moves`` scores anyone's choice of plays on it.
 
-    python benchmarks/move_reference.py [--games 160] [--share 0.3] [--seed 0] [--out FILE]
+    python -m bgai.coach.move_reference [--games 160] [--share 0.3] [--seed 0] [--out FILE]
 
 How the set is made:
 
@@ -69,7 +69,7 @@ SCORING = (
 )
 
 
-# --- scoring (pure Python, imported by other benchmarks) ---------------------------------------------------------
+# --- scoring (pure Python, imported by the other coach modules) --------------------------------------------------
 
 
 def move_errors(entries, chosen) -> list[float]:
@@ -313,7 +313,7 @@ def build(games: int, share: float, seed: int, part: int = 2000, gnubg: str = GN
             "gnubg_0ply_score": zero_ply,
             "seconds": {"self_play": round(played - began, 1), "gnubg_wall": round(out["seconds"], 1),
                         "gnubg_cpu": round(out["cpu_seconds"], 1), "total": round(evaluated - began, 1)},
-            "command": f"python benchmarks/move_reference.py --games {games} --share {share} --seed {seed}",
+            "command": f"python -m bgai.coach.move_reference --games {games} --share {share} --seed {seed}",
         },
         "entries": entries,
     }

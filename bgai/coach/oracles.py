@@ -1,6 +1,6 @@
 """Adapters between bgai's board and the external oracles (gnubg-nn, bgsage).
 
-Used only by differential tests and benchmarks; the engine never imports this.
+Used only by the differential tests and the speed benchmarks; the engine never imports this.
 
 Our board (see the project conventions)
 ---------------------------------------

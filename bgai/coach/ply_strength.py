@@ -2,10 +2,10 @@
 some ply against an opponent, written to JSON after every chunk of games so that a long run can be read (or
 stopped) midway.
 
-    python benchmarks/ply_strength.py --plies 2 --opponent bgai0 --games 200 --json benchmarks/results/x.json
-    python benchmarks/ply_strength.py --checkpoint student.pt --pruner p.npz --plies 1 --opponent bgai1 --games 500
-    python benchmarks/ply_strength.py --compare A.json B.json     # A's gain over B on the same dice sequences
-    python benchmarks/ply_strength.py --merge OUT.json A.json B.json   # one run from parts (--first-sequence)
+    python -m bgai.coach.ply_strength --plies 2 --opponent bgai0 --games 200 --json benchmarks/results/x.json
+    python -m bgai.coach.ply_strength --checkpoint student.pt --pruner p.npz --plies 1 --opponent bgai1 --games 500
+    python -m bgai.coach.ply_strength --compare A.json B.json     # A's gain over B on the same dice sequences
+    python -m bgai.coach.ply_strength --merge OUT.json A.json B.json   # one run from parts (--first-sequence)
 
 ``--opponent`` is ``bgai0``/``bgai1``/``bgai2`` (the same network at that ply), ``bgai1-unpruned``/``bgai2-unpruned``
 (the same lookahead judging every reply with the network, ``load_bot(pruner=False)``) or a built-in player
@@ -17,7 +17,9 @@ so the honest standard error is that of the per-sequence mean, over sequences (`
 prints it since it pairs duplicate games). The one that treats all games as independent (``ppg_se_unpaired``,
 what ``bgai bench`` printed before) is reported for comparison.
 The JSON keeps the bot's points of every game (``points``: per sequence, seat 0 then seat 1), so that runs with
-the same seed can be compared sequence by sequence.
+the same seed can be compared sequence by sequence. The figures are ``bgai.game.GameResults.summary``'s (the one
+definition of the statistics of duplicate games: its gammon rate leaves out backgammons, which have a rate of their
+own), with the dice sequences, the unpaired standard error and games per hour besides.
 
 Luck-adjusted results (on by default; ``--no-luck`` plays without): every roll's luck for the bot is measured with
 the shipped network at 0-ply (``bgai.analysis.roll_luck``: the equity of the roll's best play minus the mean
@@ -42,7 +44,7 @@ import numpy as np
 
 from bgai.analysis import roll_luck
 from bgai.bot import load_bot
-from bgai.game import paired_mean, play_games
+from bgai.game import GameResults, paired_mean, play_games
 from bgai.players import make_player
 
 
@@ -57,24 +59,17 @@ def opponent_player(name: str):
 
 def summary(points: np.ndarray, turns: np.ndarray, seconds: float, luck: np.ndarray | None = None) -> dict:
     """``points``: (sequences, 2) of the bot's points, seat 0 then seat 1 with the same dice; ``luck`` the same
-    shape, the bot's luck in each game."""
+    shape, the bot's luck in each game. ``GameResults.summary`` of those duplicate games (paired standard errors),
+    with the unpaired standard error beside the paired one."""
     n = len(points)
-    flat = points.ravel()
-    ppg, ppg_se = paired_mean(points)
-    adjusted = {}
-    if luck is not None:
-        mean, se = paired_mean(points - luck)
-        adjusted = {"ppg_luck_adjusted": mean, "ppg_luck_adjusted_se": se}
+    # GameResults holds duplicate games as every sequence's seat-0 game, then every seat-1 game
+    games = GameResults(points.T.ravel(), turns.T.ravel(), seconds, luck=None if luck is None else luck.T.ravel(),
+                        duplicate=True)
+    unpaired = GameResults(games.points, games.turns, seconds)
     return {
         "sequences": n,
-        "games": 2 * n,
-        "ppg": ppg,
-        "ppg_se": ppg_se,
-        "ppg_se_unpaired": float(flat.std(ddof=1) / np.sqrt(2 * n)) if n > 1 else float("nan"),
-        **adjusted,
-        "win_rate": float((flat > 0).mean()),
-        "gammon_rate": float((np.abs(flat) >= 2).mean()),
-        "mean_turns": float(turns.mean()),
+        **games.summary(),
+        "ppg_se_unpaired": unpaired.summary()["ppg_se"],
         "seconds": seconds,
         "games_per_hour": 3600 * 2 * n / seconds,
     }
@@ -165,7 +160,7 @@ def main(argv=None) -> None:
 
     bot = load_bot(args.checkpoint, plies=args.plies, pruner=args.pruner)
     opponent = opponent_player(args.opponent)
-    command = "python " + shlex.join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])])
+    command = "python -m bgai.coach.ply_strength " + shlex.join(argv if argv is not None else sys.argv[1:])
     luck = None if args.no_luck else partial(roll_luck, load_bot(plies=0))
     points = np.zeros((0, 2), dtype=np.int64)
     turns = np.zeros((0, 2), dtype=np.int64)

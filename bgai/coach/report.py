@@ -1,16 +1,18 @@
 """Turn a training run into a shipped bot and its training report.
 
-    python training/report.py runs/shipped [--out checkpoints/shipped] [--baseline checkpoints/td-v1/checkpoint.pt]
-                              [--pubeval 5000] [--gnubg 2000] [--ablation benchmarks/results/ablation.json]
-                              [--plies benchmarks/results/plies.json] [--ship]
+    python -m bgai.coach.report runs/shipped [--out checkpoints/shipped] [--baseline checkpoints/td-v1/checkpoint.pt]
+                                [--pubeval 5000] [--gnubg 2000] [--ablation benchmarks/results/ablation.json]
+                                [--plies benchmarks/results/plies.json] [--ship]
 
 Writes into ``--out``: the run's full checkpoint (resumable) and TensorBoard logs, ``learning_curve.png`` (points
 per game against pubeval and the heuristic player over the hours of training, stage by stage, from the run's
 benchmark history), ``report.json`` and ``REPORT.md``: the config and its stages, what each stage cost, and the
-final benchmarks of the network and of the baseline side by side on the same dice (``benchmarks/strength.py``:
+final benchmarks of the network and of the baseline side by side on the same dice (``bgai.coach.strength``:
 duplicate games against pubeval and GNU Backgammon 0-ply, checker play and cube decisions judged by GNU Backgammon
 2-ply), with the ablation table and the lookahead results when their JSON files are given. With ``--ship`` the
 playing part of the checkpoint becomes the network bgai loads by default.
+
+Paths are relative to the folder it runs in, the repository's root (where ``checkpoints/`` is).
 """
 
 from __future__ import annotations
@@ -21,9 +23,6 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def learning_curve(history: list[dict], image: Path, title: str) -> None:
@@ -72,23 +71,22 @@ def stage_costs(history: list[dict], stages: list[dict]) -> list[dict]:
 
 
 def main(argv=None) -> None:
-    from strength import describe, measure
-
     from bgai.bot import SHIPPED, export_shipped
     from bgai.checkpoint import export_for_play, load_checkpoint
+    from bgai.coach.strength import describe, measure
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--out", type=Path, default=ROOT / "checkpoints" / "shipped")
-    parser.add_argument("--baseline", default=str(ROOT / "checkpoints" / "td-v1" / "checkpoint.pt"))
+    parser.add_argument("--out", type=Path, default=Path("checkpoints") / "shipped")
+    parser.add_argument("--baseline", default=str(Path("checkpoints") / "td-v1" / "checkpoint.pt"))
     parser.add_argument("--pubeval", type=int, default=5000, help="dice sequences v pubeval (x2 games)")
     parser.add_argument("--gnubg", type=int, default=2000, help="dice sequences v gnubg 0-ply (x2 games)")
     parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--ablation", type=Path, help="training/ablation.py's JSON, for the ablation table")
-    parser.add_argument("--plies", type=Path, help="benchmarks/ply_strength.py results (JSON files) to tabulate",
+    parser.add_argument("--ablation", type=Path, help="bgai.coach.ablation's JSON, for the ablation table")
+    parser.add_argument("--plies", type=Path, help="bgai.coach.ply_strength results (JSON files) to tabulate",
                         nargs="*", default=[])
     parser.add_argument("--generations", type=Path, nargs="*", default=[],
-                        help="benchmarks/strength.py results (JSON files) of the run's networks by generation, for "
+                        help="bgai.coach.strength results (JSON files) of the run's networks by generation, for "
                              "the table of what each generation bought; the run's generations/ are copied to --out")
     parser.add_argument("--ship", action="store_true", help="make this the network bgai loads by default")
     parser.add_argument("--note", action="append", default=[],
@@ -110,15 +108,16 @@ def main(argv=None) -> None:
 
     opponents = {"pubeval": args.pubeval, "gnubg": args.gnubg}
     results = {}
+    root = Path.cwd().resolve()
     for name, checkpoint in (("network", source), ("baseline", Path(args.baseline))):
         results[name] = measure(str(checkpoint), opponents, args.seed, progress=True)
         # shown relative to the repository, where it is in it
         where = checkpoint.resolve()
-        results[name]["checkpoint"] = str(where.relative_to(ROOT) if where.is_relative_to(ROOT) else where)
+        results[name]["checkpoint"] = str(where.relative_to(root) if where.is_relative_to(root) else where)
         print(f"{name}: {describe(results[name])}", flush=True)
     report = {
         "run_dir": str(args.run_dir),
-        "command": "python training/report.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m bgai.coach.report " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "config": state["config"],
         "games": state["games"],
         "hours": state["seconds"] / 3600,
@@ -194,7 +193,7 @@ def render(r: dict) -> str:
         "## Final benchmarks, at 0-ply, beside the baseline on the same dice",
         "",
         "Duplicate games (every dice sequence played twice, seats swapped; paired standard errors); checker play "
-        "and cube decisions judged by GNU Backgammon 2-ply on its reference sets (`benchmarks/strength.py`).",
+        "and cube decisions judged by GNU Backgammon 2-ply on its reference sets (`python -m bgai.coach.strength`).",
         "",
         "| network | v pubeval | v gnubg 0-ply | checker play, mp/move (v gnubg 0-ply's) | cube, mp/decision |",
         "|---|---|---|---|---|",
@@ -210,8 +209,8 @@ def render(r: dict) -> str:
             "## What each generation bought",
             "",
             "Each generation's network (`generations/STAGE-NNN.pt`; experiments beside the run's line in "
-            "`experiments/`) at 0-ply, on the same dice as above (`benchmarks/strength.py`), in the order they were "
-            "trained.",
+            "`experiments/`) at 0-ply, on the same dice as above (`python -m bgai.coach.strength`), in the order they "
+            "were trained.",
             "",
             "| generation | v pubeval | v gnubg 0-ply | checker play, mp/move | cube, mp/decision |",
             "|---|---|---|---|---|",
@@ -229,7 +228,7 @@ def render(r: dict) -> str:
             "",
             f"Every model below learned from the same {a['positions']:,} positions and 1-ply targets (the first stage's "
             f"data) with the same schedule ({a.get('epochs', 'the stage')} epochs); one lever changes from row to row "
-            "(`training/ablation.py`).",
+            "(`python -m bgai.coach.ablation`).",
             "",
             "| model | change | head to head | held-out equity error | v pubeval | v gnubg 0-ply | checker play, "
             "mp/move | cube, mp/decision |",
@@ -246,7 +245,7 @@ def render(r: dict) -> str:
         lines += [
             "## What lookahead buys, head to head",
             "",
-            "The network at one ply against itself at another on the same dice (`benchmarks/ply_strength.py`; "
+            "The network at one ply against itself at another on the same dice (`python -m bgai.coach.ply_strength`; "
             "paired standard errors). Luck-adjusted: each game's points minus the luck of its rolls, measured by "
             "the network at 0-ply (an unbiased estimate of the same points per game, with far less variance).",
             "",
@@ -258,7 +257,7 @@ def render(r: dict) -> str:
                         if "ppg_luck_adjusted" in result else "—")
             made = "; ".join(f"`{c}`" for c in result.get("commands") or [result.get("command", "")])
             if result.get("parts"):
-                made += f", merged by `python benchmarks/ply_strength.py --merge OUT {' '.join(result['parts'])}`"
+                made += f", merged by `python -m bgai.coach.ply_strength --merge OUT {' '.join(result['parts'])}`"
             lines.append(f"| {result['bot']} | {result['opponent']} | {result['games']:,} | {result['ppg']:+.3f} ± "
                          f"{result['ppg_se']:.3f} | {adjusted} | {made} |")
         lines.append("")

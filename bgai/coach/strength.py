@@ -3,11 +3,11 @@ play and cube decisions judged by GNU Backgammon 2-ply, side by side.
 
 Each checkpoint plays the same dice sequences against each opponent, twice (seats swapped). The standard error is
 the paired one: the two games of a sequence are averaged first, so the luck of the dice they share cancels. The
-checker-play error is the 0-ply bot's on the reference set of ``benchmarks/move_reference.py`` (millipoints of
+checker-play error is the 0-ply bot's on the reference set of ``bgai.coach.move_reference`` (millipoints of
 gnubg 2-ply equity lost per unforced move), with gnubg 0-ply's own beside it; the cube error is the 0-ply bot's on
-the cube reference set of ``benchmarks/cube_reference.py`` (millipoints per decision).
+the cube reference set of ``bgai.coach.cube_reference`` (millipoints per decision).
 
-    python benchmarks/strength.py CHECKPOINT [CHECKPOINT ...] [--pubeval 5000] [--gnubg 2000] [--seed 2024]
+    python -m bgai.coach.strength CHECKPOINT [CHECKPOINT ...] [--pubeval 5000] [--gnubg 2000] [--seed 2024]
                                   [--json benchmarks/results/strength.json]
 
 A checkpoint may be ``shipped`` (the network ``load_bot()`` loads). GNU Backgammon is an opponent here only;
@@ -22,16 +22,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cube_accuracy import REFERENCE as CUBE_REFERENCE  # noqa: E402
-from cube_accuracy import bgai_decisions  # noqa: E402
-from cube_reference import score_decisions  # noqa: E402
-from move_accuracy import REFERENCE, bot_choices, paired_difference  # noqa: E402
-from move_reference import gnubg_0ply_choices, score_moves  # noqa: E402
-
-from bgai.bot import load_bot  # noqa: E402
-from bgai.game import play_duplicate  # noqa: E402
-from bgai.players import make_player  # noqa: E402
+from bgai.bot import load_bot
+from bgai.coach.cube_accuracy import REFERENCE as CUBE_REFERENCE
+from bgai.coach.cube_accuracy import bgai_decisions
+from bgai.coach.cube_reference import score_decisions
+from bgai.coach.move_accuracy import REFERENCE, bot_choices, paired_difference
+from bgai.coach.move_reference import gnubg_0ply_choices, score_moves
+from bgai.game import play_duplicate
+from bgai.players import make_player
 
 
 def checker_play(bot) -> dict:
@@ -44,7 +42,7 @@ def checker_play(bot) -> dict:
 
 
 def cube_play(bot) -> dict:
-    """The bot's score on the cube-decision reference set (``benchmarks/cube_reference.py``)."""
+    """The bot's score on the cube-decision reference set (``bgai.coach.cube_reference``)."""
     entries = json.loads(CUBE_REFERENCE.read_text())["entries"]
     doubles, takes, _ = bgai_decisions(bot, entries)
     return score_decisions(entries, doubles.tolist(), takes.tolist())
@@ -114,7 +112,7 @@ def main(argv=None) -> None:
         rows.append(row)
         print(f"{checkpoint}: {describe(row)}  ({row['model']})", flush=True)
     if args.json:
-        Path(args.json).write_text(json.dumps({"command": "python benchmarks/strength.py " + " ".join(
+        Path(args.json).write_text(json.dumps({"command": "python -m bgai.coach.strength " + " ".join(
             argv if argv is not None else sys.argv[1:]), "results": rows}, indent=2) + "\n")
 
 

@@ -1,6 +1,6 @@
 """Load test and hint latency of ``bgai serve``'s JSON API, on localhost.
 
-    python benchmarks/web_load.py [--clients 16] [--seconds 20] [--json benchmarks/results/web.json]
+    python -m bgai.coach.web_load [--clients 16] [--seconds 20] [--json benchmarks/results/web.json]
 
 The server runs as ``bgai serve`` in its own process (one uvicorn worker, the bot at --plies, default 0); the
 clients run in this one.
@@ -211,7 +211,7 @@ async def load(base: str, clients: int, seconds: float, positions: list[str]) ->
     }
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=16, help="concurrent clients (default 16)")
     parser.add_argument("--seconds", type=float, default=20, help="length of the load test (default 20)")
@@ -220,7 +220,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--torch-threads", type=int, help="OMP_NUM_THREADS of the server (default: torch's own)")
     parser.add_argument("--json", help="write the figures to this file")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     positions = game_positions(max(args.latency, 500), args.seed)
     server, base = start_server(args.plies, {"OMP_NUM_THREADS": str(args.torch_threads)} if args.torch_threads else None)
@@ -247,7 +247,8 @@ def main() -> None:
         figures = {"hint_latency": hint, "load": result,
                    "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                "platform": platform.platform(), "load_average_1min_after": os.getloadavg()[0]},
-                   "command": " ".join(["python", "benchmarks/web_load.py"] + sys.argv[1:])}
+                   "command": " ".join(["python", "-m", "bgai.coach.web_load",
+                                        *(argv if argv is not None else sys.argv[1:])])}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
         print(f"wrote {args.json}")
