@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install system-deps run train test bench fuzz wheel clean
+.PHONY: install system-deps run train test bench fuzz wheel docs clean
 
 install: $(STAMP) system-deps
 
@@ -35,7 +35,10 @@ train: $(STAMP)
 
 run: train
 
+# The linter and the type checker first (seconds), then the suite.
 test: $(STAMP) system-deps
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -n 2 --dist loadgroup --durations=10
 
 bench: $(STAMP)
@@ -62,5 +65,10 @@ fuzz: $(STAMP)
 wheel: $(STAMP)
 	$(PY) -m build --outdir dist
 
+# The documentation site (mkdocs.yml, docs/) into site/; --strict makes a broken link or docstring an error.
+# tests/test_docs.py builds it the same way.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache build dist *.egg-info
+	rm -rf $(VENV) .pytest_cache build dist site *.egg-info
