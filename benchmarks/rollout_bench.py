@@ -120,7 +120,7 @@ def speed(bot: Bot, repeats: int, trials: int = SPEED_TRIALS, jobs: int = 1, pos
         g_seconds, g_result = min(g_runs, key=lambda r: r[0])
         best = min(b_runs, key=lambda r: r.seconds)
         row = {
-            "setting": f"{'truncated at %d plies' % truncate if truncate else 'full'}, "
+            "setting": f"{f'truncated at {truncate} plies' if truncate else 'full'}, "
                        f"{'with' if vr else 'without'} variance reduction",
             "truncate": truncate,
             "variance_reduction": vr,

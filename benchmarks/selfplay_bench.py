@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -78,7 +76,8 @@ def main(argv=None) -> None:
         "gnubg_selfplay_games_per_s": gnubg_selfplay(args.gnubg_games, args.seed),
     }
     for way in ("from_scratch", "continuing_shipped"):
-        figures[f"ratio_{way}_vs_gnubg"] = figures[f"bgai_train_{way}_games_per_s"] / figures["gnubg_selfplay_games_per_s"]
+        ours = figures[f"bgai_train_{way}_games_per_s"]
+        figures[f"ratio_{way}_vs_gnubg"] = ours / figures["gnubg_selfplay_games_per_s"]
     for key, value in figures.items():
         print(f"{key:<28} {value:,.3f}")
     print(json.dumps(figures))

@@ -206,7 +206,8 @@ def lookahead_estimate(parts: dict, positions: int = 100_000, buffer: int = 3, e
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--games", type=int, default=8192, help="games per training measurement (16 rounds: learning overlaps play after the first)")
+    parser.add_argument("--games", type=int, default=8192,
+                        help="games per training measurement (16 rounds: learning overlaps play after the first)")
     parser.add_argument("--parallel-games", type=int, default=512, help="games per round (the shipped run's)")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each setting (the best is kept)")
     parser.add_argument("--positions", type=int, default=4000, help="positions of the target measurement")
@@ -235,7 +236,7 @@ def main() -> None:
     }
     training_speed(256, 256, None, 2, None)  # warm-up: the learner's first optimizer loads torch modules
     runs = {name: [] for name in settings}
-    for repeat in range(args.repeats):
+    for _ in range(args.repeats):
         for name, (pool, threads, bgai_threads) in settings.items():
             runs[name].append(training_speed(args.games, args.parallel_games, pool, threads, bgai_threads))
             r = runs[name][-1]
@@ -256,7 +257,7 @@ def main() -> None:
                               keep=args.positions)
     target_pools = {"this process": InProcessPool(), **pools}
     targets = {name: [] for name in target_pools}
-    for repeat in range(args.repeats):
+    for _ in range(args.repeats):
         for name, pool in target_pools.items():
             targets[name].append(targets_speed(boards, args.part, pool, snapshot))
             r = targets[name][-1]

@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bgai.bot import Bot
-from bgai.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.cube import CENTERED, MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_equities, payoff_of
+from bgai.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.match import match_equity
 from bgai.matchfile import CheckerPlay, Double, Drop, GameRecord, MatchRecord, Take
 from bgai.matchfile.mat import row_numbers
@@ -326,7 +326,7 @@ class RollSpread:
     plays: Afterstates  # the plays of all rolls, ``owner`` indexing the R rolls
 
     @classmethod
-    def of(cls, boards: np.ndarray, opening=False) -> "RollSpread":
+    def of(cls, boards: np.ndarray, opening=False) -> RollSpread:
         """``opening`` (N,) or one bool: which positions are rolled for by an opening roll (no doubles)."""
         boards = np.asarray(boards, dtype=np.int8)
         n = len(boards)
@@ -616,7 +616,7 @@ def _graph(record: MatchRecord, turns: list[_Turn], values: dict) -> list[dict]:
         s0, s1 = game.score
         base = s0 - s1 - (record.games[0].score[0] - record.games[0].score[1])
 
-        def value(v_seat0: float) -> float:
+        def value(v_seat0: float, base=base) -> float:
             return v_seat0 if length else base + v_seat0
 
         start = (float(match_equity(length - s0, length - s1, game.post_crawford)) if length else 0.0)

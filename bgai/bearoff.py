@@ -236,7 +236,7 @@ def _two_sided(pos6: np.ndarray, pair: np.ndarray, succ: np.ndarray) -> tuple[np
         roll = key[starts] % len(ROLLS)
         owner = key[starts] // len(ROLLS)
 
-        def expect(values: np.ndarray) -> np.ndarray:
+        def expect(values: np.ndarray, starts=starts, roll=roll, owner=owner, li=li) -> np.ndarray:
             best = np.maximum.reduceat(values, starts) * ROLL_WEIGHTS[roll]
             return np.bincount(owner, weights=best, minlength=len(li))
 

@@ -17,10 +17,18 @@ import numpy as np
 
 from bgai import bearoff, encoding, kernels
 from bgai.cube import (
-    CENTERED, MAX_CUBE, CubeDecision, CubeEquities, CubeState, cube_equities, cube_state, decision, may_double,
+    CENTERED,
+    MAX_CUBE,
+    CubeDecision,
+    CubeEquities,
+    CubeState,
+    cube_equities,
+    cube_state,
+    decision,
+    may_double,
     payoff_of,
 )
-from bgai.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
+from bgai.dice import ROLL_WEIGHTS, ROLLS
 from bgai.errors import BgaiError
 from bgai.game import game_over, result_points
 from bgai.movegen import CHECKERS, afterstates

@@ -26,7 +26,13 @@ from bgai import encoding
 from bgai.files import write_atomically
 from bgai.network import EquityModel
 from bgai.weights import (
-    CheckpointError, ModelSnapshot, check_architecture, check_finite, check_outputs, content_hash, weight_shapes,
+    CheckpointError,
+    ModelSnapshot,
+    check_architecture,
+    check_finite,
+    check_outputs,
+    content_hash,
+    weight_shapes,
 )
 
 FORMAT = 2

@@ -452,7 +452,8 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="the web app: play the bot in the browser, and the JSON API (/docs)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--plies", type=int, default=1, help="default lookahead of the bot and its hints: 0, 1 or 2 "
                                                             "(default 1)")
     serve.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")

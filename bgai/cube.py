@@ -42,7 +42,7 @@ class CubeState:
     beavers: bool = False
 
     @classmethod
-    def money(cls, n: int, value: int = 1, owner: int = CENTERED, **options) -> "CubeState":
+    def money(cls, n: int, value: int = 1, owner: int = CENTERED, **options) -> CubeState:
         """N money positions with the same cube."""
         return cls(np.full(n, value, dtype=np.int64), np.full(n, owner, dtype=np.int8), **options)
 
@@ -53,18 +53,18 @@ class CubeState:
     def is_match(self) -> bool:
         return self.away is not None
 
-    def select(self, rows) -> "CubeState":
+    def select(self, rows) -> CubeState:
         """The states of ``rows`` (an index or mask)."""
         pick = lambda a: None if a is None else np.asarray(a)[rows]  # noqa: E731
         return CubeState(pick(self.value), pick(self.owner), pick(self.away), pick(self.crawford),
                          pick(self.post_crawford), self.jacoby, self.beavers)
 
-    def doubled(self) -> "CubeState":
+    def doubled(self) -> CubeState:
         """The cubes after the player on roll doubles and its opponent takes (kept at 64 where already there)."""
         return CubeState(np.minimum(np.asarray(self.value) * 2, MAX_CUBE), np.full(len(self), OPPONENT, np.int8),
                          self.away, self.crawford, self.post_crawford, self.jacoby, self.beavers)
 
-    def switched(self) -> "CubeState":
+    def switched(self) -> CubeState:
         """The same cubes seen from the other side (after the turn passes)."""
         owner = np.select([self.owner == ON_ROLL, self.owner == OPPONENT], [OPPONENT, ON_ROLL], CENTERED)
         away = None if self.away is None else self.away[:, ::-1].copy()

@@ -136,7 +136,8 @@ class FibsBoard:
         except InvalidPositionError as exc:
             raise FibsBoardError(f"the board describes no legal position: {exc}") from None
         if position.is_game_over():
-            raise FibsBoardError("a player has borne off all its checkers: the game is over, there is nothing to decide")
+            raise FibsBoardError("a player has borne off all its checkers: the game is over, there is nothing to "
+                                 "decide")
 
         if not mover_is_player:
             may_double = may_double[::-1]

@@ -7,8 +7,9 @@ import contextlib
 import fcntl
 import os
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, IO, Iterator
+from typing import IO
 
 from bgai.errors import BgaiError
 

@@ -35,7 +35,6 @@ from bgai.players.base import Player
 from bgai.position import START_BOARD
 
 
-
 class CubePlayer(Player, Protocol):
     """A player that handles the cube as well as the checkers.
 
@@ -280,7 +279,7 @@ class Table:
 
     @classmethod
     def start(cls, boards: np.ndarray, seat: np.ndarray, stake: np.ndarray | None = None,
-              holder: np.ndarray | None = None) -> "Table":
+              holder: np.ndarray | None = None) -> Table:
         """Games from ``boards`` (on-roll view, before the roll) with ``seat`` on roll; cubes centered at 1 unless
         ``stake`` and ``holder`` are given."""
         n = len(boards)

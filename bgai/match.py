@@ -90,7 +90,7 @@ class MatchScore:
                             "Crawford game before it")
 
     @classmethod
-    def from_score(cls, length: int, score: tuple[int, int], post_crawford: bool = False) -> "MatchScore":
+    def from_score(cls, length: int, score: tuple[int, int], post_crawford: bool = False) -> MatchScore:
         """The Crawford game when exactly one side is one point away (unless ``post_crawford``)."""
         one_away = sum(length - s == 1 for s in score)
         if one_away == 2:

@@ -119,9 +119,11 @@ def parse_paths(text: str) -> list[Path]:
     for token in text.strip().lower().split():
         match = _TOKEN.match(token)
         if not match:
-            raise IllegalMoveError(f"cannot read {token!r} in {text!r}: write plays like 24/18 13/11* bar/22 6/off 8/5(2)")
+            raise IllegalMoveError(f"cannot read {token!r} in {text!r}: write plays like 24/18 13/11* bar/22 6/off "
+                                   f"8/5(2)")
         landings = re.findall(r"/(\d{1,2}|off)(\*?)", match[2], re.ASCII)
-        numbers = [OWN_BAR if p == "bar" else 0 if p == "off" else int(p) for p in [match[1]] + [p for p, _ in landings]]
+        points = [match[1]] + [p for p, _ in landings]
+        numbers = [OWN_BAR if p == "bar" else 0 if p == "off" else int(p) for p in points]
         repeat = int(match[3] or 1)
         if repeat < 1:
             raise IllegalMoveError(f"{token!r} in {text!r} repeats a move {repeat} times")

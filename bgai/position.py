@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bgai.errors import IllegalMoveError, InvalidDiceError, InvalidPositionError, shown
+from bgai.errors import InvalidDiceError, InvalidPositionError, shown
 from bgai.movegen import BOARD_SIZE, CHECKERS, OPP_BAR, OWN_BAR, afterstates, switch, validate_boards
 from bgai.xgid import decode_xgid, encode_xgid_board, is_xgid
 
@@ -99,7 +99,8 @@ class Position:
                 if point != "bar" and not (isinstance(point, (int, np.integer)) and 1 <= point <= 24):
                     raise InvalidPositionError(f"no point {point!r}: use 1..24 or 'bar'")
                 if not isinstance(count, (int, np.integer)) or count < 0:
-                    raise InvalidPositionError(f"checker count on point {point!r} must be a whole number >= 0, got {count!r}")
+                    raise InvalidPositionError(f"checker count on point {point!r} must be a whole number >= 0, "
+                                               f"got {count!r}")
                 if board[index] != 0 and count:
                     raise InvalidPositionError(f"both players have checkers on point {point!r}")
                 board[index] = sign * count
@@ -313,11 +314,13 @@ def render_board(board: np.ndarray, players: tuple[str, str] = ("X (on roll)", "
 
     for row in range(rows):
         bar = bar_cell(opp_bar, row, "O")
-        lines.append("|" + "".join(cell(p, row) for p in top[:6]) + "|" + bar + "|" + "".join(cell(p, row) for p in top[6:]) + "|")
+        left, right = "".join(cell(p, row) for p in top[:6]), "".join(cell(p, row) for p in top[6:])
+        lines.append(f"|{left}|{bar}|{right}|")
     lines.append("|" + " " * 18 + "|BAR|" + " " * 18 + "|")
     for row in reversed(range(rows)):
         bar = bar_cell(own_bar, row, "X")
-        lines.append("|" + "".join(cell(p, row) for p in bottom[:6]) + "|" + bar + "|" + "".join(cell(p, row) for p in bottom[6:]) + "|")
+        left, right = "".join(cell(p, row) for p in bottom[:6]), "".join(cell(p, row) for p in bottom[6:])
+        lines.append(f"|{left}|{bar}|{right}|")
     lines += [line, footer]
     pips = _pips(b)
     off = _borne_off(b)

@@ -110,7 +110,8 @@ def text_report(analysis: MatchAnalysis) -> str:
 _CSS = """
 body{margin:0;background:#f7f4ee;color:#222;font:15px/1.45 -apple-system,'Segoe UI',Helvetica,Arial,sans-serif}
 main{max-width:1100px;margin:0 auto;padding:28px 24px 60px}
-h1{margin:0 0 4px;font-size:28px}h2{margin:34px 0 12px;font-size:20px;border-bottom:2px solid #e2dccf;padding-bottom:4px}
+h1{margin:0 0 4px;font-size:28px}
+h2{margin:34px 0 12px;font-size:20px;border-bottom:2px solid #e2dccf;padding-bottom:4px}
 .sub{color:#666;margin:0}
 table{border-collapse:collapse;background:#fff;box-shadow:0 1px 2px #0001}
 th,td{padding:5px 12px;text-align:right;border-bottom:1px solid #eee;white-space:nowrap}
@@ -119,13 +120,17 @@ thead th{background:#efe9dc;font-weight:600}
 tr.sep td{border-top:2px solid #e2dccf}
 .num{font-variant-numeric:tabular-nums}
 .errors{display:grid;grid-template-columns:1fr;gap:18px}
-.err{background:#fff;box-shadow:0 1px 3px #0002;border-radius:8px;padding:14px 16px;display:flex;gap:18px;align-items:flex-start;flex-wrap:wrap}
+.err{background:#fff;box-shadow:0 1px 3px #0002;border-radius:8px;padding:14px 16px;
+  display:flex;gap:18px;align-items:flex-start;flex-wrap:wrap}
 .err h3{margin:0 0 8px;font-size:16px}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px;font-weight:600;margin-left:6px;vertical-align:2px}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px;font-weight:600;
+  margin-left:6px;vertical-align:2px}
 .played td{font-weight:600}.best td{color:#2b8a3e}
 .small{color:#777;font-size:12px}
-dl{background:#fff;padding:12px 18px;box-shadow:0 1px 2px #0001}dt{font-weight:600;margin-top:8px}dd{margin:2px 0 0 0;color:#444}
-.legend span{display:inline-block;margin-right:16px}.sw{display:inline-block;width:12px;height:12px;border-radius:6px;vertical-align:-1px;margin-right:4px}
+dl{background:#fff;padding:12px 18px;box-shadow:0 1px 2px #0001}
+dt{font-weight:600;margin-top:8px}dd{margin:2px 0 0 0;color:#444}
+.legend span{display:inline-block;margin-right:16px}
+.sw{display:inline-block;width:12px;height:12px;border-radius:6px;vertical-align:-1px;margin-right:4px}
 """
 
 
@@ -142,8 +147,8 @@ def html_report(analysis: MatchAnalysis) -> str:
                f"<th>{escape(a.name)}</th><th>{escape(b.name)}</th></tr></thead><tbody>")
     for label, x, y in _summary_rows(analysis):
         sep = " class='sep'" if not label.startswith(" ") and label != "Checker plays (unforced)" else ""
-        out.append(f"<tr{sep}><td>{escape(label.strip()) if not label.startswith(' ') else '&emsp;' + escape(label.strip())}"
-                   f"</td><td>{escape(x)}</td><td>{escape(y)}</td></tr>")
+        name = escape(label.strip()) if not label.startswith(" ") else "&emsp;" + escape(label.strip())
+        out.append(f"<tr{sep}><td>{name}</td><td>{escape(x)}</td><td>{escape(y)}</td></tr>")
     out.append("</tbody></table>")
     # Graph.
     out.append("<h2>Equity over the match</h2>")

@@ -69,13 +69,13 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bgai import bearoff
-from bgai.dice import OPENING_ROLLS, ORDERED_ROLLS, ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeState
+from bgai.dice import OPENING_ROLLS, ORDERED_ROLLS, ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.errors import BgaiError
 from bgai.game import CubeRules, Table, game_over, result_points, roll_dice, run_turns
 from bgai.movegen import afterstates
-from bgai.weights import equity, flip, one_blas_thread
 from bgai.position import Position, parse_dice
+from bgai.weights import equity, flip, one_blas_thread
 
 PROBABILITY_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 BEAROFF_STOPS = ("race", "exact", "off")
@@ -138,7 +138,7 @@ class Estimate:
         return (self.mean - Z95 * self.se, self.mean + Z95 * self.se)
 
     @classmethod
-    def of(cls, values: np.ndarray, plain: np.ndarray) -> "Estimate":
+    def of(cls, values: np.ndarray, plain: np.ndarray) -> Estimate:
         return cls(*_mean_se(values), *_mean_se(plain))
 
     def to_dict(self) -> dict:
@@ -317,7 +317,7 @@ class TrialValues:
     cube_luck: np.ndarray | None = None
 
     @staticmethod
-    def concatenate(parts: list["TrialValues"]) -> "TrialValues":
+    def concatenate(parts: list[TrialValues]) -> TrialValues:
         def cat(name, axis):
             values = [getattr(p, name) for p in parts]
             return None if values[0] is None else np.concatenate(values, axis=axis)

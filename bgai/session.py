@@ -50,7 +50,7 @@ HUMAN, BOT = 0, 1
 RESIGN_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
 
 
-class Phase(str, enum.Enum):
+class Phase(str, enum.Enum):  # noqa: UP042 (str() stays "Phase.ROLL"; the API sends .value)
     ROLL = "roll"
     MOVE = "move"
     TAKE = "take"
@@ -131,7 +131,7 @@ def _all_or_nothing(action):
     the bot's turn), leaves the session exactly as it was: dice, record, score and match settings included."""
 
     @functools.wraps(action)
-    def atomic(self: "Session", *args, **kwargs):
+    def atomic(self: Session, *args, **kwargs):
         saved = self._snapshot()
         try:
             return action(self, *args, **kwargs)

@@ -26,7 +26,6 @@ Points are numbered from the mover's side: 25 is its bar, 0 means borne off.
 from __future__ import annotations
 
 import copy
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -102,7 +101,7 @@ class PartialPlay:
                 if kept:
                     good.add(key)
 
-    def snapshot(self) -> "PartialPlay":
+    def snapshot(self) -> PartialPlay:
         """A copy whose steps change apart from this one's (the tree of steps, which never changes, is shared)."""
         twin = copy.copy(self)
         twin._moves = list(self._moves)

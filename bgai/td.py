@@ -38,7 +38,6 @@ from bgai.phase import classify
 from bgai.position import START_BOARD
 from bgai.weights import one_blas_thread
 
-
 # Self-play ---------------------------------------------------------------------------------------------------
 
 

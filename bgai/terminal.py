@@ -198,7 +198,8 @@ class Terminal:
         ranked = s.hint()
         cubeful = s.cubeful_equities([r.move for r in ranked[:top]])
         unit = "winning the match" if s.is_match else "points"
-        self.say(f"  Your plays of {s.dice[0]}{s.dice[1]}, ranked by bgai at {s.bot.plies}-ply. After each: the cubeful")
+        self.say(f"  Your plays of {s.dice[0]}{s.dice[1]}, ranked by bgai at {s.bot.plies}-ply. "
+                 f"After each: the cubeful")
         self.say(f"  equity ({unit}, the cube as it is), the cubeless one, your chances")
         self.say("  to win, gammon, backgammon | to lose a gammon, a backgammon (*: fewer plies)")
         best = ranked[0].equity

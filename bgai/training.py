@@ -65,8 +65,18 @@ from bgai.game import play_duplicate
 from bgai.network import EquityModel, ModelSnapshot, bf16_supported, equity, flip
 from bgai.phase import BEAROFF, OVER, classify
 from bgai.players import HeuristicPlayer, PubevalPlayer
-from bgai.td import (Experience, Learner, SelfPlayWorker, Trajectories, bce, inputs, merge_experience, play_task,
-                     split_games, trajectories_task)
+from bgai.td import (
+    Experience,
+    Learner,
+    SelfPlayWorker,
+    Trajectories,
+    bce,
+    inputs,
+    merge_experience,
+    play_task,
+    split_games,
+    trajectories_task,
+)
 from bgai.workers import Pool, default_workers, open_pool
 
 

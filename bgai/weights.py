@@ -205,7 +205,8 @@ class ModelSnapshot:
 
     def __init__(self, hidden: tuple[int, ...], phases: tuple[str, ...], encoder_version: int,
                  weights: dict[str, np.ndarray]) -> None:
-        self.hidden, self.phases, self.encoder_version = tuple(int(h) for h in hidden), tuple(phases), int(encoder_version)
+        self.hidden, self.phases = tuple(int(h) for h in hidden), tuple(phases)
+        self.encoder_version = int(encoder_version)
         self.weights = weights
         self._model = None
         self._layers: list[list[tuple[np.ndarray, np.ndarray]]] | None = None

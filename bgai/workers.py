@@ -6,12 +6,12 @@ cluster, with the results handed back in task order.
     with open_pool(workers=2) as pool:                     # or open_pool(8, ray="auto") on a Ray cluster
         results = pool.map(play_task, tasks, shared=ModelSnapshot.of(model))
 
-``fn(shared, task)`` must be a module-level function (workers import it by name), deterministic given its
-arguments (seed any randomness from the task: then results do not depend on which worker ran what, and a task run
-again gives the same result), and must not modify ``shared``. ``shared`` (typically a ``bgai.network.ModelSnapshot``) is pickled once
-per ``map`` and sent once to each worker (with Ray: put in the object store once); ``tasks`` and results travel
-one each way. ``pool.imap`` yields ``(task index, result)`` as tasks finish, for a caller that writes each result
-as it comes (``bgai.training`` writes lookahead-target parts that way, so a killed run keeps every finished part).
+``fn(shared, task)`` must be a module-level function (workers import it by name), deterministic given its arguments
+(seed any randomness from the task: then results do not depend on which worker ran what, and a task run again gives
+the same result), and must not modify ``shared``. ``shared`` (typically a ``bgai.network.ModelSnapshot``) is pickled
+once per ``map`` and sent once to each worker (with Ray: put in the object store once); ``tasks`` and results travel
+one each way. ``pool.imap`` yields ``(task index, result)`` as tasks finish, for a caller that writes each result as
+it comes (``bgai.training`` writes lookahead-target parts that way, so a killed run keeps every finished part).
 
 Consumers: ``bgai.training`` (TD rounds: ``bgai.td.play_task`` on game-id ranges; lookahead generations: position
 sampling and target parts). Rollouts fit the same mould: a task is a position and a range of trial ids whose dice
@@ -92,7 +92,7 @@ class Pool(ABC):
             results[i] = result
         return results
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a pool without workers has nothing to stop)
         """Stop the workers (the pool cannot be used after)."""
 
     def __enter__(self) -> Pool:
@@ -283,7 +283,8 @@ class ProcessPool(Pool):
                         pending.appendleft(i)  # the same task again: the same result
         finally:
             for n, slot in enumerate(self._slots):
-                if slot is not None and slot.task is not None:  # abandoned mid-task: its late result must not reach the next map
+                # Abandoned mid-task: its late result must not reach the next map.
+                if slot is not None and slot.task is not None:
                     slot.kill()
                     self._slots[n] = None
 

@@ -1,7 +1,7 @@
 """The bear-off databases (bgai.bearoff): against GNU Backgammon's one-sided database, against slow exhaustive
 references on small positions, and the cached file's checks."""
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -53,14 +53,14 @@ def test_one_sided_distributions_match_gnubg_on_every_position(db):
 ROLLS = [((a, b), 1 / 36 if a == b else 2 / 36) for a in range(1, 7) for b in range(a, 7)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def plays(counts: tuple, dice: tuple) -> list[tuple]:
     """The home boards a side's legal plays of ``dice`` leave it, one position at a time (``Position``)."""
     moves = Position(board(counts, [0] * 5 + [1])).legal_moves(dice)
     return sorted({tuple(int(c) for c in -move.after.board[24:18:-1]) for move in moves})
 
 
-@lru_cache(maxsize=None)
+@cache
 def slow_rolls(counts: tuple) -> tuple:
     """Distribution of the rolls to bear ``counts`` off, minimising their mean, one position and roll at a time."""
     if sum(counts) == 0:
@@ -81,7 +81,7 @@ def test_one_sided_distributions_match_a_slow_reference_on_small_positions(db):
         np.testing.assert_allclose(db.rolls[i], slow_rolls(tuple(int(c) for c in counts)), atol=1e-6)
 
 
-@lru_cache(maxsize=None)
+@cache
 def slow_win(ours: tuple, theirs: tuple) -> float:
     """Cubeless chance that the player on roll wins, both sides maximising it, by exhaustive recursion."""
     if sum(theirs) == 0:
@@ -89,7 +89,7 @@ def slow_win(ours: tuple, theirs: tuple) -> float:
     return sum(weight * max(1.0 - slow_win(theirs, after) for after in plays(ours, dice)) for dice, weight in ROLLS)
 
 
-@lru_cache(maxsize=None)
+@cache
 def slow_cubeful(ours: tuple, theirs: tuple, owner: int) -> tuple[float, float]:
     """(no double, equity with the best cube action) for money, per unit of the cube, by exhaustive recursion."""
     if sum(theirs) == 0:

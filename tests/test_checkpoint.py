@@ -18,7 +18,11 @@ import torch
 from bgai import encoding
 from bgai.bot import load_bot
 from bgai.checkpoint import (
-    CheckpointError, load_checkpoint, model_payload, save_checkpoint, snapshot_from_checkpoint,
+    CheckpointError,
+    load_checkpoint,
+    model_payload,
+    save_checkpoint,
+    snapshot_from_checkpoint,
 )
 from bgai.errors import BgaiError
 from bgai.network import EquityModel

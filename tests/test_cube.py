@@ -4,9 +4,16 @@ import numpy as np
 import pytest
 
 import bgai.cube
-
 from bgai.cube import (
-    CENTERED, ON_ROLL, OPPONENT, CubeState, cube_equities, decide, efficiency, may_double, parse_owner,
+    CENTERED,
+    ON_ROLL,
+    OPPONENT,
+    CubeState,
+    cube_equities,
+    decide,
+    efficiency,
+    may_double,
+    parse_owner,
 )
 from bgai.errors import BgaiError
 from bgai.match import MatchScore, kazaross_xg2, match_equity, parse_score

@@ -18,16 +18,21 @@ which the generator lists afterstates, so a change to the generator's internals 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pytest
-from bgai.coach.oracles import bgsage_afterstates, gnubg_afterstates, gnubg_best_after, gnubg_board_from_id, gnubg_position_id
 
+from bgai.coach.oracles import (
+    bgsage_afterstates,
+    gnubg_afterstates,
+    gnubg_best_after,
+    gnubg_board_from_id,
+    gnubg_position_id,
+)
 from bgai.game import roll_dice
-from bgai.movegen import BOARD_SIZE, OWN_BAR, afterstates, count_moves, switch
-from bgai.movegen import segment_argmax
+from bgai.movegen import BOARD_SIZE, OWN_BAR, afterstates, count_moves, segment_argmax, switch
 from bgai.phase import is_race
 from bgai.position import START_BOARD, Position
 from bgai.xgid import encode_xgid_board

@@ -26,8 +26,8 @@ from bgai.encoding import (
     encode_torch,
     swap_sides,
 )
-from bgai.players import PubevalPlayer, RandomPlayer
 from bgai.phase import is_race
+from bgai.players import PubevalPlayer, RandomPlayer
 from bgai.position import START_BOARD
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(a, 7)]

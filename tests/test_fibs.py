@@ -68,10 +68,10 @@ def test_the_other_clients_view_reads_as_the_same_decision():
 #: Boards Debian's GNU Backgammon 1.07 sent its external player 0 (top, O in gnubg's own drawing) in a 3-point
 #: match: gnubg writes the board from player 1's side (player 1 positive, moving down) with the turn at -1, and
 #: the names and scores with the player on turn first.
-GNUBG_PLAYER0_AFTER_21 = ("board:gnubg:root:3:0:0:0:-2:0:0:0:0:5:0:3:0:0:1:-5:4:0:0:0:-3:0:-5:0:0:0:1:1:0:-1:0:0:0:0:1:1"
-                          ":1:0:1:-1:0:25:0:0:0:0:0:0:0:1")
-GNUBG_PLAYER0_CRAWFORD = ("board:gnubg:root:3:0:2:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:-1:5:3:5:3:1:1"
-                          ":1:0:1:-1:0:25:0:0:0:0:0:0:0:0")
+GNUBG_PLAYER0_AFTER_21 = ("board:gnubg:root:3:0:0:0:-2:0:0:0:0:5:0:3:0:0:1:-5:4:0:0:0:-3:0:-5:0:0:0:1:1:0:-1"
+                          ":0:0:0:0:1:1:1:0:1:-1:0:25:0:0:0:0:0:0:0:1")
+GNUBG_PLAYER0_CRAWFORD = ("board:gnubg:root:3:0:2:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:-1"
+                          ":5:3:5:3:1:1:1:0:1:-1:0:25:0:0:0:0:0:0:0:0")
 #: A double gnubg's player 1 ("root") offers its external player 0 post-Crawford, at 2-4 in a 5-point match: the
 #: doubler is on turn and comes first.
 GNUBG_PLAYER1_DOUBLES_POST_CRAWFORD = ("board:root:gnubg:5:2:4:0:-1:-1:0:0:0:5:0:3:0:0:0:-4:5:0:0:-1:-3:0:-5:0:0:0:0:2"

@@ -15,8 +15,22 @@ from bgai.cli import main
 from bgai.coach.fuzz_matchfiles import fuzz
 from bgai.errors import BgaiError, IllegalMoveError, MatchFileError
 from bgai.matchfile import (
-    MAX_MATCH_FILE_BYTES, CheckerPlay, Double, Drop, MatchRecord, Resign, Take, Win, parse_mat, parse_match,
-    parse_sgf, read_mat, read_match, read_sgf, write_mat, write_sgf,
+    MAX_MATCH_FILE_BYTES,
+    CheckerPlay,
+    Double,
+    Drop,
+    MatchRecord,
+    Resign,
+    Take,
+    Win,
+    parse_mat,
+    parse_match,
+    parse_sgf,
+    read_mat,
+    read_match,
+    read_sgf,
+    write_mat,
+    write_sgf,
 )
 from bgai.matchfile import mat as mat_module
 

@@ -7,8 +7,7 @@ from bgai import Position
 from bgai.bearoff import is_bearoff
 from bgai.game import game_over
 from bgai.movegen import switch
-from bgai.phase import BEAROFF, CONTACT, NAMES, OVER, RACE, classify
-from bgai.phase import is_race
+from bgai.phase import BEAROFF, CONTACT, NAMES, OVER, RACE, classify, is_race
 from tests.test_encoding import game_positions
 
 

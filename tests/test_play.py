@@ -9,9 +9,9 @@ import pytest
 
 from bgai import Position, load_bot
 from bgai.cli import main
-from bgai.xgid import format_xgid
 from bgai.session import BOT, Phase, Session
 from bgai.terminal import Terminal
+from bgai.xgid import format_xgid
 
 DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 4, 21: 4, 22: 2})
 # The same for a 3-point match at 0-0 (69 pips against 74).

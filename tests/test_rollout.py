@@ -6,7 +6,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from bgai import bearoff, rollout as ro
+from bgai import bearoff
+from bgai import rollout as ro
 from bgai.bot import load_bot
 from bgai.cli import main
 from bgai.cube import CENTERED

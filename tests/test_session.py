@@ -11,8 +11,8 @@ import pytest
 
 from bgai import Position, load_bot
 from bgai.errors import BgaiError, GameStateError, IllegalMoveError, InvalidPositionError
-from bgai.xgid import format_xgid
 from bgai.session import BOT, HUMAN, Phase, Session
+from bgai.xgid import format_xgid
 
 # Races with the person's home board full (69 pips) against the opponent's 74 pips, as the bot sees them:
 # "Double, take" for the player on roll; and 63 pips against 74: "Double, pass" (GNU Backgammon 2-ply gives the
@@ -115,8 +115,8 @@ def test_a_play_made_checker_by_checker_can_be_undone_before_it_is_finished(bot)
 def test_an_illegal_play_is_refused_and_the_person_plays_again(bot):
     session = Session(bot)
     session.setup(xgid(Position.start(), dice=(6, 5)))
-    for bad, message in [("24/13 6/1", "more checkers than the roll allows"), ("24/14", "not part of any legal play"), ("13/7 13/", "cannot read"),
-                         ("8/2*", "marks a hit"), ("12/7", "no checker of yours")]:
+    for bad, message in [("24/13 6/1", "more checkers than the roll allows"), ("24/14", "not part of any legal play"),
+                         ("13/7 13/", "cannot read"), ("8/2*", "marks a hit"), ("12/7", "no checker of yours")]:
         with pytest.raises(IllegalMoveError, match=message):
             session.play(bad)
         assert session.phase is Phase.MOVE and session.partial.steps == []

@@ -8,9 +8,9 @@ from bgai import encoding
 from bgai.bot import Bot, load_bot
 from bgai.checkpoint import CheckpointError, load_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
-from bgai.network import EquityModel, EquityNet, equity, flip
 from bgai.game import roll_dice
 from bgai.movegen import afterstates
+from bgai.network import EquityModel, EquityNet, equity, flip
 from bgai.position import START_BOARD
 from bgai.td import SelfPlayWorker
 from bgai.training import RunConfig, load_config, run

@@ -14,11 +14,18 @@ from bgai import Position, encoding, training
 from bgai.bot import Bot, load_bot
 from bgai.checkpoint import export_for_play, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
-from bgai.network import EquityModel
+from bgai.network import EquityModel, flip
 from bgai.phase import BEAROFF, OVER, classify
-from bgai.network import flip
-from bgai.training import (LookaheadStage, TDStage, load_config, lookahead_targets, run, sample_positions,
-                           sample_trajectories, trace_returns)
+from bgai.training import (
+    LookaheadStage,
+    TDStage,
+    load_config,
+    lookahead_targets,
+    run,
+    sample_positions,
+    sample_trajectories,
+    trace_returns,
+)
 from tests.test_lookahead import slow_lookahead
 
 # workers=1: these runs stay in this process (their rounds played with the numpy pass, as on workers;
@@ -433,5 +440,6 @@ def test_a_second_run_into_a_run_folder_in_use_is_refused_naming_the_first(tmp_p
     finally:
         holder.kill()
         holder.wait()
-    run(load_config(path, {"generations": 1}, {"warm-up.games": 4, "search.games": 4}), folder, progress=False)  # the kill let go of the lock
+    # The kill let go of the lock.
+    run(load_config(path, {"generations": 1}, {"warm-up.games": 4, "search.games": 4}), folder, progress=False)
     assert (folder / "checkpoint.pt").exists()

@@ -31,7 +31,9 @@ def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_
     assert "| distil | lookahead, 1 of 1 generations | 1.00 | +0.610 ± 0.030 (2,000 games) |" in text
     assert "| ply1 | lookahead | not run yet | |" in text
     assert "| network: `runs/shipped/checkpoint.pt` | +0.600 ± 0.010 |" in text
-    assert "| v2-512-256 | + a layer | +0.031 ± 0.015 v td-v1 | 0.0200 | +0.550 ± 0.010 | — | 5.00 ± 0.30 | 8.1 |" in text
+    ablation_row = ("| v2-512-256 | + a layer | +0.031 ± 0.015 v td-v1 | 0.0200 | +0.550 ± 0.010 | — | 5.00 ± 0.30 "
+                    "| 8.1 |")
+    assert ablation_row in text
     assert "The distil data was reused.\n" in text and "(8 epochs)" in text and "hidden = \"512,256\"" in text
     assert "Made by `python -m bgai.coach.ablation runs/shipped`." in text
     # The generations' table, when their strength results are given, in the order measured
@@ -43,7 +45,8 @@ def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_
     r["generations"][0]["note"] = "g1 is an experiment"
     assert "Made by `python -m bgai.coach.strength g0.pt g1.pt`.\n\nG1 is an experiment.\n" in report.render(r)
     # An ablation grown row by row (bgai.coach.ablation --keep) names every command that made its rows
-    r["ablation"]["commands"] = [r["ablation"]["command"], "python -m bgai.coach.ablation runs/shipped --variants x --keep"]
+    r["ablation"]["commands"] = [r["ablation"]["command"],
+                                 "python -m bgai.coach.ablation runs/shipped --variants x --keep"]
     assert ("Made by `python -m bgai.coach.ablation runs/shipped`, then "
             "`python -m bgai.coach.ablation runs/shipped --variants x --keep`.") in report.render(r)
     # The lookahead table, from bgai.coach.ply_strength's results (one run, or one merged from parts)

@@ -15,13 +15,13 @@ import threading
 import numpy as np
 import pytest
 
+from bgai import ubgi
 from bgai.bot import MAX_PLIES, load_bot
 from bgai.match import MatchScore
-from bgai.xgid import format_xgid
 from bgai.movegen import OPP_BAR, OWN_BAR, switch
 from bgai.position import Position
-from bgai import ubgi
 from bgai.ubgi import Engine, main, play_text
+from bgai.xgid import format_xgid
 
 CODES = {"unknown_command", "bad_argument", "missing_context", "unsupported_feature", "internal"}
 START = "4HPwATDgc/ABMA"

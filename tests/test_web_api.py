@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from bgai import Position
-from bgai.xgid import format_xgid
 from bgai.web import create_app
+from bgai.xgid import format_xgid
 
 START = "4HPwATDgc/ABMA"
 DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 4, 21: 4, 22: 2})

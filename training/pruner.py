@@ -27,10 +27,9 @@ import torch
 
 from bgai.bot import SHIPPED, Bot, MoveFilter
 from bgai.checkpoint import load_checkpoint, model_from_checkpoint
-from bgai.movegen import afterstates
+from bgai.movegen import afterstates, segment_argmax
 from bgai.network import EquityModel, equity, flip
 from bgai.phase import BEAROFF, OVER, classify
-from bgai.movegen import segment_argmax
 from bgai.td import Experience, Learner
 from bgai.training import sample_positions
 from bgai.weights import ModelSnapshot

@@ -95,8 +95,8 @@ def _parser_input(rng: random.Random):
     """(name, call) of one hostile parser input."""
     from bgai.cube import parse_owner
     from bgai.match import parse_score
-    from bgai.xgid import xgid_context
     from bgai.position import Position, parse_dice
+    from bgai.xgid import xgid_context
 
     def text(base: str) -> str:
         s = list(base)
@@ -116,7 +116,8 @@ def _parser_input(rng: random.Random):
         value = text(rng.choice([START, XGID, MATCH_XGID]))
         return "Position.parse", lambda: Position.parse(value)
     if choice == 1:
-        board = [rng.choice([0, 1, -1, 15, -15, 16, 2**62, -(2**62), 2**63 - 1]) for _ in range(rng.choice([25, 26, 27]))]
+        values = [0, 1, -1, 15, -15, 16, 2**62, -(2**62), 2**63 - 1]
+        board = [rng.choice(values) for _ in range(rng.choice([25, 26, 27]))]
         return "Position(board)", lambda: Position(board)
     if choice == 2:
         value = rng.choice(HOSTILE + [text("63"), (rng.choice(HOSTILE), 2), [float("inf"), 2]])

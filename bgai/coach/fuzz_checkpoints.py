@@ -32,7 +32,11 @@ import torch
 
 from bgai.bot import SHIPPED, SHIPPED_NPZ
 from bgai.checkpoint import (
-    CheckpointError, load_checkpoint, model_payload, save_checkpoint, snapshot_from_checkpoint,
+    CheckpointError,
+    load_checkpoint,
+    model_payload,
+    save_checkpoint,
+    snapshot_from_checkpoint,
 )
 from bgai.network import EquityModel
 from bgai.weights import ModelSnapshot, content_hash

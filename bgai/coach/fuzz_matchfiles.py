@@ -8,9 +8,9 @@ and its answer or a resignation). Each input takes one to three mutations: a bit
 deleted, a line deleted, duplicated, swapped or spliced in from another text, a long run of one character (spaces,
 digits, brackets, backslashes, colons), odd characters (NUL, U+2028, non-ASCII digits, BOM ...), a number made
 huge, a cut. Each input is read with ``bgai.matchfile.parse_match``: accepted (a ``MatchRecord``), refused
-(``MatchFileError``) or a crash (any other exception). Printed: the counts and the slowest input's time, then that input read again on its own
-(at low priority a first time may include waits for the CPU); the exit status is 1 on any crash. The inputs that
-crashed, and the slowest, go to ``--out``.
+(``MatchFileError``) or a crash (any other exception). Printed: the counts and the slowest input's time, then that
+input read again on its own (at low priority a first time may include waits for the CPU); the exit status is 1
+on any crash. The inputs that crashed, and the slowest, go to ``--out``.
 """
 
 from __future__ import annotations

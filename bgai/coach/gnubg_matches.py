@@ -95,8 +95,9 @@ def make_match(out: Path, length: int, seed: int, *, games: int = 3, noise: floa
         json.dump(job, f)
     started = time.time()
     try:
-        subprocess.run([GNUBG, "-t", "-q", "-r", "-p", str(Path(__file__).resolve())], env={**os.environ, JOB_ENV: f.name},
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=1800)
+        subprocess.run([GNUBG, "-t", "-q", "-r", "-p", str(Path(__file__).resolve())],
+                       env={**os.environ, JOB_ENV: f.name}, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, timeout=1800)
     finally:
         os.unlink(f.name)
     paths = {"mat": out / f"{name}.mat", "sgf": out / f"{name}.sgf", "seconds": time.time() - started}

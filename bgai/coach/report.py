@@ -226,9 +226,9 @@ def render(r: dict) -> str:
         lines += [
             "## Ablations: each lever on the same data and budget",
             "",
-            f"Every model below learned from the same {a['positions']:,} positions and 1-ply targets (the first stage's "
-            f"data) with the same schedule ({a.get('epochs', 'the stage')} epochs); one lever changes from row to row "
-            "(`python -m bgai.coach.ablation`).",
+            f"Every model below learned from the same {a['positions']:,} positions and 1-ply targets (the first "
+            f"stage's data) with the same schedule ({a.get('epochs', 'the stage')} epochs); one lever changes from "
+            "row to row (`python -m bgai.coach.ablation`).",
             "",
             "| model | change | head to head | held-out equity error | v pubeval | v gnubg 0-ply | checker play, "
             "mp/move | cube, mp/decision |",

@@ -60,7 +60,8 @@ def start_server(plies: int, env: dict | None = None) -> tuple[subprocess.Popen,
         port = s.getsockname()[1]
     bgai = Path(sys.executable).with_name("bgai")
     command = [str(bgai), "serve", "--port", str(port), "--plies", str(plies)]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env={**os.environ, **(env or {})})
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -223,7 +224,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
 
     positions = game_positions(max(args.latency, 500), args.seed)
-    server, base = start_server(args.plies, {"OMP_NUM_THREADS": str(args.torch_threads)} if args.torch_threads else None)
+    threads = {"OMP_NUM_THREADS": str(args.torch_threads)} if args.torch_threads else None
+    server, base = start_server(args.plies, threads)
     try:
         rng = random.Random(args.seed)
         hint = {f"{p}-ply": latency(base, positions[:args.latency], p, rng) for p in (0, 1)}

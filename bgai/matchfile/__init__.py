@@ -27,7 +27,17 @@ text from elsewhere, such as an upload).
 from bgai.errors import MatchFileError
 from bgai.matchfile.mat import MAX_MATCH_FILE_BYTES, check_size, parse_mat, read_mat, read_source, write_mat
 from bgai.matchfile.record import (
-    Action, CheckerPlay, Double, Drop, GameRecord, GameState, MatchRecord, Resign, Take, Win, parse_play,
+    Action,
+    CheckerPlay,
+    Double,
+    Drop,
+    GameRecord,
+    GameState,
+    MatchRecord,
+    Resign,
+    Take,
+    Win,
+    parse_play,
 )
 from bgai.matchfile.sgf import parse_sgf, read_sgf, write_sgf
 

@@ -47,7 +47,6 @@ from bgai.movegen import CHECKERS
 from bgai.notation import Move, parse_move, parse_paths
 from bgai.position import Position, parse_dice
 
-
 # Actions ----------------------------------------------------------------------------------------------------------
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from bgai.movegen import CHECKERS, OPP_BAR, OWN_BAR
-from bgai.players.base import ValuePlayer
 from bgai.phase import is_race
+from bgai.players.base import ValuePlayer
 
 # Chance that one opposing checker hits a blot d pips in front of it with a single roll, ignoring blocked
 # points: the number of the 36 rolls that move some checker exactly d pips (e.g. 11 for d = 1, 17 for d = 6).
@@ -67,7 +67,8 @@ def heuristic_score(movers: np.ndarray) -> np.ndarray:
     bar_bonus = on_bar * (0.3 + 0.25 * home_points)
     stacks = np.maximum(points - 3, 0).sum(axis=1) * 0.15
     own_bar = own[:, OWN_BAR] * 1.0
-    contact_score = pip_lead * 0.6 + structure + prime_bonus + bar_bonus - 3.0 * blot_cost - stacks - own_bar + 0.3 * off
+    contact_score = (pip_lead * 0.6 + structure + prime_bonus + bar_bonus - 3.0 * blot_cost - stacks - own_bar
+                     + 0.3 * off)
     return np.where(is_race(b), race_score, contact_score)
 
 

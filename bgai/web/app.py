@@ -37,10 +37,10 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from bgai.bot import Bot, load_bot
 from bgai.cube import CubeDecision
 from bgai.errors import BgaiError, GameStateError
-from bgai.xgid import is_xgid, xgid_context
 from bgai.session import BOT, HUMAN, Phase, Session
 from bgai.svg import board_svg
 from bgai.web import models as m
+from bgai.xgid import is_xgid, xgid_context
 
 STATIC = Path(str(files("bgai.web") / "static"))
 MAX_BODY = 64 * 1024  # bytes of a request body; the largest real one (a 26-number board) is under 1 KB

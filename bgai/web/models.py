@@ -187,8 +187,8 @@ class StepIn(In):
 
 
 class PlayIn(In):
-    move: str = Field(max_length=MAX_TEXT, description="Your play in standard notation, whole or in part: '13/7 8/7', 'bar/22*'.",
-                      examples=["13/7 8/7"])
+    move: str = Field(max_length=MAX_TEXT, examples=["13/7 8/7"],
+                      description="Your play in standard notation, whole or in part: '13/7 8/7', 'bar/22*'.")
     finish: bool = Field(True, description="Finish the play when it is complete (the bot then moves).")
     reset: bool = Field(False, description="Replace the checker moves made so far instead of adding to them.")
 
@@ -198,8 +198,9 @@ class ResignIn(In):
 
 
 class SetupIn(In):
-    position: str = Field(max_length=MAX_TEXT, description="A Position ID (you on roll, cube centered) or an XGID (X is you: its "
-                                      "cube, turn, dice and match score too).")
+    position: str = Field(max_length=MAX_TEXT,
+                          description="A Position ID (you on roll, cube centered) or an XGID (X is you: its cube, "
+                                      "turn, dice and match score too).")
 
 
 class CubeState(BaseModel):
