@@ -52,7 +52,7 @@ bench: $(STAMP)
 	$(PY) -m bgai.coach.move_accuracy --plies 0 1 2 --json benchmarks/results/move_accuracy.json
 	$(PY) benchmarks/workers_bench.py --json benchmarks/results/workers.json
 	$(PY) benchmarks/rollout_bench.py --json benchmarks/results/rollout.json
-	$(PY) benchmarks/rollout_bench.py --skip se,bearoff --repeats 1 --trials 648 --jobs 2 --positions contact,prime,race --json benchmarks/results/rollout_speed.json
+	$(PY) benchmarks/rollout_bench.py --skip se,bearoff --repeats 3 --trials 648 --jobs 2 --positions contact,prime,race --json benchmarks/results/rollout_speed.json
 
 # The long runs of the fuzzers the test suite runs briefly: hostile match files, checkpoints, parsers and requests.
 fuzz: $(STAMP)

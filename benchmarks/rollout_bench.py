@@ -44,8 +44,8 @@ from bgai import bearoff
 from bgai.bot import Bot, load_bot
 from bgai.game import play_games
 from bgai.movegen import afterstates
-from bgai.network import equity
 from bgai.rollout import rollout, torch_threads
+from bgai.weights import equity  # not bgai.network: the workers import this script, and torch with it
 
 GNUBG = "/usr/games/gnubg"
 OPENING = "4HPwATDgc/ABMA"

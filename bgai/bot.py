@@ -120,6 +120,11 @@ NET_CHUNK = 32_768
 # variance reduction (216 trials of 7 plies) took 1.8 s in passes of 4,096 boards, 1.9 s in 8,192 and 2.3 s in
 # 32,768 (2-core machine shared with other jobs).
 NET_CHUNK_ONE_THREAD = 4_096
+# A batch of at least DISTINCT_MIN boards goes through the network once per distinct board when at most
+# DISTINCT_SHARE of its boards are distinct: a rollout's turn meets the same board in many trials and for many rolls
+# (its first plies above all), a lookahead the same reply to several rolls.
+DISTINCT_MIN = 2_048
+DISTINCT_SHARE = 0.95
 PAIR_CHUNK = 4_096
 
 
@@ -275,6 +280,19 @@ class Bot:
         return probs
 
     def _network(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
+        """(N, 5) the network's own probabilities of N boards, each distinct board evaluated once (``_evaluate``)
+        in a batch of at least ``DISTINCT_MIN`` boards that holds enough of them twice (``DISTINCT_SHARE``). The
+        pruning net (``net``) costs too little a board for that to pay."""
+        if len(boards) < DISTINCT_MIN or net is not None:
+            return self._evaluate(boards, net, phase)
+        padded = np.zeros((len(boards), 32), dtype=np.int8)
+        padded[:, :26] = boards
+        first, inverse = kernels.distinct_rows(padded.view(np.uint64))
+        if len(first) > DISTINCT_SHARE * len(boards):
+            return self._evaluate(boards, net, phase)
+        return self._evaluate(boards[first], net, None if phase is None else phase[first])[inverse]
+
+    def _evaluate(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
         """(N, 5) the network's own probabilities of N boards: in numpy for a snapshot (``bgai.weights``), in passes
         of ``NET_CHUNK_ONE_THREAD`` boards; in torch for a torch model (as the trainers evaluate the model they
         train) or with ``bf16``, in passes of ``NET_CHUNK`` boards on several threads. ``phase``: the boards'

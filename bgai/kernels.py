@@ -676,3 +676,39 @@ def keep_best(values: np.ndarray, owner: np.ndarray, keep: int) -> np.ndarray:
                 mask[i] = better < keep
         start = end
     return mask
+
+
+@numba.njit(cache=True, nogil=True)
+def distinct_rows(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, inverse) of an (N, 4) uint64 array, boards padded to 32 bytes (``bgai.bot``): the row numbers of its
+    distinct rows, in the order they first occur, and for every row the index into ``first`` of the row equal to it
+    (``words[first][inverse]`` is ``words``). One pass through an open-addressing table of twice the rows; rows are
+    compared in full on a hash hit."""
+    n = words.shape[0]
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, dtype=np.int32)  # the first row of each slot's kind
+    first = np.empty(n, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    count = 0
+    for i in range(n):
+        a, b, c, d = words[i, 0], words[i, 1], words[i, 2], words[i, 3]
+        h = (a * np.uint64(0x9E3779B97F4A7C15)) ^ (b * np.uint64(0xC2B2AE3D27D4EB4F))
+        h ^= (c * np.uint64(0x165667B19E3779F9)) ^ (d * np.uint64(0x27D4EB2F165667C5))
+        h ^= h >> np.uint64(29)
+        s = h & mask
+        while True:
+            r = table[s]
+            if r < 0:
+                table[s] = i
+                first[count] = i
+                inverse[i] = count
+                count += 1
+                break
+            if words[r, 0] == a and words[r, 1] == b and words[r, 2] == c and words[r, 3] == d:
+                inverse[i] = inverse[r]
+                break
+            s = (s + np.uint64(1)) & mask
+    return first[:count], inverse

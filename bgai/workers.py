@@ -25,7 +25,8 @@ Backends (``open_pool`` picks one):
 ``ProcessPool``
     ``workers`` processes started with ``spawn`` (a fresh interpreter: no threads or locks inherited from a
     process that has torch's thread pools running). Each sets ``BGAI_THREADS=1`` (the numpy thread pools of
-    ``bgai.movegen`` and ``bgai.encoding``), one torch thread and one BLAS thread, so N workers keep N cores busy.
+    ``bgai.movegen`` and ``bgai.encoding``), one torch thread (``OMP_NUM_THREADS``, read when a task first imports
+    torch: a rollout's never do) and one BLAS thread, so N workers keep N cores busy.
     Each worker imports the main script, as ``spawn`` does: a script that opens a pool must do so under ``if
     __name__ == "__main__":`` (a worker that fails to start says so).
 ``RayPool``
@@ -144,9 +145,8 @@ def _serve(conn) -> None:
     """A worker process: receive shared objects and tasks, send back results, until told to stop or the pool's end
     of the pipe closes (the pool's process ended, however it ended)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the main process, which then stops the workers
-    import torch
-
-    torch.set_num_threads(1)
+    # torch is not imported here: the tasks that need it import it (training), and read WORKER_ENVIRONMENT's one
+    # thread when they do; a rollout's tasks play with numpy and never pay its 1.5-3 s import.
     try:
         conn.send(_READY)
     except (EOFError, OSError):

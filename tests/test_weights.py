@@ -80,6 +80,39 @@ def test_a_large_pass_uses_the_same_numbers_as_a_small_one(boards):
     np.testing.assert_allclose(bot.probabilities(many)[:500], bot.probabilities(many[:500]), atol=1e-6)
 
 
+def test_distinct_rows_finds_each_board_once_in_the_order_met(boards):
+    from bgai import kernels
+
+    rng = np.random.default_rng(4)
+    batch = np.concatenate([boards, boards[rng.integers(len(boards), size=len(boards) // 2)]])
+    batch = batch[rng.permutation(len(batch))]
+    padded = np.zeros((len(batch), 32), dtype=np.int8)
+    padded[:, :26] = batch
+    first, inverse = kernels.distinct_rows(padded.view(np.uint64))
+    assert np.array_equal(batch[first][inverse], batch)
+    assert len(first) == len(np.unique(batch, axis=0)) and np.all(np.diff(first) > 0)
+    assert np.all(inverse[first] == np.arange(len(first)))  # each distinct board's first row is its own
+
+
+def test_a_batch_with_repeated_boards_is_evaluated_once_per_board(boards, monkeypatch):
+    """A batch of at least DISTINCT_MIN boards sends each distinct board through the network once; the values are
+    those of every board evaluated on its own."""
+    import bgai.bot as bot_module
+
+    bot = load_bot()
+    batch = np.concatenate([boards[:1500]] * 3)
+    seen = []
+    evaluate = Bot._evaluate
+    monkeypatch.setattr(Bot, "_evaluate", lambda self, b, net=None, phase=None: seen.append(len(b)) or
+                        evaluate(self, b, net, phase))
+    deduplicated = bot.probabilities(batch)
+    assert max(seen) <= 1500
+    monkeypatch.setattr(bot_module, "DISTINCT_MIN", 10**9)
+    seen.clear()
+    np.testing.assert_allclose(deduplicated, bot.probabilities(batch), atol=1e-6)
+    assert max(seen) >= len(batch) - 1500  # every board, the known outcomes aside
+
+
 def test_the_shipped_npz_holds_the_shipped_checkpoint_s_weights():
     """bgai/data/bgai-default.npz is what play loads; it must be bgai-default.pt's network, exactly (training/
     report.py --ship writes both; bgai.bot.export_shipped writes the npz from the checkpoint)."""
