@@ -672,6 +672,29 @@ def rollout(bot, position, *, trials: int = 1296, truncate: int | None = None, p
                          cubeful=best, no_double=nd, double_take=dt, cube_action=action)
 
 
+def rollout_values(bot, boards: np.ndarray, *, trials: int = 72, truncate: int | None = 7, seed: int = 0,
+                   variance_reduction: bool = True, batch: int = 2592) -> np.ndarray:
+    """(N, 5) cubeless probabilities of N positions (on-roll view, before the roll), each rolled out by ``bot`` at
+    0-ply on the same ``trials`` (truncated after ``truncate`` plies, the network's value there; ``None``: played
+    out), with variance reduction: the mean of what ``rollout`` gives each position alone, for many positions at
+    once (the rollout targets of ``bgai.training``). Finished games count as they stand."""
+    boards = np.asarray(boards, dtype=np.int8)
+    settings = RolloutSettings(trials=trials, truncate=truncate, plies=0, seed=seed, cubeful=False,
+                               variance_reduction=variance_reduction, bearoff=None, opening=False, batch=batch)
+    out = np.empty((len(boards), 5))
+    over = game_over(boards)
+    if over.any():
+        out[over] = bot.probabilities(boards[over])
+    live = np.flatnonzero(~over)
+    if len(live):
+        n = len(live)
+        start = Start(boards[live], np.ones(n, dtype=np.int64), np.full(n, -1))
+        values = run_trials(bot, start, np.arange(trials), settings)
+        reduced = values.plain - values.luck if variance_reduction else values.plain
+        out[live] = reduced.mean(axis=1)
+    return out
+
+
 def _cube_choice(nd: Estimate, dt: Estimate) -> tuple[Estimate, str]:
     """The cubeful equity with the best cube action, max(ND, min(DT, DP = 1)), and the action's name."""
     if dt.mean >= 1.0:

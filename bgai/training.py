@@ -25,6 +25,12 @@ stages (the phases of the run) in order, each a table ``[[stage]]`` with a ``nam
     carries what the network learns about the game's end back one ply a generation; λ near 1 carries it all the
     way in one, at the price of noisier targets (each position's corrections are those of one game's future).
 
+    With ``rollouts`` above 0 that share of each part's positions, those whose lookahead value moved farthest from
+    the model's own 0-ply value (where the network is least sure of itself), get rollout targets instead: each is
+    rolled out by the frozen model at 0-ply on ``rollout_trials`` trials, variance-reduced, truncated after
+    ``rollout_truncate`` plies (``bgai.rollout.rollout_values``). The model then learns from its own rollouts,
+    as gnubg's, wildbg's and Open Sage's later nets learned from their earlier nets' rollouts.
+
 A config without stages is a one-stage TD run whose stage settings sit at the top level (bgai 0.1's format).
 
 Workers (``bgai.workers``). With ``workers`` above 1 (the default: one per core) or ``ray`` set, self-play games,
@@ -123,6 +129,12 @@ class LookaheadStage:
     bench_every: int = _field(1, "generations between benchmarks against pubeval and the heuristic player")
     deeper: float = _field(0.0, "share of each part's positions, those whose lookahead value moved farthest from the "
                                 "model's own 0-ply value, evaluated one ply deeper")
+    rollouts: float = _field(0.0, "share of each part's positions, those whose lookahead value moved farthest from the "
+                                  "model's own 0-ply value, whose targets are rollouts instead (bgai.rollout."
+                                  "rollout_values: 0-ply, variance reduction, the frozen model)")
+    rollout_trials: int = _field(72, "trials of each rollout target")
+    rollout_truncate: int = _field(7, "plies a rollout target's trials are played before the network's value ends "
+                                      "them (0: played to the end)")
     teacher: str = _field("", "checkpoint of an earlier bgai network that plays the games and computes the targets "
                               "instead of the model being trained (a new model's first lessons); empty: the model")
     precision: str = _field("fp32", "'fp32', or 'bf16': the targets' network passes in bfloat16 where the CPU has "
@@ -271,6 +283,11 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
                                                                                  stage.plies + 1 <= MAX_PLIES)):
             raise BgaiError(f"stage {stage.name}: deeper must be a share 0..1, and plies + 1 at most {MAX_PLIES}, "
                             f"got deeper={stage.deeper} with plies={stage.plies}")
+        if isinstance(stage, LookaheadStage) and not (0 <= stage.rollouts <= 1 and stage.rollout_trials >= 1
+                                                      and stage.rollout_truncate >= 0):
+            raise BgaiError(f"stage {stage.name}: rollouts must be a share 0..1, rollout_trials at least 1 and "
+                            f"rollout_truncate 0 or more, got {stage.rollouts}, {stage.rollout_trials} and "
+                            f"{stage.rollout_truncate}")
         if isinstance(stage, LookaheadStage) and stage.precision not in ("fp32", "bf16"):
             raise BgaiError(f"stage {stage.name}: precision must be 'fp32' or 'bf16', got {stage.precision!r}")
         if isinstance(stage, LookaheadStage) and not 0 <= stage.lam <= 1:
@@ -652,34 +669,63 @@ def _positions_task(snapshot: ModelSnapshot, task) -> np.ndarray:
     return _distinct_live(play_task(snapshot, task).boards)
 
 
-def _targets_task(snapshot: ModelSnapshot, task: tuple[np.ndarray, int, float, bool, bool]) -> dict[str, np.ndarray]:
+def _targets_task(snapshot: ModelSnapshot, task: tuple) -> dict[str, np.ndarray]:
     """One part of a generation's target computation (a worker's share, or this process's): the ``targets``,
     and with ``values`` the network's own 0-ply ``values`` too (for ``trace_returns``), in the same precision."""
     return _part_targets(snapshot.model(), *task)
 
 
+@dataclass(frozen=True)
+class RolloutTargets:
+    """Where a part's targets are rollouts (``LookaheadStage.rollouts``): the ``share`` of its positions whose
+    lookahead moved farthest from the 0-ply value, each rolled out on ``trials`` trials truncated after
+    ``truncate`` plies (0: played out)."""
+
+    share: float = 0.0
+    trials: int = 72
+    truncate: int = 7
+
+    @classmethod
+    def of(cls, stage: LookaheadStage) -> RolloutTargets:
+        return cls(stage.rollouts, stage.rollout_trials, stage.rollout_truncate)
+
+
 def _part_targets(model: EquityModel, boards: np.ndarray, plies: int, deeper: float, bf16: bool,
-                  values: bool) -> dict[str, np.ndarray]:
-    out = {"targets": lookahead_targets(model, boards, plies, deeper, bf16).astype(np.float32)}
+                  values: bool, rollouts: RolloutTargets = RolloutTargets()) -> dict[str, np.ndarray]:
+    out = {"targets": lookahead_targets(model, boards, plies, deeper, bf16, rollouts).astype(np.float32)}
     if values:
         out["values"] = Bot(model, bf16=bf16).probabilities(boards)
     return out
 
 
 def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int, deeper: float = 0.0,
-                      bf16: bool = False) -> np.ndarray:
+                      bf16: bool = False, rollouts: RolloutTargets = RolloutTargets()) -> np.ndarray:
     """(N, 5) probabilities of ``boards`` (on-roll view) at ``plies`` of lookahead by a bot of ``model``.
 
     With ``deeper`` > 0, that share of the boards, those whose ``plies`` value moved farthest (in cubeless equity)
     from the model's own 0-ply value, are evaluated at ``plies + 1`` instead: the search goes deeper where the
-    network and its lookahead disagree most. With ``bf16`` the network's passes run in bfloat16 (see ``Bot``)."""
+    network and its lookahead disagree most. With ``rollouts.share`` > 0 the share of the boards that moved
+    farthest are rolled out instead (``bgai.rollout.rollout_values``, by the model at 0-ply, each part's dice
+    seeded by its boards), whatever ``deeper`` gave them. With ``bf16`` the network's passes run in bfloat16 (see
+    ``Bot``; never in the rollouts)."""
     bot = Bot(model, plies=plies, bf16=bf16)
     targets = bot.lookahead(boards, plies)
     count = int(round(deeper * len(boards)))
-    if count:
+    rolled = int(round(rollouts.share * len(boards)))
+    if count or rolled:
         moved = np.abs(equity(targets) - equity(bot.probabilities(boards)))
-        rows = np.argsort(-moved, kind="stable")[:count]
-        targets[rows] = bot.lookahead(boards[rows], plies + 1)
+        order = np.argsort(-moved, kind="stable")
+        if count:
+            targets[order[:count]] = bot.lookahead(boards[order[:count]], plies + 1)
+        if rolled:
+            import zlib
+
+            from bgai.rollout import rollout_values
+
+            rows = order[:rolled]
+            seed = zlib.crc32(np.ascontiguousarray(boards).tobytes())
+            targets[rows] = rollout_values(Bot(model), boards[rows], trials=rollouts.trials,
+                                           truncate=rollouts.truncate or None, seed=seed)
     return targets
 
 
@@ -718,7 +764,8 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         for i, lo in enumerate(parts):
             if not path(i).exists():
                 started = time.perf_counter()
-                part = _part_targets(frozen, boards[lo:lo + stage.part], stage.plies, stage.deeper, bf16, traced)
+                part = _part_targets(frozen, boards[lo:lo + stage.part], stage.plies, stage.deeper, bf16, traced,
+                                     RolloutTargets.of(stage))
                 _write_npz(path(i), **part)
                 elapsed = time.perf_counter() - started
                 state.seconds += elapsed
@@ -731,8 +778,8 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         missing = [i for i in range(len(parts)) if not path(i).exists()]
         bar.update(len(boards) - sum(len(boards[parts[i]:parts[i] + stage.part]) for i in missing))
         bearoff.database()  # built here once if it is not on disk yet, rather than by every worker at once
-        tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper, bf16, traced)
-                 for i in missing]
+        tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper, bf16, traced,
+                  RolloutTargets.of(stage)) for i in missing]
         started, last, done = time.perf_counter(), time.perf_counter(), 0
         for k, part in state.pool.imap(_targets_task, tasks, ModelSnapshot.of(frozen)):
             _write_npz(path(missing[k]), **part)

@@ -256,3 +256,17 @@ def test_cli_bad_input_is_one_line_and_exit_status_2(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("bgai rollout: error:") and message in err
+
+
+def test_rollout_values_of_many_positions_are_each_position_s_own_rollout():
+    # rollout_values (the training's rollout targets) rolls many positions out at once; each gets what rolling it
+    # out alone with the same settings gives
+    bot = load_bot()
+    positions = [Position.start()] + [Position.from_position_id(p) for p in ("4HPkAxDguWHAIQ", "3N0zAAC2uycAAA")]
+    boards = np.stack([p.board for p in positions])
+    together = ro.rollout_values(bot, boards, trials=36, truncate=3, seed=7)
+    for pos, values in zip(positions, together):
+        alone = ro.rollout(bot, pos, trials=36, truncate=3, seed=7, jobs=1)
+        np.testing.assert_allclose(values, [e.mean for e in alone.probabilities], atol=1e-6)
+    over = Position.from_points({6: 1}, {}).board  # the opponent has borne off: lost, as it stands
+    assert np.allclose(ro.rollout_values(bot, over[None], trials=36), bot.probabilities(over[None]))

@@ -18,6 +18,7 @@ from bgai.network import EquityModel, flip
 from bgai.phase import BEAROFF, OVER, classify
 from bgai.training import (
     LookaheadStage,
+    RolloutTargets,
     TDStage,
     load_config,
     lookahead_targets,
@@ -390,6 +391,52 @@ def test_deeper_targets_search_one_ply_further_where_the_lookahead_moved_the_val
     assert np.allclose(mixed[deep], two[deep], atol=1e-6)
     rest = np.setdiff1d(np.arange(20), deep)
     assert np.allclose(mixed[rest], one[rest], atol=1e-6)
+
+
+def test_rollout_targets_replace_the_lookahead_where_it_moved_the_value_most():
+    from bgai.network import equity
+    from bgai.rollout import rollout_values
+
+    bot = load_bot()
+    boards = sample_positions(bot.model, 4, 300, seed=6, epsilon=0.0, rng=np.random.default_rng(5), keep=12)
+    one = lookahead_targets(bot.model, boards, 1)
+    mixed = lookahead_targets(bot.model, boards, 1, rollouts=RolloutTargets(0.25, trials=36, truncate=2))
+    moved = np.abs(equity(one) - equity(bot.probabilities(boards)))
+    rolled = np.argsort(-moved, kind="stable")[:3]
+    rest = np.setdiff1d(np.arange(12), rolled)
+    assert np.allclose(mixed[rest], one[rest], atol=1e-6)
+    assert not np.allclose(mixed[rolled], one[rolled], atol=1e-3)  # rollouts, not the lookahead
+    import zlib
+
+    seed = zlib.crc32(np.ascontiguousarray(boards).tobytes())
+    again = rollout_values(Bot(bot.model), boards[rolled], trials=36, truncate=2, seed=seed)
+    assert np.allclose(mixed[rolled], again, atol=1e-6)  # the rollouts of those positions, seeded by the part
+    assert np.all(np.abs(equity(mixed[rolled]) - equity(one[rolled])) < 0.5)  # two estimates of one value
+
+
+def test_a_run_learns_from_rollout_targets(tmp_path):
+    # Given a lookahead stage that rolls out a quarter of its positions
+    config = load_config(None, {**TINY, "hidden": "8"})
+    config.stages = [LookaheadStage(name="rolled", generations=1, games=4, positions=24, part=24, epochs=1,
+                                    rollouts=0.25, rollout_trials=36, rollout_truncate=2)]
+    run(config, tmp_path / "run", progress=False)
+    # Then the stored targets are the frozen starting model's: its rollouts where its 1-ply moved most, else 1-ply
+    torch.manual_seed(config.seed)
+    start = EquityModel.create(config.hidden_sizes(), config.net_names(), config.encoder)
+    folder = tmp_path / "run" / "data" / "rolled-000"
+    boards = np.load(folder / "positions.npz")["boards"]
+    targets = np.load(folder / "targets-0000.npz")["targets"]
+    expected = lookahead_targets(start, boards, 1, rollouts=RolloutTargets(0.25, trials=36, truncate=2))
+    assert np.allclose(targets, expected, atol=1e-5)
+    assert not np.allclose(targets, lookahead_targets(start, boards, 1), atol=1e-4)
+
+
+@pytest.mark.parametrize("text", ['rollouts = 1.5', 'rollout_trials = 0', 'rollout_truncate = -1'])
+def test_bad_rollout_target_settings_are_refused(tmp_path, text):
+    path = tmp_path / "bad.toml"
+    path.write_text(f'[[stage]]\nmethod = "lookahead"\n{text}\n')
+    with pytest.raises(BgaiError, match="rollouts must be a share 0..1, rollout_trials at least 1"):
+        load_config(path)
 
 
 def test_bf16_targets_stay_close_to_float32_ones():
