@@ -33,8 +33,12 @@ luck follows the result closely and the variance falls. Results report the mean 
 and without it on the same trials (the ``plain_*`` fields). It costs a 0-ply evaluation of all the plays of the 21
 rolls at every turn (positions that recur among trials, as in the first turns, are expanded once). With a pruning
 net (``Bot.pruner``; the shipped bot has one), the play of each roll is the network's choice among the pruning
-net's best few (``Bot.replies``), as in a lookahead: about a fifth of the network passes, and still unbiased (the
-trials themselves are played by the network's own choice among all the plays).
+net's best few (``Bot.replies``), as in a lookahead: about a fifth of the network passes. At 0-ply the trial then
+plays the play the expansion found for the roll that came (``_LuckPlays``), as GNU Backgammon's rollouts do (its
+rollout.c: "0-ply play: best move is already recorded"), so the roll's plays are not judged twice; without a
+pruning net that is the network's choice among all plays, so nothing changes. With one, about one play in 25 is
+the pruned choice where the network alone would have played another; the estimate stays unbiased for the
+trials as they are played.
 
 Ending a trial
 --------------
@@ -340,6 +344,39 @@ class _RolloutPlayer:
         return self.cube.cube_actions(boards, state)
 
 
+class _LuckPlays:
+    """0-ply checker play that takes each roll's play from the variance reduction (``_Luck``), which has just found
+    the play the bot makes with every roll of every board on roll (``Bot.replies``: the network's choice among the
+    pruning net's best, as in a lookahead): the roll's plays are not judged a second time. A board the luck did
+    not see is left to ``player``."""
+
+    def __init__(self, player, luck: _Luck) -> None:
+        self.player, self.luck = player, luck
+        self.name = player.name
+
+    def choose(self, boards, after, owner, rng, dice=None):
+        keys, plays = self.luck.keys, self.luck.plays
+        if keys is None or plays is None or dice is None:
+            return self.player.choose(boards, after, owner, rng, dice=dice)
+        void = np.ascontiguousarray(boards).view(np.dtype((np.void, boards.shape[1]))).ravel()
+        at = np.minimum(np.searchsorted(keys, void), len(keys) - 1)
+        seen = keys[at] == void
+        wanted = plays[at, ROLL_INDEX[dice[:, 0], dice[:, 1]]]  # (n, 26)
+        hit = np.flatnonzero(seen[owner] & (after == wanted[owner]).all(axis=1))
+        pick = np.full(len(boards), -1, dtype=np.int64)
+        first = hit[np.r_[True, owner[hit][1:] != owner[hit][:-1]]] if len(hit) else hit
+        pick[owner[first]] = first
+        left = np.flatnonzero(pick < 0)
+        if len(left):
+            rows = np.flatnonzero(np.isin(owner, left))
+            local = np.searchsorted(left, owner[rows])
+            pick[left] = rows[self.player.choose(boards[left], after[rows], local, rng, dice=dice[left])]
+        return pick
+
+    def cube_actions(self, boards, state):
+        return self.player.cube_actions(boards, state)
+
+
 def _zero_ply(bot):
     from bgai.bot import Bot
 
@@ -385,6 +422,9 @@ class _Luck:
         self.probs = np.zeros((n, 5))
         self.cube = np.zeros(n) if cubeful else None
         self.shown = 0
+        # This turn's distinct boards (sorted, as bytes) and the play found for each of them and each roll.
+        self.keys: np.ndarray | None = None
+        self.plays: np.ndarray | None = None
 
     def __call__(self, turn, rows, boards, dice, seat) -> None:
         ended = len(self.table.boards) - len(rows)
@@ -393,14 +433,17 @@ class _Luck:
         if not self.reduce:
             return
         unique, inverse = np.unique(boards.view(np.dtype((np.void, boards.shape[1]))).ravel(), return_inverse=True)
+        self.keys = unique
         unique = unique.view(np.int8).reshape(len(unique), boards.shape[1])
         inverse = inverse.ravel()
         actual = ROLL_INDEX[dice[:, 0], dice[:, 1]]
+        self.plays = np.empty((len(unique), len(ROLLS), boards.shape[1]), dtype=np.int8)
         for lo in range(0, len(unique), EXPAND_CHUNK):
             rows_here = np.flatnonzero((inverse >= lo) & (inverse < lo + EXPAND_CHUNK))
             if not len(rows_here):
                 continue
             values, after, after_probs = self._best_plays(unique[lo:lo + EXPAND_CHUNK])
+            self.plays[lo:lo + len(after)] = after
             local = inverse[rows_here] - lo
             mean = np.einsum("urk,r->uk", values, ROLL_WEIGHTS)
             luck = values[local, actual[rows_here]] - mean[local]
@@ -485,6 +528,8 @@ def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: b
                 return rollout_dice(settings.seed, trial_ids[rows], turn, settings.opening)
 
             observer = _Luck(bot0, table, settings.cubeful, settings.variance_reduction, bar)
+            if settings.variance_reduction and settings.plies == 0:
+                players = (_LuckPlays(player, observer),) * 2
             run_turns(players, table, dice, rng, rules=CubeRules() if settings.cubeful else None,
                       first_offer=start.first_offer, plies=settings.truncate, stop=stop, observe=observer)
             p, c = _final_values(bot0, table)
