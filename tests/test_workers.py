@@ -25,8 +25,7 @@ TINY = dict(hidden="8", bench_games=2, final_bench_games=2, threads=1, checkpoin
             parallel_games=16, bench_every=10**6, epsilon=0.05, workers=2)
 KILL_MARKER = "BGAI_TEST_KILL_MARKER"
 
-# The module's tests share their workers (module fixtures): one xdist worker runs them all (make test: loadgroup).
-pytestmark = pytest.mark.xdist_group("workers")
+# The module's tests share their workers (module fixtures): one xdist worker runs them all (make test: loadfile).
 
 
 # Task functions (module level: the workers import them by name) ------------------------------------------------
