@@ -2,7 +2,7 @@
 a hint would).
 
     python benchmarks/lookahead_bench.py [--positions 100] [--json FILE]     # milliseconds per move by ply
-    python benchmarks/lookahead_bench.py --filters [--positions 300]         # the filter study
+    python benchmarks/lookahead_bench.py --filters [--positions 300] [--max-plies 2]   # the filter study
     python benchmarks/lookahead_bench.py --memory                            # peak memory of 2-ply on a batch
 
 The positions come from the shipped bot's own games (0-ply against itself), each with a fresh roll: the positions
@@ -87,8 +87,8 @@ class ReplayBot(Bot):
         return np.stack([self.table[b.tobytes(), plies] for b in boards])
 
 
-def full_width_table(pairs, bot: Bot) -> tuple[list, dict, float]:
-    """The unforced (position, roll) pairs' plays and their probabilities at 1..MAX_PLIES, at full width."""
+def full_width_table(pairs, bot: Bot, max_plies: int = MAX_PLIES) -> tuple[list, dict, float]:
+    """The unforced (position, roll) pairs' plays and their probabilities at 1..``max_plies``, at full width."""
     table, unforced = {}, []
     start = time.perf_counter()
     for pos, roll in pairs:
@@ -96,7 +96,7 @@ def full_width_table(pairs, bot: Bot) -> tuple[list, dict, float]:
         if len(moves.after) < 2:
             continue
         unforced.append(moves.after)
-        for plies in range(1, MAX_PLIES + 1):
+        for plies in range(1, max_plies + 1):
             for board, probs in zip(moves.after, bot.lookahead(moves.after, plies)):
                 table[board.tobytes(), plies] = probs
     return unforced, table, time.perf_counter() - start
@@ -129,12 +129,14 @@ def candidate_filters() -> dict[int, list]:
     return {1: one, 2: two}
 
 
-def bench_filters(pairs) -> dict:
+def bench_filters(pairs, max_plies: int = MAX_PLIES) -> dict:
     bot = load_bot()
-    unforced, table, seconds = full_width_table(pairs, bot)
+    unforced, table, seconds = full_width_table(pairs, bot, max_plies)
     print(f"{len(unforced)} unforced positions judged at full width in {seconds:.0f} s")
     results = {"unforced": len(unforced), "full_width_seconds": seconds, "plies": {}}
     for plies, candidates in candidate_filters().items():
+        if plies > max_plies:
+            continue
         rows = [replay(bot.model, unforced, table, plies, f) for f in candidates]
         rows.sort(key=lambda r: (r["judged_per_move"][-1], r["loss_mpt"]))
         default = replay(bot.model, unforced, table, plies, FILTERS[plies])
@@ -173,6 +175,8 @@ def main(argv=None) -> None:
     parser.add_argument("--positions", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--filters", action="store_true", help="the filter study instead of the speed figures")
+    parser.add_argument("--max-plies", type=int, default=MAX_PLIES, choices=range(1, MAX_PLIES + 1),
+                        help="the filter study up to this ply (full width at 2-ply is the slow part)")
     parser.add_argument("--memory", action="store_true", help="peak memory of 2-ply choices on a batch")
     parser.add_argument("--batch", type=int, default=256, help="positions in the --memory batch")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
@@ -182,7 +186,7 @@ def main(argv=None) -> None:
     if args.memory:
         figures.update(bench_memory(args.batch, args.seed))
     elif args.filters:
-        figures.update(bench_filters(sample_positions(args.positions, args.seed)))
+        figures.update(bench_filters(sample_positions(args.positions, args.seed), args.max_plies))
     else:
         # First, while this process is small: a child's peak memory starts from its parent's at the fork.
         run = subprocess.run([sys.executable, __file__, "--memory", "--batch", str(args.batch)],

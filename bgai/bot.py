@@ -155,18 +155,21 @@ class MoveFilter:
 
 
 # Filters by the bot's plies: stage k filters the plays by their k-ply equity before they are judged deeper.
-# Measured against judging every play at full depth (benchmarks/lookahead_bench.py --filters: 393 unforced
+# Measured against judging every play at full depth (benchmarks/lookahead_bench.py --filters: unforced
 # positions from the bot's own games), in millipoints of full-depth equity lost per unforced move:
-# * 1-ply, keep 8 within 0.16 (GNU Backgammon's first stage): 0.23 ± 0.22 (one choice in 393 changes), with
-#   4.9 plays judged at 1-ply a move instead of all 18.5; a 1-ply hint takes 9 ms instead of 25.
-# * 2-ply, the same first stage, then keep 5 within 0.04 at 1-ply: 0.04 ± 0.04, with 2.0 plays judged at 2-ply
+# * 1-ply, keep 5 within 0.08 (Open Sage's first stage): 0.16 ± 0.06 with the 512-256 network, 2.7 plays judged
+#   at 1-ply a move; keep 8 within 0.16 (GNU Backgammon's, the default before) 0.05 ± 0.02 with 4.6 (1,566
+#   positions, `--filters --max-plies 1 --positions 2000`: benchmarks/results/filters_1ply.json). In games, 5
+#   within 0.08 against 8 within 0.16 at 1-ply: -0.002 ± 0.001 a game luck-adjusted (1,000 games,
+#   benchmarks/results/filter_5_008_1ply.json), a 1-ply move in 0.68 of the time.
+# * 2-ply, keep 8 within 0.16, then keep 5 within 0.04 at 1-ply: 0.04 ± 0.04, with 2.0 plays judged at 2-ply
 #   a move instead of 4.9 (first stage alone: 0.002) or all 18.5; a 2-ply hint takes 71 ms instead of 650 at
 #   full width. Keeping 3 instead of 5 judges 1.6 but loses 0.26 ± 0.12; keeping 2 loses 0.9, and 1 (picking at
 #   1-ply) 2.6.
 # For scale, the 0-ply bot loses about 6 millipoints a move against GNU Backgammon's 0-ply.
 FILTERS: dict[int, tuple[MoveFilter | None, ...]] = {
     0: (),
-    1: (MoveFilter(8, 0.16),),
+    1: (MoveFilter(5, 0.08),),
     2: (MoveFilter(8, 0.16), MoveFilter(5, 0.04)),
 }
 
@@ -194,7 +197,7 @@ class Bot:
     The play with the best equity at ``plies`` among the survivors is chosen. ``filters=()`` judges every play
     at full depth. Defaults, measured against full width (``benchmarks/lookahead_bench.py --filters``):
 
-    * 1-ply: keep 8 within 0.16 at 0-ply.
+    * 1-ply: keep 5 within 0.08 at 0-ply.
     * 2-ply: keep 8 within 0.16 at 0-ply, then 5 within 0.04 at 1-ply.
 
     Each loses well under a millipoint a move against full width (see ``FILTERS``).
@@ -584,29 +587,42 @@ class Bot:
 
 
 #: The shipped network: its checkpoint (for training from it, and for torch), and the same weights for play
-#: (``bgai.weights``: loads without torch), written beside it by ``export_shipped``.
+#: (``bgai.weights``: loads without torch), written beside it by ``export_shipped``. Hidden layers of 512 and 256.
 SHIPPED = Path(__file__).resolve().parent / "data" / "bgai-default.pt"
 SHIPPED_NPZ = SHIPPED.with_suffix(".npz")
 #: The shipped network's pruning net (``Bot.replies``; ``training/pruner.py``).
 SHIPPED_PRUNER = SHIPPED.parent / "bgai-pruner.npz"
+#: The fast network: a student of the shipped one (hidden layers of 512 and 64, its first layer starting as the
+#: shipped network's, trained on the shipped network's own 1-ply lookahead; ``training/configs/student.toml``),
+#: and its own pruning net. It plays as well as the shipped network at 0 and 1-ply, in three quarters of the time
+#: (docs/figures.md), but not at 2-ply.
+FAST_NPZ = SHIPPED.parent / "bgai-fast.npz"
+FAST_PRUNER = SHIPPED.parent / "bgai-fast-pruner.npz"
+#: The network (and pruning net) ``load_bot()`` plays with at each ply: the fast one where it is as strong.
+DEFAULT_NETWORKS: dict[int, tuple[Path, Path]] = {0: (FAST_NPZ, FAST_PRUNER), 1: (FAST_NPZ, FAST_PRUNER),
+                                                  2: (SHIPPED_NPZ, SHIPPED_PRUNER)}
 
 
 def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, pruner=None) -> Bot:
-    """The bot of a network file at ``plies`` of lookahead (0..``MAX_PLIES``); ``None`` loads the network shipped
-    with bgai. ``path``: a checkpoint (``.pt``, ``bgai.checkpoint``) or a network saved for play (``.npz``,
+    """The bot of a network file at ``plies`` of lookahead (0..``MAX_PLIES``); ``None`` loads the network bgai
+    ships for that ply (``DEFAULT_NETWORKS``: the fast network at 0 and 1-ply, the 512-256 network at 2-ply).
+    ``path``: a checkpoint (``.pt``, ``bgai.checkpoint``) or a network saved for play (``.npz``,
     ``ModelSnapshot.save_npz``). ``filters`` overrides the move filters (see ``Bot``). The bot evaluates with the
     numpy forward pass (``bgai.weights``) either way; only a ``.pt`` file needs torch, to be read.
 
     ``pruner``: the pruning net of its lookahead's replies and of a rollout's variance reduction (``Bot.replies``;
-    a 0-ply bot's own plays never use it): ``None`` (the default) gives the shipped network its own
-    (``SHIPPED_PRUNER``, trained on it by ``training/pruner.py``) and any other network none; ``False`` none; a
-    path an ``.npz`` of one."""
+    a 0-ply bot's own plays never use it): ``None`` (the default) gives a shipped network its own (trained on it
+    by ``training/pruner.py``) and any other network none; ``False`` none; a path an ``.npz`` of one."""
     if path is None:
-        path, npz = SHIPPED, SHIPPED_NPZ
-        pruner = SHIPPED_PRUNER if pruner is None and SHIPPED_PRUNER.is_file() else pruner
+        npz, own = DEFAULT_NETWORKS.get(plies, DEFAULT_NETWORKS[0])  # (Bot refuses plies that are not 0..MAX_PLIES)
+        path = SHIPPED if npz == SHIPPED_NPZ else npz
     else:
         path = Path(path)
         npz = path if path.suffix == ".npz" else None
+        own = next((p for n, p in ((SHIPPED, SHIPPED_PRUNER), (SHIPPED_NPZ, SHIPPED_PRUNER), (FAST_NPZ, FAST_PRUNER))
+                    if path.resolve() == n), None)
+    if pruner is None and own is not None and own.is_file():
+        pruner = own
     if npz is not None and npz.is_file():
         snapshot, info = ModelSnapshot.load_npz(npz)
     else:
@@ -615,7 +631,7 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
         checkpoint = load_checkpoint(path, weights_only_ok=True)
         snapshot = snapshot_from_checkpoint(checkpoint)
         info = {k: checkpoint.get(k) for k in ("games", "config")}
-    deep = isinstance(plies, int) and plies > 0  # (Bot refuses plies that are not 0..MAX_PLIES)
+    deep = isinstance(plies, int) and plies > 0
     pruning = ModelSnapshot.load_npz(pruner)[0] if pruner not in (None, False) else None
     name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
     return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning)

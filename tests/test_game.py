@@ -132,3 +132,21 @@ def test_ply_strength_parts_merge_into_the_whole_run(tmp_path):
     assert whole["ppg_luck_adjusted_se"] > 0 and len(whole["luck"]) == 4
     with pytest.raises(SystemExit, match="follow each other"):
         ply_strength.main(["--merge", str(tmp_path / "bad.json"), str(tmp_path / "a.json"), str(tmp_path / "a.json")])
+
+
+def test_ply_strength_sets_each_side_s_network_pruner_and_filters():
+    """``--filters`` / ``--opponent-filters`` are KEEP:WINDOW stages; ``--opponent-checkpoint`` and
+    ``--opponent-pruner`` choose a bgaiN opponent's network; malformed filters and settings for a built-in
+    opponent are refused."""
+    from bgai.bot import SHIPPED_NPZ, SHIPPED_PRUNER, MoveFilter
+    from bgai.coach import ply_strength
+
+    assert ply_strength.parse_filters("8:0.16,5:0.04") == (MoveFilter(8, 0.16), MoveFilter(5, 0.04))
+    assert ply_strength.parse_filters(None) is None
+    with pytest.raises(SystemExit, match="KEEP:WINDOW"):
+        ply_strength.parse_filters("8-0.16")
+    old = ply_strength.opponent_player("bgai1", str(SHIPPED_NPZ), str(SHIPPED_PRUNER), (MoveFilter(8, 0.16),))
+    assert old.filters == (MoveFilter(8, 0.16),) and old.model.hidden == (512, 256) and old.pruner is not None
+    assert ply_strength.opponent_player("bgai1-unpruned", str(SHIPPED_NPZ)).pruner is None
+    with pytest.raises(SystemExit, match="need a bgaiN opponent"):
+        ply_strength.opponent_player("pubeval", str(SHIPPED_NPZ))

@@ -5,7 +5,7 @@ import pytest
 
 import bgai.bot
 from bgai import Position
-from bgai.bot import MoveFilter, load_bot
+from bgai.bot import Bot, MoveFilter, load_bot
 from bgai.dice import ROLL_WEIGHTS, ROLLS
 from bgai.errors import BgaiError
 from bgai.movegen import afterstates
@@ -88,9 +88,11 @@ def test_two_ply_agrees_with_the_slow_reference(bot0):
         Position.from_points({"bar": 1, 6: 4, 8: 3, 13: 5, 24: 2}, {19: 2, 20: 2, 21: 2, 22: 2, 23: 2, 1: 5}),
         Position.from_points({1: 2, 2: 3, 4: 1}, {22: 2, 23: 3, 24: 2}),
     ]
-    got = load_bot(plies=2, pruner=False).lookahead(np.stack([p.board for p in positions]), 2)
+    bot2 = load_bot(plies=2, pruner=False)
+    got = bot2.lookahead(np.stack([p.board for p in positions]), 2)
+    zero = Bot(bot2.model)  # the 2-ply bot's own network (load_bot's default 2-ply network is not the 0-ply one's)
     for pos, value in zip(positions, got):
-        assert np.allclose(value, slow_lookahead(bot0, pos, 2), atol=1e-5), pos
+        assert np.allclose(value, slow_lookahead(zero, pos, 2), atol=1e-5), pos
 
 
 def test_two_ply_values_of_every_play_agree_with_the_reference_at_full_width(bot0):
@@ -100,7 +102,7 @@ def test_two_ply_values_of_every_play_agree_with_the_reference_at_full_width(bot
     ranked = bot2.rank_moves(pos, (6, 6))
     assert 2 <= len(ranked) <= 6
     for move, value in ranked:
-        assert value == pytest.approx(mover_equity(slow_lookahead(bot0, move.after, 2)), abs=1e-4)
+        assert value == pytest.approx(mover_equity(slow_lookahead(Bot(bot2.model), move.after, 2)), abs=1e-4)
     assert [v for _, v in ranked] == sorted((v for _, v in ranked), reverse=True)
 
 
@@ -407,6 +409,25 @@ def test_the_shipped_bot_prunes_its_replies_unless_told_not_to():
     assert load_bot(plies=2, pruner=False).pruner is None
     assert load_bot(plies=1, pruner=False).name.endswith("-unpruned")
     assert load_bot(SHIPPED_PRUNER, plies=1).pruner is None  # another network gets none by default
+
+
+def test_the_default_bot_plays_each_ply_with_the_network_shipped_for_it():
+    from bgai.bot import DEFAULT_NETWORKS, FAST_NPZ, FAST_PRUNER, MAX_PLIES, SHIPPED, SHIPPED_NPZ, SHIPPED_PRUNER
+    from bgai.weights import ModelSnapshot
+
+    assert set(DEFAULT_NETWORKS) == set(range(MAX_PLIES + 1))
+    for plies, (npz, pruner) in DEFAULT_NETWORKS.items():
+        bot = load_bot(plies=plies)
+        expected = ModelSnapshot.load_npz(npz)[0]
+        assert bot.model.hidden == expected.hidden
+        assert all(np.array_equal(bot.model.weights[k], v) for k, v in expected.weights.items())
+        assert all(np.array_equal(bot.pruner.weights[k], v)
+                   for k, v in ModelSnapshot.load_npz(pruner)[0].weights.items())
+    assert load_bot(plies=0).model.hidden == (512, 64) and load_bot(plies=2).model.hidden == (512, 256)
+    # a shipped network named by its path gets its own pruning net too
+    for path, pruner in ((SHIPPED, SHIPPED_PRUNER), (SHIPPED_NPZ, SHIPPED_PRUNER), (FAST_NPZ, FAST_PRUNER)):
+        own = ModelSnapshot.load_npz(pruner)[0]
+        assert all(np.array_equal(load_bot(path, plies=1).pruner.weights[k], v) for k, v in own.weights.items())
 
 
 def test_bad_pruning_settings_are_refused(bot0):

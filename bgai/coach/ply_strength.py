@@ -4,6 +4,7 @@ stopped) midway.
 
     python -m bgai.coach.ply_strength --plies 2 --opponent bgai0 --games 200 --json benchmarks/results/x.json
     python -m bgai.coach.ply_strength --checkpoint student.pt --pruner p.npz --plies 1 --opponent bgai1 --games 500
+    python -m bgai.coach.ply_strength --plies 1 --filters 5:0.08 --opponent bgai1 --opponent-filters 8:0.16
     python -m bgai.coach.ply_strength --compare A.json B.json     # A's gain over B on the same dice sequences
     python -m bgai.coach.ply_strength --merge OUT.json A.json B.json   # one run from parts (--first-sequence)
 
@@ -22,10 +23,11 @@ definition of the statistics of duplicate games: its gammon rate leaves out back
 own), with the dice sequences, the unpaired standard error and games per hour besides.
 
 Luck-adjusted results (on by default; ``--no-luck`` plays without): every roll's luck for the bot is measured with
-the shipped network at 0-ply (``bgai.analysis.roll_luck``: the equity of the roll's best play minus the mean
-over all rolls), and ``ppg_luck_adjusted`` is the mean of points minus luck. Each roll's luck averages to zero
-over the rolls that could have come whatever the evaluator, so this estimates the same points per game as
-``ppg``, without bias, with several times less variance (its own ``ppg_luck_adjusted_se``, paired by sequence).
+the shipped 512-256 network (``SHIPPED_NPZ``) at 0-ply (``bgai.analysis.roll_luck``: the equity of the roll's best
+play minus the mean over all rolls), and ``ppg_luck_adjusted`` is the mean of points minus luck. Each roll's luck
+averages to zero over the rolls that could have come whatever the evaluator, so this estimates the same points per
+game as ``ppg``, without bias, with several times less variance (its own ``ppg_luck_adjusted_se``, paired by
+sequence).
 The JSON keeps each game's luck beside its points (``luck``).
 """
 
@@ -43,17 +45,36 @@ from pathlib import Path
 import numpy as np
 
 from bgai.analysis import roll_luck
-from bgai.bot import load_bot
+from bgai.bot import SHIPPED_NPZ, MoveFilter, load_bot
 from bgai.game import GameResults, paired_mean, play_games
 from bgai.players import make_player
 
 
-def opponent_player(name: str):
+def parse_filters(text: str | None) -> tuple[MoveFilter, ...] | None:
+    """``"8:0.16,5:0.04"``: a ``MoveFilter(keep, window)`` per ply below the bot's (``None``: the default ones)."""
+    if text is None:
+        return None
+    try:
+        return tuple(MoveFilter(int(keep), float(window))
+                     for keep, window in (stage.split(":") for stage in text.split(",")))
+    except ValueError as error:
+        raise SystemExit(f"--filters wants KEEP:WINDOW stages separated by commas, e.g. 8:0.16, got {text!r}") \
+            from error
+
+
+def opponent_player(name: str, checkpoint: str | None = None, pruner: str | None = None,
+                    filters: tuple[MoveFilter, ...] | None = None):
+    """``bgaiN`` (a network at N plies: the default one, or ``checkpoint`` with ``pruner`` and ``filters``),
+    ``bgaiN-unpruned`` (the same without the pruning net) or a built-in player."""
     if name.startswith("bgai") and name[4:].isdigit():
-        return load_bot(plies=int(name[4:]))
+        return load_bot(checkpoint, plies=int(name[4:]), pruner=pruner, filters=filters)
     plies = name.removeprefix("bgai").removesuffix("-unpruned")
     if name.startswith("bgai") and name.endswith("-unpruned") and plies.isdigit():
-        return load_bot(plies=int(plies), pruner=False)  # the same lookahead without the pruning net
+        # the same lookahead without the pruning net
+        return load_bot(checkpoint, plies=int(plies), pruner=False, filters=filters)
+    if checkpoint or pruner or filters:
+        raise SystemExit(f"--opponent-checkpoint, --opponent-pruner and --opponent-filters need a bgaiN opponent, "
+                         f"not {name!r}")
     return make_player(name)
 
 
@@ -138,8 +159,13 @@ def main(argv=None) -> None:
     parser.add_argument("--checkpoint", help="the bot's network (default: the shipped one), e.g. a student")
     parser.add_argument("--pruner", help="the bot's pruning net (.npz; default: the shipped network's own, and "
                                          "none for another --checkpoint)")
+    parser.add_argument("--filters", help="the bot's move filters, KEEP:WINDOW per ply below its own, e.g. 8:0.16 "
+                                          "(default: bgai.bot.FILTERS)")
     parser.add_argument("--opponent", default="bgai0", help="bgai0, bgai1, bgai2, bgai1-unpruned, bgai2-unpruned "
                                                             "(without the pruning net) or a built-in player")
+    parser.add_argument("--opponent-checkpoint", help="a bgaiN opponent's network (default: the shipped one)")
+    parser.add_argument("--opponent-pruner", help="a bgaiN opponent's pruning net (as --pruner)")
+    parser.add_argument("--opponent-filters", help="a bgaiN opponent's move filters (as --filters)")
     parser.add_argument("--games", type=int, default=100, help="dice sequences, each played twice (default 100)")
     parser.add_argument("--chunk", type=int, default=50, help="sequences played at once between writes")
     parser.add_argument("--seed", type=int, default=0, help="seed of the dice")
@@ -158,10 +184,11 @@ def main(argv=None) -> None:
     if args.plies is None:
         parser.error("--plies is required")
 
-    bot = load_bot(args.checkpoint, plies=args.plies, pruner=args.pruner)
-    opponent = opponent_player(args.opponent)
+    bot = load_bot(args.checkpoint, plies=args.plies, pruner=args.pruner, filters=parse_filters(args.filters))
+    opponent = opponent_player(args.opponent, args.opponent_checkpoint, args.opponent_pruner,
+                               parse_filters(args.opponent_filters))
     command = "python -m bgai.coach.ply_strength " + shlex.join(argv if argv is not None else sys.argv[1:])
-    luck = None if args.no_luck else partial(roll_luck, load_bot(plies=0))
+    luck = None if args.no_luck else partial(roll_luck, load_bot(SHIPPED_NPZ, plies=0))
     points = np.zeros((0, 2), dtype=np.int64)
     turns = np.zeros((0, 2), dtype=np.int64)
     lucks = np.zeros((0, 2), dtype=np.float64)
