@@ -231,7 +231,7 @@ def _rollout(args: argparse.Namespace) -> None:
                    cubeful=args.cubeful, variance_reduction=not args.no_vr, bearoff_stop=args.bearoff,
                    progress=not args.quiet, jobs=args.jobs)
     if args.dice is None:
-        bot = load_bot(args.checkpoint)
+        bot = load_bot(args.checkpoint, plies=args.plies)  # the network shipped for that ply
         result = rollout(bot, pos, opening=args.opening, **options)
         if args.json:
             print(result.to_json())
@@ -240,7 +240,7 @@ def _rollout(args: argparse.Namespace) -> None:
             print(result)
         return
     dice = parse_dice(args.dice)
-    bot = load_bot(args.checkpoint)
+    bot = load_bot(args.checkpoint, plies=args.plies)
     results = rollout_plays(bot, pos, dice, top=4 if args.top is None else args.top, **options)
     if args.json:
         print(json.dumps({"position_id": pos.position_id(), "dice": f"{dice[0]}{dice[1]}",
