@@ -262,11 +262,11 @@ class Bot:
         (``without_impossible_outcomes``)."""
         boards = np.ascontiguousarray(boards, dtype=np.int8)
         phase = classify(boards)
-        known = (phase <= BEAROFF) if self.use_bearoff else (phase == OVER)
-        if not known.any():
+        if len(phase) and phase.min() > (BEAROFF if self.use_bearoff else OVER):  # the network answers them all
             probs = self._network(boards, net, phase)
             kernels.rule_out(boards, probs)
             return probs
+        known = (phase <= BEAROFF) if self.use_bearoff else (phase == OVER)
         probs = np.empty((len(boards), 5), dtype=np.float32)
         over = phase == OVER
         if over.any():
@@ -304,6 +304,8 @@ class Bot:
         version, split = net.encoder_version, len(net.phases) > 1
         if split and phase is None:
             phase = classify(boards)
+        if isinstance(net, ModelSnapshot) and not self.bf16 and len(boards) <= NET_CHUNK_ONE_THREAD:
+            return net.probabilities(encoding.encode(boards, version=version), phase if split else None)  # one pass
         out = np.empty((len(boards), 5), dtype=np.float32)
         if isinstance(net, ModelSnapshot) and not self.bf16:
             for lo in range(0, len(boards), NET_CHUNK_ONE_THREAD):

@@ -278,6 +278,8 @@ class ModelSnapshot:
         within about 1e-6), else as a dense product."""
         nets = self._net_layers()
         x = np.ascontiguousarray(x, dtype=np.float32)
+        if compiled:  # every layer a compiled kernel: no BLAS product to keep on one thread
+            return self._probabilities(nets, x, phase, compiled)
         with _one_blas_thread(len(x) < MANY_THREADS_ROWS):
             return self._probabilities(nets, x, phase, compiled)
 

@@ -181,6 +181,15 @@ def test_a_batch_encodes_like_its_rows(positions):
     big = np.concatenate([positions] * 10)
     assert np.array_equal(encode(big), np.concatenate([encode(p) for p in np.array_split(big, 37)]))
     assert np.array_equal(encode(positions.reshape(30, 100, 26)).reshape(-1, N_FEATURES), encode(positions))
+    # The straight path (C-contiguous int8 boards, no ``out``) and the general one (other dtypes, layouts, an
+    # ``out`` buffer, the numpy encoder) give the same values, for both versions.
+    rows = np.ascontiguousarray(positions[:300], dtype=np.int8)
+    for version in (1, 2):
+        fast = encode(rows, version=version)
+        assert np.array_equal(fast, encode(rows.astype(np.int16), version=version))
+        assert np.array_equal(fast, encode(np.asfortranarray(rows), version=version))
+        assert np.array_equal(fast, encode(rows, out=np.empty_like(fast), version=version))
+        assert np.allclose(fast, encode(rows, version=version, compiled=False), atol=1e-6)
 
 
 RANGES = {  # per side: the documented range of each block
