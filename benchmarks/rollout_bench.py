@@ -212,8 +212,8 @@ def main() -> None:
     parser.add_argument("--bearoff-games", type=int, default=3000)
     parser.add_argument("--skip", default="", help="comma-separated: speed, se, bearoff")
     parser.add_argument("--trials", type=int, default=SPEED_TRIALS, help="trials of the speed rollouts")
-    parser.add_argument("--jobs", type=int, default=1, help="bgai's worker processes in the speed rollouts (1: in "
-                        "this process; bgai rollout's default is one per core)")
+    parser.add_argument("--jobs", type=int, default=1, help="bgai's jobs in the speed rollouts (threads, processes "
+                        "beyond 4; 1: one thread; bgai rollout's default is one per core)")
     parser.add_argument("--positions", default="", help="comma-separated, of " + ", ".join(POSITIONS) + ": also "
                         "roll these out for speed with bgai rollout's defaults (to the end, variance reduction)")
     args = parser.parse_args()
@@ -233,7 +233,7 @@ def main() -> None:
     }
     if "speed" not in skip:
         print(f"Speed: {args.trials}-trial cubeless rollouts of the opening position at 0-ply, bgai on {args.jobs} "
-              f"process(es)")
+              f"job(s)")
         figures["speed"] = speed(bot, args.repeats, args.trials, args.jobs)
         for name in extra:
             print(f"Speed: {args.trials}-trial rollout of the {name} position ({POSITIONS[name]})")

@@ -431,7 +431,7 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
                            "(six checkers a side or fewer, cubeful default) or off")
     roll.add_argument("--opening", action="store_true", help="the first roll is an opening roll (no doubles)")
     roll.add_argument("--jobs", type=int, default=0,
-                      help="worker processes sharing the trials (default 0: one per core)")
+                      help="threads sharing the trials, worker processes beyond 4 (default 0: one per core)")
     roll.add_argument("--json", action="store_true", help="print the results as JSON instead")
     roll.add_argument("--quiet", action="store_true", help="no progress bar")
     roll.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")

@@ -26,7 +26,9 @@ The hot path is numpy over the whole batch; there is no per-position Python loop
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -202,11 +204,29 @@ def single_steps(boards: np.ndarray, dice: np.ndarray):
 _POOL: ThreadPoolExecutor | None = None
 
 
+_LOCAL = threading.local()
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Within it, this thread expands and encodes its boards itself (``threads()`` is 1 here): for work that is
+    already spread over threads of its own (a rollout's chunks of trials)."""
+    before = getattr(_LOCAL, "single", False)
+    _LOCAL.single = True
+    try:
+        yield
+    finally:
+        _LOCAL.single = before
+
+
 def threads() -> int:
-    """Threads that expand chunks in parallel: ``BGAI_THREADS``, else the cores this process may use (at most 2).
+    """Threads that expand chunks in parallel: ``BGAI_THREADS``, else the cores this process may use (at most 2);
+    1 inside ``one_thread``.
 
     numpy releases the interpreter lock inside its array loops, so two threads keep two cores busy.
     """
+    if getattr(_LOCAL, "single", False):
+        return 1
     value = os.environ.get("BGAI_THREADS")
     if value:
         return max(1, int(value))

@@ -16,7 +16,8 @@ it comes (``bgai.training`` writes lookahead-target parts that way, so a killed 
 Consumers: ``bgai.training`` (TD rounds: ``bgai.td.play_task`` on game-id ranges; lookahead generations: position
 sampling and target parts). Rollouts fit the same mould: a task is a position and a range of trial ids whose dice
 come from ``roll_dice(seed, trial, turn)``, the shared object the bot's ``ModelSnapshot``, the result its trials'
-outcomes; ``bgai rollout --jobs N`` is ``open_pool(N)``.
+outcomes; ``bgai rollout --jobs N`` beyond ``bgai.rollout.THREAD_JOBS`` is ``open_pool(N)`` (fewer jobs play
+on threads of one process).
 
 Backends (``open_pool`` picks one):
 

@@ -179,7 +179,26 @@ def test_chunks_of_trials_concatenate_to_the_whole_rollout(bot):
     np.testing.assert_allclose(parts.luck, whole.luck, atol=1e-5)
 
 
+def test_jobs_on_threads_split_the_trials_into_chunks_with_the_same_result(bot, monkeypatch):
+    """Up to THREAD_JOBS jobs play chunks of trials on threads of this process: the same values as one thread,
+    each thread expanding its own boards."""
+    from bgai import movegen
+
+    one = bot.rollout(MIDDLE_GAME, trials=108, truncate=3, cubeful=True)
+    seen = []
+    run = ro.run_trials
+    monkeypatch.setattr(ro, "run_trials", lambda *a, **k: seen.append((len(a[2]), movegen.threads())) or run(*a, **k))
+    monkeypatch.setattr(ro, "_run_in_processes", lambda *a: pytest.fail("processes started for 2 jobs"))
+    two = bot.rollout(MIDDLE_GAME, trials=108, truncate=3, cubeful=True, jobs=2)
+    assert sorted(seen) == [(36, 1), (72, 1)]  # chunks of multiples of 36, one thread each
+    assert not getattr(movegen._LOCAL, "single", False) and two.trials == 108  # this thread as it was
+    assert two.equity.mean == pytest.approx(one.equity.mean, abs=1e-6)
+    assert two.equity.plain_se == pytest.approx(one.equity.plain_se, abs=1e-6)
+    assert two.cubeful.mean == pytest.approx(one.cubeful.mean, abs=1e-6)
+
+
 def test_jobs_split_the_trials_into_chunks_with_the_same_result(bot, monkeypatch):
+    monkeypatch.setattr(ro, "THREAD_JOBS", 1)  # two jobs go to worker processes
     one = bot.rollout(MIDDLE_GAME, trials=108, truncate=3)
     sent = []
     in_processes = ro._run_in_processes
@@ -192,6 +211,7 @@ def test_jobs_split_the_trials_into_chunks_with_the_same_result(bot, monkeypatch
 
 
 def test_a_rollout_shorter_than_the_workers_start_up_stays_in_this_process(bot, monkeypatch):
+    monkeypatch.setattr(ro, "THREAD_JOBS", 1)
     monkeypatch.setattr(ro, "_run_in_processes", lambda *a: pytest.fail("workers started for a short rollout"))
     monkeypatch.setattr(ro, "POOL_START_S", 1e9)
     short = bot.rollout(MIDDLE_GAME, trials=108, truncate=3, jobs=2)
