@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from bgai.errors import BgaiError
@@ -559,6 +560,9 @@ def main(argv: list[str] | None = None) -> int:
         message = " ".join(str(error).split())  # always one line
         print(f"bgai {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (``bgai hint ... | head``): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool a closed pipe stopped
     return 0
 
 

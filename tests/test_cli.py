@@ -163,3 +163,21 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"bgai {__version__}"
+
+
+def test_output_cut_short_by_its_reader_stops_quietly():
+    """``bgai hint ... | head -1``: the reader has closed the pipe; bgai stops with 141 (128 + SIGPIPE), no
+    traceback."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before bgai writes a byte: its first write fails
+    try:
+        run = subprocess.run([sys.executable, "-m", "bgai.cli", "hint", "4HPwATDgc/ABMA", "64"], stdout=write,
+                             stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert run.returncode == 141, run.stderr
+    assert "Traceback" not in run.stderr and "Broken pipe" not in run.stderr
