@@ -304,10 +304,10 @@ class Bot:
         version, split = net.encoder_version, len(net.phases) > 1
         if split and phase is None:
             phase = classify(boards)
-        if isinstance(net, ModelSnapshot) and not self.bf16 and len(boards) <= NET_CHUNK_ONE_THREAD:
-            return net.probabilities(encoding.encode(boards, version=version), phase if split else None)  # one pass
-        out = np.empty((len(boards), 5), dtype=np.float32)
         if isinstance(net, ModelSnapshot) and not self.bf16:
+            if len(boards) <= NET_CHUNK_ONE_THREAD:  # one pass (a move's boards), no copy
+                return net.probabilities(encoding.encode(boards, version=version), phase if split else None)
+            out = np.empty((len(boards), 5), dtype=np.float32)
             for lo in range(0, len(boards), NET_CHUNK_ONE_THREAD):
                 chunk = boards[lo:lo + NET_CHUNK_ONE_THREAD]
                 x = encoding.encode(chunk, version=version)
@@ -315,6 +315,7 @@ class Bot:
             return out
         import torch
 
+        out = np.empty((len(boards), 5), dtype=np.float32)
         model = net.model() if isinstance(net, ModelSnapshot) else net
         step = NET_CHUNK if torch.get_num_threads() > 1 else NET_CHUNK_ONE_THREAD
         with torch.inference_mode():
@@ -600,9 +601,10 @@ SHIPPED_PRUNER = SHIPPED.parent / "bgai-pruner.npz"
 #: (docs/figures.md), but not at 2-ply.
 FAST_NPZ = SHIPPED.parent / "bgai-fast.npz"
 FAST_PRUNER = SHIPPED.parent / "bgai-fast-pruner.npz"
-#: The network (and pruning net) ``load_bot()`` plays with at each ply: the fast one where it is as strong.
-DEFAULT_NETWORKS: dict[int, tuple[Path, Path]] = {0: (FAST_NPZ, FAST_PRUNER), 1: (FAST_NPZ, FAST_PRUNER),
-                                                  2: (SHIPPED_NPZ, SHIPPED_PRUNER)}
+#: The pruning net each shipped network's file gets by default (``load_bot``).
+OWN_PRUNERS: dict[Path, Path] = {SHIPPED: SHIPPED_PRUNER, SHIPPED_NPZ: SHIPPED_PRUNER, FAST_NPZ: FAST_PRUNER}
+#: The network ``load_bot()`` plays with at each ply: the fast one where it is as strong.
+DEFAULT_NETWORKS: dict[int, Path] = {0: FAST_NPZ, 1: FAST_NPZ, 2: SHIPPED_NPZ}
 
 
 def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, pruner=None) -> Bot:
@@ -613,16 +615,15 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     numpy forward pass (``bgai.weights``) either way; only a ``.pt`` file needs torch, to be read.
 
     ``pruner``: the pruning net of its lookahead's replies and of a rollout's variance reduction (``Bot.replies``;
-    a 0-ply bot's own plays never use it): ``None`` (the default) gives a shipped network its own (trained on it
-    by ``training/pruner.py``) and any other network none; ``False`` none; a path an ``.npz`` of one."""
+    a 0-ply bot's own plays never use it): ``None`` (the default) gives a shipped network its own (``OWN_PRUNERS``,
+    trained on it by ``training/pruner.py``) and any other network none; ``False`` none; a path an ``.npz`` of one."""
     if path is None:
-        npz, own = DEFAULT_NETWORKS.get(plies, DEFAULT_NETWORKS[0])  # (Bot refuses plies that are not 0..MAX_PLIES)
+        npz = DEFAULT_NETWORKS.get(plies, DEFAULT_NETWORKS[0])  # (Bot refuses plies that are not 0..MAX_PLIES)
         path = SHIPPED if npz == SHIPPED_NPZ else npz
     else:
         path = Path(path)
         npz = path if path.suffix == ".npz" else None
-        own = next((p for n, p in ((SHIPPED, SHIPPED_PRUNER), (SHIPPED_NPZ, SHIPPED_PRUNER), (FAST_NPZ, FAST_PRUNER))
-                    if path.resolve() == n), None)
+    own = OWN_PRUNERS.get(path.resolve())
     if pruner is None and own is not None and own.is_file():
         pruner = own
     if npz is not None and npz.is_file():

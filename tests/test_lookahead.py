@@ -412,11 +412,21 @@ def test_the_shipped_bot_prunes_its_replies_unless_told_not_to():
 
 
 def test_the_default_bot_plays_each_ply_with_the_network_shipped_for_it():
-    from bgai.bot import DEFAULT_NETWORKS, FAST_NPZ, FAST_PRUNER, MAX_PLIES, SHIPPED, SHIPPED_NPZ, SHIPPED_PRUNER
+    from bgai.bot import (
+        DEFAULT_NETWORKS,
+        FAST_NPZ,
+        FAST_PRUNER,
+        MAX_PLIES,
+        OWN_PRUNERS,
+        SHIPPED,
+        SHIPPED_NPZ,
+        SHIPPED_PRUNER,
+    )
     from bgai.weights import ModelSnapshot
 
     assert set(DEFAULT_NETWORKS) == set(range(MAX_PLIES + 1))
-    for plies, (npz, pruner) in DEFAULT_NETWORKS.items():
+    for plies, npz in DEFAULT_NETWORKS.items():
+        pruner = OWN_PRUNERS[npz]
         bot = load_bot(plies=plies)
         expected = ModelSnapshot.load_npz(npz)[0]
         assert bot.model.hidden == expected.hidden
