@@ -161,7 +161,7 @@ class MoveFilter:
 #   at 1-ply a move; keep 8 within 0.16 (GNU Backgammon's, the default before) 0.05 ± 0.02 with 4.6 (1,566
 #   positions, `--filters --max-plies 1 --positions 2000`: benchmarks/results/filters_1ply.json). In games, 5
 #   within 0.08 against 8 within 0.16 at 1-ply: -0.002 ± 0.001 a game luck-adjusted (1,000 games,
-#   benchmarks/results/filter_5_008_1ply.json), a 1-ply move in 0.68 of the time.
+#   benchmarks/results/filter_5_008_1ply.json), a 1-ply move in 0.66 of the time (fast_network_bench.py).
 # * 2-ply, keep 8 within 0.16, then keep 5 within 0.04 at 1-ply: 0.04 ± 0.04, with 2.0 plays judged at 2-ply
 #   a move instead of 4.9 (first stage alone: 0.002) or all 18.5; a 2-ply hint takes 71 ms instead of 650 at
 #   full width. Keeping 3 instead of 5 judges 1.6 but loses 0.26 ± 0.12; keeping 2 loses 0.9, and 1 (picking at
@@ -597,7 +597,7 @@ SHIPPED_NPZ = SHIPPED.with_suffix(".npz")
 SHIPPED_PRUNER = SHIPPED.parent / "bgai-pruner.npz"
 #: The fast network: a student of the shipped one (hidden layers of 512 and 64, its first layer starting as the
 #: shipped network's, trained on the shipped network's own 1-ply lookahead; ``training/configs/student.toml``),
-#: and its own pruning net. It plays as well as the shipped network at 0 and 1-ply, in three quarters of the time
+#: and its own pruning net. It plays as well as the shipped network at 0 and 1-ply, in 0.8 to 0.9 of the time
 #: (docs/figures.md), but not at 2-ply.
 FAST_NPZ = SHIPPED.parent / "bgai-fast.npz"
 FAST_PRUNER = SHIPPED.parent / "bgai-fast-pruner.npz"

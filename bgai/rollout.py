@@ -601,9 +601,10 @@ POOL_START_S = 1.7
 PROBE_TRIALS = 36
 #: Up to this many jobs a rollout runs on threads of this process, beyond it on worker processes. Its trials
 #: spend nine tenths of their time in the compiled kernels, which run without the interpreter lock, and threads
-#: start at once and share the bot: on the 2-core machine 648 trials of the opening took 10.3 s on 2 threads
-#: against 11.3 s on 2 processes (1.7 s of it their start) and 18.3 s in one thread; of the prime 2.2 s against
-#: 3.3 and 3.5. On more cores the tenth in Python, one thread at a time, would hold threads back.
+#: start at once and share the bot: on the 2-core machine 648 trials of the opening took 10.1 s on 2 threads
+#: against 12.1 s on 2 processes (1.7 s of it their start) and 20.0 s in one thread; of the prime 2.1 s against
+#: 3.5 and 4.1 (benchmarks/fast_network_bench.py). On more cores the tenth in Python, one thread at a time,
+#: would hold threads back.
 THREAD_JOBS = 4
 
 

@@ -1,0 +1,110 @@
+"""The fast network against the 512-256 one, and a rollout's threads against its worker processes, side by side in
+one process on this machine (the figures of docs/figures.md's "The fast network at 0 and 1-ply" and
+docs/rollouts.md's "Threads instead of processes").
+
+    python benchmarks/fast_network_bench.py [--positions 200] [--trials 648] [--json FILE]
+
+* **Time per move**: ``choose_move`` of the fast network (``bgai/data/bgai-fast.npz``) and of the 512-256 one
+  (``bgai-default.npz``), each with its own pruning net, on ``ply_speed.py``'s positions (met in gnubg-nn 0-ply
+  self-play, each with a roll), one thread, alternating three times; the fastest pass of each. At 1-ply both with
+  the default filter, and the 512-256 one also with the filter before it (8 plays within 0.16).
+* **Rollout jobs**: ``rollout(load_bot(), position, trials, jobs=2)`` of the opening and the prime position on 2
+  threads (``jobs`` up to ``bgai.rollout.THREAD_JOBS``), on 2 worker processes (``THREAD_JOBS`` set to 1: their
+  start-up counted, as a user waits for it) and in one thread, with the equities of each (they must agree).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import gc  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from bgai import Position, bearoff, movegen  # noqa: E402
+from bgai import rollout as ro  # noqa: E402
+from bgai.bot import FAST_NPZ, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
+
+ROLLOUT_POSITIONS = {"opening": "4HPwATDgc/ABMA", "prime": "trsDADBsuw0GAA"}
+
+
+def time_per_move(positions: int) -> dict:
+    # ply_speed (its positions) imports torch: here, not at the top, where the rollout's spawned workers, which
+    # import this script, would import it too (and start seconds later)
+    sys.path.insert(0, str(Path(__file__).parent))
+    import ply_speed
+
+    boards, dice, *_ = ply_speed.gnubg_positions(positions, 0)
+    jobs = [(Position(b), (int(d[0]), int(d[1]))) for b, d in zip(boards, dice)]
+    bots = {
+        "0-ply fast": load_bot(FAST_NPZ, plies=0),
+        "0-ply 512-256": load_bot(SHIPPED_NPZ, plies=0),
+        "1-ply fast": load_bot(FAST_NPZ, plies=1),
+        "1-ply 512-256": load_bot(SHIPPED_NPZ, plies=1),
+        "1-ply 512-256, filter 8 within 0.16": load_bot(SHIPPED_NPZ, plies=1, filters=(MoveFilter(8, 0.16),)),
+    }
+    bearoff.database()
+    best = dict.fromkeys(bots, float("inf"))
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):
+            for name, bot in bots.items():
+                for job in jobs[:10]:
+                    bot.choose_move(*job)
+                start = time.perf_counter()
+                for job in jobs:
+                    bot.choose_move(*job)
+                best[name] = min(best[name], (time.perf_counter() - start) / len(jobs) * 1000)
+    finally:
+        gc.enable()
+    for name, ms in best.items():
+        print(f"  {name:<38} {ms:.3f} ms a move", flush=True)
+    return {"positions": positions, "ms_per_move": best}
+
+
+def rollout_jobs(trials: int) -> dict:
+    bot = load_bot()
+    figures = {}
+    for label, position_id in ROLLOUT_POSITIONS.items():
+        pos = Position.from_position_id(position_id)
+        ro.rollout(bot, pos, trials=36, seed=1)  # warm-up: the kernels compiled, the database loaded
+        row = {}
+        for how, jobs, thread_jobs in (("2 threads", 2, ro.THREAD_JOBS), ("2 processes", 2, 1), ("1 thread", 1, 1)):
+            saved, ro.THREAD_JOBS = ro.THREAD_JOBS, thread_jobs
+            try:
+                with movegen.one_thread() if jobs == 1 else contextlib.nullcontext():
+                    start = time.perf_counter()
+                    result = ro.rollout(bot, pos, trials=trials, seed=2, jobs=jobs)
+                    seconds = time.perf_counter() - start
+            finally:
+                ro.THREAD_JOBS = saved
+            row[how] = {"seconds": seconds, "equity": result.equity.mean}
+            print(f"  {label:<8} {how:<12} {seconds:6.2f} s  equity {result.equity.mean:+.4f}", flush=True)
+        figures[label] = row
+    return {"trials": trials, "rollouts": figures}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--positions", type=int, default=200)
+    parser.add_argument("--trials", type=int, default=648)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    print(f"Time per move, {args.positions} positions, one thread (fastest of 3 alternating passes):")
+    figures = {"command": "python " + " ".join(sys.argv), **time_per_move(args.positions)}
+    print(f"Rollouts of {args.trials} trials, 0-ply, variance reduction:")
+    figures.update(rollout_jobs(args.trials))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
