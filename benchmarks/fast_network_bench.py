@@ -31,17 +31,13 @@ from pathlib import Path  # noqa: E402
 from bgai import Position, bearoff, movegen  # noqa: E402
 from bgai import rollout as ro  # noqa: E402
 from bgai.bot import FAST_NPZ, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
+from bgai.coach.oracles import gnubg_positions  # noqa: E402
 
 ROLLOUT_POSITIONS = {"opening": "4HPwATDgc/ABMA", "prime": "trsDADBsuw0GAA"}
 
 
 def time_per_move(positions: int) -> dict:
-    # ply_speed (its positions) imports torch: here, not at the top, where the rollout's spawned workers, which
-    # import this script, would import it too (and start seconds later)
-    sys.path.insert(0, str(Path(__file__).parent))
-    import ply_speed
-
-    boards, dice, *_ = ply_speed.gnubg_positions(positions, 0)
+    boards, dice, *_ = gnubg_positions(positions, 0)
     jobs = [(Position(b), (int(d[0]), int(d[1]))) for b, d in zip(boards, dice)]
     bots = {
         "0-ply fast": load_bot(FAST_NPZ, plies=0),

@@ -79,46 +79,16 @@ import torch  # noqa: E402
 
 from bgai import bearoff  # noqa: E402
 from bgai.bot import MAX_PLIES, load_bot  # noqa: E402
-from bgai.game import game_over  # noqa: E402
+from bgai.coach.oracles import gnubg_positions  # noqa: E402
 from bgai.movegen import afterstates, switch  # noqa: E402
-from bgai.phase import classify  # noqa: E402
 from bgai.players.gnubg import from_gnubg, require_gnubg, to_gnubg  # noqa: E402
-from bgai.position import START_BOARD, Position  # noqa: E402
+from bgai.position import Position  # noqa: E402
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BGAI_THREADS",
                     "BGBOT_MULTIPLY_THREADS")
 
 
 # Positions ------------------------------------------------------------------------------------------------------
-
-
-def gnubg_positions(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``n`` distinct unfinished boards (N×26, on-roll view) met in gnubg-nn's 0-ply self-play and a fresh roll
-    for each (N×2); then the warm-up boards and rolls: one board of each phase (contact, race, bear-off, bear-off
-    within the two-sided database) met in the same games but not picked, so that every engine's lazily built
-    tables are built before the clock starts."""
-    gnubg = require_gnubg()
-    rng = np.random.default_rng(seed)
-    board, pool = START_BOARD.copy(), {}
-    moves = max(2000, 25 * n)  # about 90 games for 200 positions, so that most picks come from different games
-    for _ in range(moves):
-        d1, d2 = (int(d) for d in rng.integers(1, 7, size=2))
-        _, key = gnubg.best_move(to_gnubg(board), d1, d2, n=0, b=1)
-        board = from_gnubg(gnubg.board_from_position_key(key))
-        if game_over(board[None])[0]:
-            board = START_BOARD.copy()
-        pool.setdefault(board.tobytes(), board)
-    if len(pool) < n:
-        raise SystemExit(f"only {len(pool)} distinct positions in {moves} moves of self-play; ask for fewer")
-    boards = np.stack(list(pool.values()))
-    chosen = rng.choice(len(boards), size=n, replace=False)
-    dice = rng.integers(1, 7, size=(n, 2))
-    rest = np.delete(boards, chosen, axis=0)
-    exact = (np.maximum(rest, 0).sum(axis=1) <= bearoff.TWO_SIDED_CHECKERS) & (
-        np.maximum(-rest, 0).sum(axis=1) <= bearoff.TWO_SIDED_CHECKERS)
-    kinds = classify(rest).astype(np.int64) * 2 + exact
-    warm = rest[np.unique(kinds, return_index=True)[1]]
-    return boards[chosen], dice, warm, rng.integers(1, 7, size=(len(warm), 2))
 
 
 # Engines: each converts a (board, dice) pair to its own input (untimed), plays (timed), and maps its answer back

@@ -236,3 +236,39 @@ def bgsage_afterstates(board, d1: int, d2: int) -> set[bytes]:
     boards[:, 0] = -boards[:, 0]  # bgsage's opponent bar count -> ours (<= 0)
     afters = np.ascontiguousarray(-boards[:, ::-1])
     return {row.tobytes() for row in afters}
+
+
+def gnubg_positions(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` distinct unfinished boards (N×26, on-roll view) met in gnubg-nn's 0-ply self-play and a fresh roll
+    for each (N×2); then the warm-up boards and rolls: one board of each phase (contact, race, bear-off, bear-off
+    within the two-sided database) met in the same games but not picked, so that every engine's lazily built
+    tables are built before the clock starts (``benchmarks/ply_speed.py``'s positions)."""
+    from bgai import bearoff
+    from bgai.game import game_over
+    from bgai.phase import classify
+    from bgai.players.gnubg import require_gnubg
+    from bgai.position import START_BOARD
+
+    gnubg = require_gnubg()
+    rng = np.random.default_rng(seed)
+    board = START_BOARD.copy()
+    pool: dict[bytes, np.ndarray] = {}
+    moves = max(2000, 25 * n)  # about 90 games for 200 positions, so that most picks come from different games
+    for _ in range(moves):
+        d1, d2 = (int(d) for d in rng.integers(1, 7, size=2))
+        _, key = gnubg.best_move(to_gnubg(board), d1, d2, n=0, b=1)
+        board = _gnubg_to_ours(gnubg.board_from_position_key(key))
+        if game_over(board[None])[0]:
+            board = START_BOARD.copy()
+        pool.setdefault(board.tobytes(), board)
+    if len(pool) < n:
+        raise SystemExit(f"only {len(pool)} distinct positions in {moves} moves of self-play; ask for fewer")
+    boards = np.stack(list(pool.values()))
+    chosen = rng.choice(len(boards), size=n, replace=False)
+    dice = rng.integers(1, 7, size=(n, 2))
+    rest = np.delete(boards, chosen, axis=0)
+    exact = (np.maximum(rest, 0).sum(axis=1) <= bearoff.TWO_SIDED_CHECKERS) & (
+        np.maximum(-rest, 0).sum(axis=1) <= bearoff.TWO_SIDED_CHECKERS)
+    kinds = classify(rest).astype(np.int64) * 2 + exact
+    warm = rest[np.unique(kinds, return_index=True)[1]]
+    return boards[chosen], dice, warm, rng.integers(1, 7, size=(len(warm), 2))
