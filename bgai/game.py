@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -33,6 +33,9 @@ from bgai.match import crawford_next as next_is_crawford
 from bgai.movegen import CHECKERS, OWN_BAR, afterstates
 from bgai.players.base import Player
 from bgai.position import START_BOARD
+
+if TYPE_CHECKING:
+    from bgai.workers import Pool
 
 
 class CubePlayer(Player, Protocol):
@@ -158,7 +161,9 @@ def paired_mean(values: np.ndarray) -> tuple[float, float]:
     return float(pairs.mean()), float(pairs.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
 
 
-def _concat(parts: list[GameResults]) -> GameResults:
+def concat_results(parts: list[GameResults]) -> GameResults:
+    """One ``GameResults`` of the games of ``parts``, in order (``duplicate`` is the caller's to set: games of one
+    seat then the other, as ``play_duplicate`` plays them)."""
     cubeful = parts[0].cube is not None
     return GameResults(
         np.concatenate([r.points for r in parts]),
@@ -404,15 +409,33 @@ def _offer_doubles(players, boards, live, seat, stake, holder, rules) -> np.ndar
     return doubled & ~taken
 
 
-def play_duplicate(player0: Player, player1: Player, sequences: int, **kwargs) -> GameResults:
+def play_duplicate(player0: Player, player1: Player, sequences: int, pool: Pool | None = None,
+                   **kwargs) -> GameResults:
     """Duplicate games: each of ``sequences`` dice sequences played twice, the seats swapped the second time.
 
     ``points`` are ``player0``'s, the first half from seat 0 and the second from seat 1 (same dice, game by game).
-    Keyword arguments go to ``play_games``.
+    Keyword arguments go to ``play_games``. With a ``pool`` (``bgai.workers``) its workers play the games, each
+    seat's split into ranges of consecutive dice sequences: each game's dice come from its id, so the results are
+    the same as in this process for players that choose without random draws (every bot and built-in player but
+    ``random``, whose draws would restart with each range).
     """
-    one = play_games(player0, player1, sequences, **kwargs)
-    two = play_games(player0, player1, sequences, swap_seats=True, **kwargs)
-    return dataclasses.replace(_concat([one, two]), duplicate=True)
+    if pool is None:
+        one = play_games(player0, player1, sequences, **kwargs)
+        two = play_games(player0, player1, sequences, swap_seats=True, **kwargs)
+        return dataclasses.replace(concat_results([one, two]), duplicate=True)
+    first = kwargs.pop("first_game", 0)
+    kwargs.pop("progress", None)  # one bar a worker would be noise
+    bounds = np.linspace(0, sequences, min(pool.workers, sequences) + 1).round().astype(np.int64)
+    tasks = [(swap, first + int(lo), int(hi - lo)) for swap in (False, True) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    parts = pool.map(_duplicate_task, tasks, (player0, player1, kwargs))
+    return dataclasses.replace(concat_results(parts), duplicate=True)
+
+
+def _duplicate_task(shared: tuple, task: tuple) -> GameResults:
+    """A worker's part of ``play_duplicate``: one seat's games of ``count`` dice sequences from ``first``."""
+    player0, player1, kwargs = shared
+    swap, first, count = task
+    return play_games(player0, player1, count, first_game=first, swap_seats=swap, **kwargs)
 
 
 # Matches ----------------------------------------------------------------------------------------------------------
@@ -532,7 +555,7 @@ def play_duplicate_matches(player0: Player, player1: Player, sequences: int, len
         np.concatenate([one.score, two.score]),
         np.concatenate([one.games, two.games]),
         one.seconds + two.seconds,
-        _concat([one.played, two.played]),
+        concat_results([one.played, two.played]),
         np.concatenate([one.match, two.match + sequences]),
         np.concatenate([one.crawford, two.crawford]),
     )

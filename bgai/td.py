@@ -24,19 +24,22 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch import nn
 
 from bgai import encoding, kernels
 from bgai.bot import Bot, exact_probabilities
 from bgai.game import game_over, roll_dice
 from bgai.movegen import afterstates, group_starts
-from bgai.network import EquityModel, ModelSnapshot, flip
 from bgai.phase import classify
 from bgai.position import START_BOARD
-from bgai.weights import one_blas_thread
+from bgai.weights import ModelSnapshot, flip, one_blas_thread
+
+if TYPE_CHECKING:
+    import torch
+
+    from bgai.network import EquityModel
 
 # Self-play ---------------------------------------------------------------------------------------------------
 
@@ -204,11 +207,15 @@ def merge_experience(parts: list[Experience]) -> Experience:
 
 def bce(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Binary cross-entropy of the five cumulative outputs against targets in [0, 1]: the loss of every learner."""
+    from torch import nn
+
     return nn.functional.binary_cross_entropy(pred.clamp(1e-6, 1 - 1e-6), target)
 
 
 def inputs(model: EquityModel, boards: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
     """The encoded positions and their phases, as ``model`` reads them."""
+    import torch
+
     return (torch.from_numpy(encoding.encode(boards, version=model.encoder_version)),
             torch.from_numpy(classify(boards)))
 
@@ -217,6 +224,8 @@ class Learner:
     """Owns a model and its optimizer; trains on experience with binary cross-entropy on the 5 outputs."""
 
     def __init__(self, model: EquityModel, lr: float, batch_size: int, epochs: int):
+        import torch
+
         self.model = model
         self.optimizer = torch.optim.Adam(model.parameters(), lr=lr)
         self.batch_size = batch_size
@@ -227,6 +236,7 @@ class Learner:
         """Train on the positions and targets of ``experience`` for ``epochs`` shuffled passes; returns the mean
         loss. ``lr_schedule`` ``(start, end)`` moves the learning rate linearly from start to end over these
         passes (else it stays as it is)."""
+        import torch
         from tqdm.auto import tqdm
 
         self.model.train()

@@ -34,12 +34,12 @@ stages (the phases of the run) in order, each a table ``[[stage]]`` with a ``nam
 A config without stages is a one-stage TD run whose stage settings sit at the top level (bgai 0.1's format).
 
 Workers (``bgai.workers``). With ``workers`` above 1 (the default: one per core) or ``ray`` set, self-play games,
-position sampling and target parts run in worker processes or Ray actors that get a snapshot of the weights once
-per round (generation); the learner, the writing of data and checkpoints stay in this process. A round's games are
-split between the workers by game id, each task's exploration seeded by the run's seed and its first game, so a run
-is reproducible for a seed and worker count (on processes or on Ray alike), and a worker that dies has its task
-played again with nothing lost. ``workers = 1`` keeps everything in this process (its rounds played, as on
-workers, with the numpy pass on a snapshot of the weights).
+position sampling, target parts and the benchmarks' games run in worker processes or Ray actors that get a
+snapshot of the weights once per round (generation); the learner, the writing of data and checkpoints stay in this
+process. A round's games are split between the workers by game id, each task's exploration seeded by the run's
+seed and its first game, so a run is reproducible for a seed and worker count (on processes or on Ray alike), and a
+worker that dies has its task played again with nothing lost. ``workers = 1`` keeps everything in this process
+(its rounds played, as on workers, with the numpy pass on a snapshot of the weights).
 
 Everything a run needs to continue is in ``RUN_DIR/checkpoint.pt`` (written atomically every
 ``checkpoint_minutes`` and at the end of every stage and generation; each generation's network is also kept,
@@ -51,6 +51,7 @@ part of target computation. Curves go to ``RUN_DIR/tensorboard`` under ``<stage 
 
 from __future__ import annotations
 
+import concurrent.futures
 import copy
 import dataclasses
 import json
@@ -303,12 +304,14 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
 # Benchmarks ---------------------------------------------------------------------------------------------------
 
 
-def benchmark(model: EquityModel, sequences: int, seed: int = 12345) -> dict:
-    """Duplicate-game results of the model at 0-ply against pubeval and the heuristic player."""
-    bot = Bot(copy.deepcopy(model))
+def benchmark(model: EquityModel, sequences: int, seed: int = 12345, pool: Pool | None = None) -> dict:
+    """Duplicate-game results of the model at 0-ply against pubeval and the heuristic player, played with the numpy
+    pass on a snapshot of its weights, as the bot plays (several times faster than the torch model's small
+    batches); by the ``pool``'s workers if there is one (the same results: see ``play_duplicate``)."""
+    bot = Bot(ModelSnapshot.of(model))
     out = {}
     for name, opponent in (("pubeval", PubevalPlayer()), ("heuristic", HeuristicPlayer())):
-        s = play_duplicate(bot, opponent, sequences, seed=seed, batch=1024).summary()
+        s = play_duplicate(bot, opponent, sequences, seed=seed, batch=1024, pool=pool).summary()
         out[name] = {k: s[k] for k in ("games", "ppg", "ppg_se", "win_rate", "gammon_rate", "backgammon_rate")}
     return out
 
@@ -410,7 +413,8 @@ class Run:
             self.save(optimizer)
 
     def bench(self, stage_name: str, x: int) -> float:
-        result = benchmark(self.model, self.config.bench_games)
+        """Benchmark the model (on the workers, if the run has them; none may be busy) and record it."""
+        result = benchmark(self.model, self.config.bench_games, pool=self.pool)
         self.history.append({"stage": stage_name, "step": self.step, "games": self.games,
                              "seconds": self.seconds, **result})
         for name, figures in result.items():
@@ -439,7 +443,7 @@ def _run(config: RunConfig, run_dir: Path, resume: bool, progress: bool, pool: P
                 _lookahead_stage(state, stage)
             # Not saved: a finished run resumed with a longer last stage goes on with that stage.
             state.stage, state.step, state.optimizer_state, state.play_weights = state.stage + 1, 0, None, None
-        final = benchmark(state.model, config.final_bench_games, seed=777)
+        final = benchmark(state.model, config.final_bench_games, seed=777, pool=state.pool)
         summary = {"run_dir": str(run_dir), "games": state.games, "hours": state.seconds / 3600,
                    "stages": [s.name for s in config.stages], "final": final}
         state.writer.add_hparams(
@@ -464,10 +468,10 @@ def _td_stage(state: Run, stage: TDStage) -> None:
     """
     from tqdm.auto import tqdm
 
+    rounds = _TDRounds(state, stage)  # on workers, the first round is played while the learner is made
     learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs)
     if state.optimizer_state is not None:
         learner.optimizer.load_state_dict(state.optimizer_state)
-    rounds = _TDRounds(state, stage)
     next_bench = (state.step // stage.bench_every + 1) * stage.bench_every
     last = state.history[-1]["pubeval"]["ppg"] if state.history else float("nan")
     bar = tqdm(total=stage.games, initial=state.step, unit="game", disable=not state.progress,
@@ -495,6 +499,7 @@ def _td_stage(state: Run, stage: TDStage) -> None:
             w.add_scalar(f"{stage.name}/selfplay/gammon_rate", experience.gammons / n, x)
             w.add_scalar(f"{stage.name}/selfplay/backgammon_rate", experience.backgammons / n, x)
             if state.step >= next_bench or state.step >= stage.games:
+                rounds.settle()  # the benchmark's games go to the workers too
                 last = state.bench(stage.name, x)
                 next_bench += stage.bench_every
             bar.set_postfix(games_per_s=f"{n / elapsed:.0f}", td_loss=f"{loss:.4f}", ppg_pubeval=f"{last:+.3f}")
@@ -520,6 +525,9 @@ class _TDRounds:
             from concurrent.futures import ThreadPoolExecutor
 
             self.executor = ThreadPoolExecutor(1, thread_name_prefix="bgai-td-round")
+            if state.step < stage.games:
+                self._submit(state.games, min(stage.parallel_games, stage.games - state.step),
+                             state.play_weights or ModelSnapshot.of(state.model))
 
     def _submit(self, first_game: int, n: int, weights) -> None:
         stage, pool = self.stage, self.state.pool
@@ -534,10 +542,7 @@ class _TDRounds:
             # times faster than the torch model's small batches.
             self.worker.load_snapshot(ModelSnapshot.of(state.model))
             return self.worker.play(state.games, n, state.rng)
-        if self.ahead is None:  # the stage's first round, or the first after resuming
-            weights = state.play_weights or ModelSnapshot.of(state.model)
-            self._submit(state.games, n, weights)
-        games, future = self.ahead
+        games, future = self.ahead  # the stage's first round was submitted when it started, each next one below
         if games != n:
             raise AssertionError(f"the round in flight has {games} games, the stage wants {n}")
         experience = future.result()
@@ -549,6 +554,12 @@ class _TDRounds:
         else:
             self.ahead = None
         return experience
+
+    def settle(self) -> None:
+        """Return once the round in flight, if any, has been played: the workers are free for other work (its
+        experience is still the next one ``next`` returns)."""
+        if self.ahead is not None:
+            concurrent.futures.wait([self.ahead[1]])
 
     def close(self) -> None:
         if self.executor is not None:

@@ -187,9 +187,13 @@ class _Slot:
         self.shared: int | None = None  # which map's shared object it holds
         self.ready = False  # it started: it has imported what it needs and is reading tasks
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def ask_to_stop(self) -> None:
+        """Tell the worker to exit once its task is done (``stop`` waits for it)."""
         with contextlib.suppress(OSError, ValueError):
             self.conn.send(None)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.ask_to_stop()
         self.process.join(timeout)
         if self.process.is_alive():
             self.kill()
@@ -291,9 +295,11 @@ class ProcessPool(Pool):
 
     def close(self) -> None:
         if self._slots is not None:
-            for slot in self._slots:
-                if slot is not None:
-                    slot.stop()
+            running = [slot for slot in self._slots if slot is not None]
+            for slot in running:  # all at once: each exits as the others do
+                slot.ask_to_stop()
+            for slot in running:
+                slot.stop()
             self._slots = None
 
 

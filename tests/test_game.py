@@ -7,6 +7,7 @@ from bgai import Position
 from bgai.game import play_duplicate, play_games, result_points, roll_dice
 from bgai.movegen import afterstates, segment_argmax, switch
 from bgai.players import HeuristicPlayer, PubevalPlayer, RandomPlayer, make_player
+from bgai.workers import InProcessPool
 
 
 def test_dice_depend_only_on_seed_game_and_turn():
@@ -53,6 +54,20 @@ def test_swapping_seats_keeps_the_dice_so_identical_players_mirror():
     s = duplicate.summary()
     assert s["ppg"] == 0 and s["ppg_se"] == 0 and duplicate.duplicate and not one.duplicate
     assert one.summary()["ppg_se"] > 0.1
+
+
+class ThreeInProcess(InProcessPool):
+    """A pool that says it has three workers and runs their tasks here: how ``play_duplicate`` splits its games."""
+
+    workers = 3
+
+
+def test_duplicate_games_split_between_workers_are_the_games_played_here():
+    here = play_duplicate(PubevalPlayer(), HeuristicPlayer(), 40, seed=3, first_game=100)
+    split = play_duplicate(PubevalPlayer(), HeuristicPlayer(), 40, seed=3, first_game=100, pool=ThreeInProcess())
+    assert split.duplicate and split.games == 80
+    assert np.array_equal(here.points, split.points) and np.array_equal(here.turns, split.turns)
+    assert split.summary()["ppg_se"] == here.summary()["ppg_se"]
 
 
 def test_the_standard_error_of_duplicate_games_is_that_of_their_pair_means():

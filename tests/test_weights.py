@@ -186,7 +186,7 @@ def test_bad_npz_files_are_refused_with_a_clear_error(tmp_path):
 
 def test_hints_and_evaluations_never_import_torch():
     """The shipped network plays from its npz in numpy: ``bgai --help``, a hint and an evaluation start without
-    importing torch (about 1.4 s), and so does the bot itself."""
+    importing torch (about 1.4 s), and so do the bot itself and a worker's self-play games."""
     script = (
         "import sys\n"
         "from bgai.cli import main\n"
@@ -195,6 +195,8 @@ def test_hints_and_evaluations_never_import_torch():
         "from bgai.bot import load_bot\n"
         "from bgai.position import Position\n"
         "load_bot(plies=1).choose_move(Position.start(), (3, 1))\n"
+        "from bgai.td import SelfPlayTask, play_task\n"  # nor does a self-play worker's task
+        "assert play_task(load_bot().model, SelfPlayTask(0, 2, 0.7, 1)).games == 2\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)

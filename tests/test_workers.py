@@ -192,6 +192,22 @@ def test_a_td_run_on_workers_overlaps_its_rounds_and_resumes_to_the_same_weights
         assert torch.equal(state["model"][key], weights), key
 
 
+def test_the_benchmark_on_workers_plays_the_games_this_process_plays(pool):
+    model = EquityModel.create((8,))
+    assert training.benchmark(model, 5, seed=4, pool=pool) == training.benchmark(model, 5, seed=4)
+
+
+def test_a_td_run_on_workers_benchmarks_between_rounds_with_the_weights_it_has_then(tmp_path, pool):
+    # Given a run that benchmarks after every round of 16 games, its next round already in flight on the workers
+    summary = run(load_config(None, {**TINY, "bench_every": 16}), tmp_path, progress=False, pool=pool)
+    # Then both benchmarks were played, the last with the final weights (as this process would play it)
+    state = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert [entry["games"] for entry in state["history"]] == [16, 32] and summary["games"] == 32
+    model = training.model_from_checkpoint(state)
+    last = {name: state["history"][-1][name] for name in ("pubeval", "heuristic")}
+    assert last == training.benchmark(model, TINY["bench_games"])
+
+
 def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_after_a_kill(tmp_path, monkeypatch,
                                                                                           pool):
     # Given a model, and a one-generation lookahead run from it on two workers, stopped after its first part
