@@ -174,7 +174,8 @@ FILTERS: dict[int, tuple[MoveFilter | None, ...]] = {
 }
 
 
-#: Plays per roll a pruning net leaves the network in a lookahead's replies (``Bot.replies``).
+#: Plays per roll a pruning net leaves the network in a lookahead's replies (``Bot.replies``), unless its file
+#: says how many it was measured to need (``keep`` in its info; ``training/pruner.py`` writes it).
 PRUNE_KEEP = 4
 
 
@@ -247,9 +248,6 @@ class Bot:
         self.bf16 = bool(bf16)
         if pruner is not None and not (isinstance(prune, int) and not isinstance(prune, bool) and prune >= 1):
             raise BgaiError(f"a pruned reply keeps at least 1 play per roll, got prune={prune!r}")
-        if pruner is not None and pruner.encoder_version != self.model.encoder_version:
-            raise BgaiError(f"the pruning net reads encoder version {pruner.encoder_version}, the network "
-                            f"{self.model.encoder_version}")
         self.pruner = None if pruner is None else ModelSnapshot.of(pruner)
         self.prune = prune
 
@@ -306,12 +304,11 @@ class Bot:
             phase = classify(boards)
         if isinstance(net, ModelSnapshot) and not self.bf16:
             if len(boards) <= NET_CHUNK_ONE_THREAD:  # one pass (a move's boards), no copy
-                return net.probabilities(encoding.encode(boards, version=version), phase if split else None)
+                return net.board_probabilities(boards, phase if split else None)
             out = np.empty((len(boards), 5), dtype=np.float32)
             for lo in range(0, len(boards), NET_CHUNK_ONE_THREAD):
                 chunk = boards[lo:lo + NET_CHUNK_ONE_THREAD]
-                x = encoding.encode(chunk, version=version)
-                out[lo:lo + len(chunk)] = net.probabilities(x, phase[lo:lo + len(chunk)] if split else None)
+                out[lo:lo + len(chunk)] = net.board_probabilities(chunk, phase[lo:lo + len(chunk)] if split else None)
             return out
         import torch
 
@@ -616,7 +613,9 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
 
     ``pruner``: the pruning net of its lookahead's replies and of a rollout's variance reduction (``Bot.replies``;
     a 0-ply bot's own plays never use it): ``None`` (the default) gives a shipped network its own (``OWN_PRUNERS``,
-    trained on it by ``training/pruner.py``) and any other network none; ``False`` none; a path an ``.npz`` of one."""
+    trained on it by ``training/pruner.py``) and any other network none; ``False`` none; a path an ``.npz`` of one.
+    The network judges the pruning net's best ``keep`` plays of each roll, as its file's info says (else
+    ``PRUNE_KEEP``)."""
     if path is None:
         npz = DEFAULT_NETWORKS.get(plies, DEFAULT_NETWORKS[0])  # (Bot refuses plies that are not 0..MAX_PLIES)
         path = SHIPPED if npz == SHIPPED_NPZ else npz
@@ -635,9 +634,12 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
         snapshot = snapshot_from_checkpoint(checkpoint)
         info = {k: checkpoint.get(k) for k in ("games", "config")}
     deep = isinstance(plies, int) and plies > 0
-    pruning = ModelSnapshot.load_npz(pruner)[0] if pruner not in (None, False) else None
+    pruning, keep = None, PRUNE_KEEP
+    if pruner not in (None, False):
+        pruning, pruning_info = ModelSnapshot.load_npz(pruner)
+        keep = pruning_info.get("keep", PRUNE_KEEP)
     name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
-    return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning)
+    return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning, prune=keep)
 
 
 def export_shipped(checkpoint: str | Path = SHIPPED, target: str | Path = SHIPPED_NPZ) -> None:

@@ -102,6 +102,13 @@ I_FORWARD_ANCHOR, I_CONTAIN, I_PIPLOSS, I_ENTER2):
     The share of the 36 rolls with which a checker of ours on the bar would enter: 1 - (their made home points /
     6)**2.
 
+Version 0 is Tesauro's units alone in each half (``points``, ``bar`` and ``off``), then ``contact``: 197 inputs
+for the pruning nets (``training/pruner.py``), which rank a lookahead's plays so that the network judges few, as
+GNU Backgammon's pruning nets read only its base inputs. Every input but ``contact`` depends on one board cell (a
+point's count, a bar) or is a sum over them (``off``), so a first layer of these inputs is a sum of rows of a
+table indexed by cell and count, computed from the boards without encoding them
+(``bgai.weights.ModelSnapshot.board_probabilities``).
+
 Shared block:
 
 ``contact`` (1)
@@ -180,10 +187,12 @@ def _layout(names_sizes, start: int = 0, prefix: str = "") -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-_SIDE_LAYOUT_V1 = (
+_SIDE_LAYOUT_V0 = (
     ("points", 96),
     ("bar", 1),
     ("off", 1),
+)
+_SIDE_LAYOUT_V1 = _SIDE_LAYOUT_V0 + (
     ("pips", 1),
     ("pip_lead", 1),
     ("blots", 1),
@@ -232,7 +241,7 @@ class Layout:
                            f"{', '.join(self.by_name)}") from None
 
 
-LAYOUTS = {1: Layout(1, _SIDE_LAYOUT_V1), 2: Layout(2, _SIDE_LAYOUT_V2)}
+LAYOUTS = {0: Layout(0, _SIDE_LAYOUT_V0), 1: Layout(1, _SIDE_LAYOUT_V1), 2: Layout(2, _SIDE_LAYOUT_V2)}
 VERSIONS = tuple(LAYOUTS)
 _LATEST = LAYOUTS[ENCODER_VERSION]
 #: The latest version's blocks of one side, offsets relative to the start of its half.
@@ -425,6 +434,8 @@ def _side_features(sides: np.ndarray, out: np.ndarray, layout: Layout) -> None:
     out[..., _S["bar"]] = ours[..., OWN_BAR] * np.float32(0.5)
     on_board = ours[..., 1:].sum(axis=-1, dtype=np.int16)
     out[..., _S["off"]] = (CHECKERS - on_board) * np.float32(1 / 15)
+    if layout.version == 0:
+        return
     pips = np.einsum("...i,i->...", ours, _PIP_WEIGHTS, dtype=np.int16)
     out[..., _S["pips"]] = pips * np.float32(0.01)
     out[..., _S["back_checkers"]] = ours[..., 19:].sum(axis=-1, dtype=np.int16) * np.float32(0.2)
@@ -517,8 +528,9 @@ def _encode_chunk(boards: np.ndarray, out: np.ndarray, layout: Layout) -> None:
     np.negative(boards[:, ::-1], out=sides[:, 1, :BOARD_SIZE])
     halves = out[:, : 2 * layout.side_size].reshape(n, 2, layout.side_size)  # a view: [own half | opp half]
     _side_features(sides, halves, layout)
-    pips = halves[:, :, layout.offsets["pips"]]
-    halves[:, :, layout.offsets["pip_lead"]] = pips[:, ::-1] - pips
+    if layout.version > 0:
+        pips = halves[:, :, layout.offsets["pips"]]
+        halves[:, :, layout.offsets["pip_lead"]] = pips[:, ::-1] - pips
     out[:, layout.contact] = ~is_race(boards)
 
 

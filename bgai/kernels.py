@@ -142,6 +142,8 @@ def _side(side: np.ndarray, out: np.ndarray, o: int, version: int, units: np.nda
     own_bar = side[25] if side[25] > 0 else 0
     out[o + _BAR] = own_bar * f32(0.5)
     out[o + _OFF] = f32(15 - on_board) * f32(1 / 15)
+    if version == 0:
+        return f32(0.0)
     pips_feature = f32(pips) * f32(0.01)
     out[o + _PIPS] = pips_feature
     # pip_lead: written by the caller, which pairs the sides
@@ -228,8 +230,9 @@ def encode_boards(boards: np.ndarray, out: np.ndarray, version: int, side_size: 
         for j in range(26):
             side[j] = -board[25 - j]
         opp = _side(side, out[i], side_size, version, units, escapes, masks)
-        out[i, _PIP_LEAD] = opp - own
-        out[i, side_size + _PIP_LEAD] = own - opp
+        if version > 0:
+            out[i, _PIP_LEAD] = opp - own
+            out[i, side_size + _PIP_LEAD] = own - opp
         # contact, as bgai.players.pubeval.is_race: our rearmost checker (1..25) behind their rearmost (0..24)
         back, opp_back = -1, 26
         for j in range(1, 26):
@@ -490,6 +493,50 @@ def first_layer(x: np.ndarray, w: np.ndarray, b: np.ndarray, out: np.ndarray) ->
         o = out[i]
         for k in range(hidden):
             o[k] = acc[k] if acc[k] > 0 else 0.0
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def board_first_layer(boards: np.ndarray, table: np.ndarray, bias: np.ndarray, contact: np.ndarray,
+                      out: np.ndarray) -> None:
+    """``first_layer`` of encoder version 0's inputs (Tesauro's units and ``contact``, ``bgai.encoding``) straight
+    from (N, 26) int8 boards, never encoded, into (N, H) float32 ``out``. ``table`` (26, 31, H) float32: row
+    ``[j, n + 15]`` is what count n on board cell j adds to the layer's sums (its units' weights, and its share of
+    the ``off`` inputs'); ``bias`` (H,) the sums of an empty board; ``contact`` (H,) the contact input's weights.
+    A row's sums are the row before's plus the rows of the cells that changed (a lookahead's plays of one roll
+    differ in 4 of the 26 on average), afresh every ``FRESH_EVERY`` rows. The sums are float32 (70 ns a board
+    where float64's took 160): within about 1e-5 of the dense product's, for the pruning nets that rank plays."""
+    n = boards.shape[0]
+    hidden = bias.shape[0]
+    acc = np.empty(hidden, dtype=np.float32)
+    since = FRESH_EVERY
+    for i in range(n):
+        if since >= FRESH_EVERY:
+            for k in range(hidden):
+                acc[k] = bias[k]
+            for j in range(26):
+                v = boards[i, j]
+                if v != 0:
+                    for k in range(hidden):
+                        acc[k] += table[j, v + 15, k]
+            since = 0
+        else:
+            for j in range(26):
+                v, u = boards[i, j], boards[i - 1, j]
+                if v != u:
+                    for k in range(hidden):
+                        acc[k] += table[j, v + 15, k] - table[j, u + 15, k]
+        since += 1
+        back, opp_back = -1, 26  # contact, as encode_boards has it
+        for j in range(1, 26):
+            if boards[i, j] > 0:
+                back = j
+        for j in range(24, -1, -1):
+            if boards[i, j] < 0:
+                opp_back = j
+        on = np.float32(1.0) if back > opp_back else np.float32(0.0)
+        for k in range(hidden):
+            x = acc[k] + on * contact[k]
+            out[i, k] = x if x > 0 else np.float32(0.0)
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)

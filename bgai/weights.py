@@ -212,6 +212,7 @@ class ModelSnapshot:
         self._layers: list[list[tuple[np.ndarray, np.ndarray]]] | None = None
         self._route: np.ndarray | None = None
         self._heads: list[np.ndarray] | None = None
+        self._tables: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     @classmethod
     def of(cls, model) -> ModelSnapshot:
@@ -283,6 +284,50 @@ class ModelSnapshot:
         with _one_blas_thread(len(x) < MANY_THREADS_ROWS):
             return self._probabilities(nets, x, phase, compiled)
 
+    def board_probabilities(self, boards: np.ndarray, phase: np.ndarray | None = None) -> np.ndarray:
+        """(N, 5) float32 cumulative probabilities of N boards (int8, on-roll view), each by the net of its phase:
+        ``probabilities`` of their inputs (``bgai.encoding.encode`` for the snapshot's encoder version). On encoder
+        version 0 (Tesauro's units, the pruning nets') the boards are not encoded: the first layer is summed from
+        their cells (``bgai.kernels.board_first_layer``), the same values within about 1e-5."""
+        if self.encoder_version != 0 or not self.hidden:
+            from bgai import encoding
+
+            return self.probabilities(encoding.encode(boards, version=self.encoder_version), phase)
+        from bgai import kernels
+
+        nets, tables = self._net_layers(), self._board_tables()
+        boards = np.ascontiguousarray(boards, dtype=np.int8)
+        which = np.zeros(len(boards), dtype=np.int64) if len(nets) == 1 else \
+            self._route[np.asarray(phase, dtype=np.int64)]
+        out = np.empty((len(boards), len(OUTPUTS)), dtype=np.float32)
+        for i, layers in enumerate(nets):
+            rows = slice(None) if len(nets) == 1 else np.flatnonzero(which == i)
+            part = boards[rows]
+            if len(part):
+                first = np.empty((len(part), layers[0][0].shape[1]), dtype=np.float32)
+                kernels.board_first_layer(part, *tables[i], first)
+                out[rows] = _forward(layers, first, True, self._heads[i], first_done=True)
+        return out
+
+    def _board_tables(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per net, ``bgai.kernels.board_first_layer``'s (table, bias, contact) of its first layer (encoder
+        version 0), from the inputs of every single-cell board: the inputs but ``contact`` add up cell by cell."""
+        if self._tables is None:
+            from bgai import encoding
+
+            layout = encoding.LAYOUTS[0]
+            cells = np.zeros((1 + 26 * 31, 26), dtype=np.int8)  # an empty board, then each cell at each count
+            cell, count = np.divmod(np.arange(26 * 31), 31)
+            cells[1 + np.arange(26 * 31), cell] = count - 15
+            x = encoding.encode(cells, version=0, compiled=False).astype(np.float64)
+            x[:, layout.contact] = 0
+            self._tables = []
+            for w, b in (net[0] for net in self._net_layers()):
+                sums = x @ w.astype(np.float64)
+                self._tables.append((np.ascontiguousarray((sums[1:] - sums[0]).reshape(26, 31, -1), dtype=np.float32),
+                                     (b + sums[0]).astype(np.float32), w[layout.contact].astype(np.float32)))
+        return self._tables
+
     def _probabilities(self, nets, x: np.ndarray, phase, compiled: bool) -> np.ndarray:
         if len(nets) == 1:
             return _forward(nets[0], x, compiled, self._heads[0])
@@ -352,7 +397,7 @@ class ModelSnapshot:
         return snapshot, info
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_model": None, "_layers": None, "_route": None, "_heads": None}
+        return {**self.__dict__, "_model": None, "_layers": None, "_route": None, "_heads": None, "_tables": None}
 
 
 #: Passes of fewer boards than this run numpy's BLAS on one thread. OpenBLAS splits a product as small as a 0-ply
@@ -423,17 +468,20 @@ def _read_npy(archive: zipfile.ZipFile, name: str, path: Path, shape: tuple | No
 
 
 def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, compiled: bool,
-             head_t: np.ndarray) -> np.ndarray:
+             head_t: np.ndarray, first_done: bool = False) -> np.ndarray:
     """The MLP's (N, 5) cumulative probabilities: ReLU hidden layers, then the head's sigmoids (conditional
     probabilities) multiplied out (``cumulative``). With ``compiled``, by ``bgai.kernels``: the first hidden
     layer from the inputs that changed since the row before (``first_layer``), and the head in one pass
     (``head``, with ``head_t``, the head's weights as (out, in)); the layers between over the nonzero units of
-    the layer before only (``sparse_layer``: about a fifth of a ReLU layer's units are active on a board)."""
+    the layer before only (``sparse_layer``: about a fifth of a ReLU layer's units are active on a board).
+    ``first_done``: ``x`` is already the first hidden layer's output (compiled only)."""
     h, hidden = x, layers[:-1]
     if compiled:
         from bgai import kernels  # (numba's import, a quarter of a second, only where a compiled pass runs)
 
         for number, (w, b) in enumerate(hidden):
+            if first_done and number == 0:
+                continue
             out = np.empty((len(x), w.shape[1]), dtype=np.float32)
             (kernels.first_layer if number == 0 else kernels.sparse_layer)(h, w, b, out)
             h = out

@@ -108,6 +108,16 @@ def test_version_1_is_version_2_without_its_new_blocks(positions):
     assert np.array_equal(encode(movegen.switch(positions), version=1), swap_sides(old))
 
 
+def test_version_0_is_tesauro_s_units_and_contact_of_version_2(positions):
+    """Version 0 (the pruning nets' inputs) is version 2's points, bar, off and contact blocks, nothing else."""
+    old, new = encode(positions, version=0), encode(positions)
+    assert [b.name for b in LAYOUTS[0].blocks] == [f"{side}_{name}" for side in ("own", "opp")
+                                                   for name in ("points", "bar", "off")] + ["contact"]
+    for b in LAYOUTS[0].blocks:
+        assert np.array_equal(old[:, b.slice], new[:, LAYOUTS[2].by_name[b.name].slice]), b.name
+    assert old.shape[1] == 197
+
+
 def test_blocks_tile_the_input_exactly():
     assert BLOCKS[0].start == 0
     for before, after in zip(BLOCKS, BLOCKS[1:]):

@@ -377,6 +377,24 @@ def test_a_pruner_that_keeps_every_reply_changes_nothing(bot0):
         np.testing.assert_array_equal(wide, full)
 
 
+def test_a_pruner_may_read_other_inputs_than_the_network(bot0):
+    """A pruning net on encoder version 0 (Tesauro's units, as training/pruner.py --encoder 0 makes) prunes a
+    version-2 network's replies: with a prune count above any roll's plays the lookahead is the full one, and
+    with 2 it still plays legal moves."""
+    from bgai.bot import Bot
+    from bgai.network import EquityModel
+    from bgai.weights import ModelSnapshot
+
+    pruner = ModelSnapshot.of(EquityModel.create((8,), encoder_version=0))
+    assert pruner.encoder_version == 0 != bot0.model.encoder_version
+    boards = np.stack([p.board for p in game_positions(bot0, 4, seed=5)])
+    full = Bot(bot0.model, plies=1).lookahead(boards, 1)
+    np.testing.assert_array_equal(Bot(bot0.model, plies=1, pruner=pruner, prune=10_000).lookahead(boards, 1), full)
+    narrow = Bot(bot0.model, plies=1, pruner=pruner, prune=2)
+    move = narrow.choose_move(Position.start(), (6, 5))
+    assert move.after in [m.after for m in Position.start().legal_moves((6, 5))]
+
+
 def test_pruned_replies_are_the_network_s_best_among_the_pruner_s_best(bot0):
     from bgai.bot import Bot, MoveFilter
     from bgai.network import EquityModel
@@ -409,6 +427,21 @@ def test_the_shipped_bot_prunes_its_replies_unless_told_not_to():
     assert load_bot(plies=2, pruner=False).pruner is None
     assert load_bot(plies=1, pruner=False).name.endswith("-unpruned")
     assert load_bot(SHIPPED_PRUNER, plies=1).pruner is None  # another network gets none by default
+
+
+def test_a_pruning_net_s_file_says_how_many_plays_the_network_judges(tmp_path):
+    from bgai.bot import PRUNE_KEEP, SHIPPED_PRUNER
+    from bgai.network import EquityModel
+    from bgai.weights import ModelSnapshot
+
+    shipped = ModelSnapshot.load_npz(SHIPPED_PRUNER)
+    assert shipped[0].encoder_version == 0 and load_bot(plies=1).prune == shipped[1]["keep"] == 5
+    net = ModelSnapshot.of(EquityModel.create((8,), encoder_version=0))
+    net.save_npz(tmp_path / "plain.npz")  # a file that does not say: PRUNE_KEEP
+    assert load_bot(plies=1, pruner=tmp_path / "plain.npz").prune == PRUNE_KEEP
+    net.save_npz(tmp_path / "bad.npz", info={"keep": "all"})
+    with pytest.raises(BgaiError, match="at least 1 play"):
+        load_bot(plies=1, pruner=tmp_path / "bad.npz")
 
 
 def test_the_default_bot_plays_each_ply_with_the_network_shipped_for_it():
@@ -447,5 +480,3 @@ def test_bad_pruning_settings_are_refused(bot0):
 
     with pytest.raises(BgaiError, match="at least 1"):
         Bot(bot0.model, plies=1, pruner=ModelSnapshot.of(EquityModel.create((8,))), prune=0)
-    with pytest.raises(BgaiError, match="encoder version"):
-        Bot(bot0.model, plies=1, pruner=ModelSnapshot.of(EquityModel.create((8,), encoder_version=1)))

@@ -462,6 +462,7 @@ def test_the_pruning_net_script_learns_the_network_s_values_and_writes_a_playabl
 
     pruner, info = ModelSnapshot.load_npz(out)
     assert pruner.hidden == (16,) and info["games"] == 40
+    assert pruner.encoder_version == 0 and info["keep"] == 5 and info["command"].startswith("python training/")
     recall = [info["recall"][str(k)] for k in range(1, 9)]
     assert recall == sorted(recall) and recall[-1] > recall[0] > 0.2  # more kept, the more often the best
     assert json.loads(figures.read_text())["equity_mae"] == info["equity_mae"]

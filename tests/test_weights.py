@@ -73,6 +73,25 @@ def test_the_incremental_first_layer_gives_the_dense_product_s_values(hidden, bo
     np.testing.assert_allclose(h, np.maximum(x @ w + b, 0), atol=2e-6, rtol=1e-6)
 
 
+@pytest.mark.parametrize("hidden, phases", [((64,), ("all",)), ((24, 8), ("contact", "race"))])
+def test_a_version_0_net_s_first_layer_summed_from_the_cells_gives_the_torch_model_s_values(hidden, phases, boards):
+    """Encoder version 0's first layer comes from the boards' cells (bgai.kernels.board_first_layer), never
+    encoded: in the games' order, shuffled, and with repeated boards, it gives the torch model's values."""
+    torch.manual_seed(5)
+    model = EquityModel.create(hidden, phases, 0).eval()
+    snapshot = ModelSnapshot.of(model)
+    shuffled = boards[np.random.default_rng(1).permutation(len(boards))]
+    odd = np.concatenate([boards[:5], boards[:5], boards[7:8].repeat(40, axis=0), boards[9:30]])
+    for batch in (boards, shuffled, odd):
+        with torch.inference_mode():
+            expected = model(torch.from_numpy(encoding.encode(batch, version=0)),
+                             torch.from_numpy(classify(batch))).numpy()
+        np.testing.assert_allclose(snapshot.board_probabilities(batch, classify(batch)), expected, atol=1e-5)
+    # and a network of another version is encoded as before
+    v2 = ModelSnapshot.of(EquityModel.create((16,)))
+    np.testing.assert_array_equal(v2.board_probabilities(boards), v2.probabilities(encoding.encode(boards)))
+
+
 def test_a_large_pass_uses_the_same_numbers_as_a_small_one(boards):
     # Passes of MANY_THREADS_ROWS boards or more leave numpy's BLAS its threads; the values are the same
     bot = load_bot()

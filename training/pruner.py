@@ -1,6 +1,7 @@
 """Train the pruning net: a small network that ranks the replies of a lookahead so that the big one judges few.
 
-    python training/pruner.py [--games 3000] [--hidden 32] [--out bgai/data/bgai-pruner.npz] [--json FILE]
+    python training/pruner.py [--checkpoint NET] [--games 3000] [--hidden 128] [--encoder 0] [--keep 5]
+        [--out bgai/data/bgai-pruner.npz] [--json FILE]
 
 In an n-ply lookahead the bot picks, for each of the 21 rolls, the reply the network would play at 0-ply
 (``Bot.replies``): some twenty plays a roll go through the 512-256 network so that one is kept. A pruning net
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -70,7 +72,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", default=str(SHIPPED), help="the network the pruning net learns from")
     parser.add_argument("--games", type=int, default=3000, help="self-play games the positions come from")
-    parser.add_argument("--hidden", default="32", help="the pruning net's hidden layers, comma separated")
+    parser.add_argument("--hidden", default="128", help="the pruning net's hidden layers, comma separated")
+    parser.add_argument("--encoder", type=int, default=0, help="the pruning net's inputs (bgai.encoding version; "
+                        "0, the default: Tesauro's units, summed from the boards' cells; -1: the network's own)")
+    parser.add_argument("--keep", type=int, default=5, help="plays per roll the network judges among the pruning "
+                        "net's best (written into its info: load_bot reads it)")
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=1)
@@ -91,7 +97,8 @@ def main(argv=None) -> None:
     print(f"{len(positions):,} positions, {len(plays):,} distinct plays to learn from", flush=True)
 
     hidden = tuple(int(h) for h in args.hidden.split(","))
-    pruner = EquityModel.create(hidden, ("all",), model.encoder_version)
+    encoder = model.encoder_version if args.encoder < 0 else args.encoder
+    pruner = EquityModel.create(hidden, ("all",), encoder)
     Learner(pruner, args.lr, 512, args.epochs).update(Experience(plays, targets, 0, 0, 0, 0), rng,
                                                        lr_schedule=(args.lr, args.lr / 30), progress=True)
     snapshot = ModelSnapshot.of(pruner.eval())
@@ -99,7 +106,9 @@ def main(argv=None) -> None:
     figures = recall(bot, snapshot, test_plays, test_group)
     error = float(np.abs(equity(bot.probabilities(test_plays, snapshot)) - equity(bot.probabilities(test_plays)))
                   .mean())
-    figures.update({"checkpoint": str(args.checkpoint), "games": args.games, "hidden": list(hidden),
+    figures.update({"command": " ".join(["python training/pruner.py", *(sys.argv[1:] if argv is None else argv)]),
+                    "checkpoint": str(args.checkpoint), "games": args.games, "hidden": list(hidden),
+                    "encoder_version": encoder, "keep": args.keep,
                     "epochs": args.epochs, "seed": args.seed, "train_plays": len(plays),
                     "equity_mae": error, "seconds": time.perf_counter() - started})
     snapshot.save_npz(args.out, info=figures)
