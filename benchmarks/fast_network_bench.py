@@ -8,9 +8,12 @@ docs/rollouts.md's "Threads instead of processes").
   (``bgai-default.npz``), each with its own pruning net, on ``ply_speed.py``'s positions (met in gnubg-nn 0-ply
   self-play, each with a roll), one thread, alternating three times; the fastest pass of each. At 1-ply both with
   the default filter, and the 512-256 one also with the filter before it (8 plays within 0.16).
+  And the fast network at 1-ply with the pruning net it had before (``OLD_FAST_PRUNER``: 231-64, on the
+  network's own inputs, keeping 4) instead of its shipped one (197-128 on Tesauro's inputs, keeping 5).
 * **Rollout jobs**: ``rollout(load_bot(), position, trials, jobs=2)`` of the opening and the prime position on 2
   threads (``jobs`` up to ``bgai.rollout.THREAD_JOBS``), on 2 worker processes (``THREAD_JOBS`` set to 1: their
-  start-up counted, as a user waits for it) and in one thread, with the equities of each (they must agree).
+  start-up counted, as a user waits for it) and in one thread, with the equities of each (they must agree); and
+  on 2 threads with ``OLD_FAST_PRUNER``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from bgai.bot import FAST_NPZ, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
 from bgai.coach.oracles import gnubg_positions  # noqa: E402
 
 ROLLOUT_POSITIONS = {"opening": "4HPwATDgc/ABMA", "prime": "trsDADBsuw0GAA"}
+OLD_FAST_PRUNER = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "s-512-64-init-24-pruner.npz"
 
 
 def time_per_move(positions: int) -> dict:
@@ -43,6 +47,7 @@ def time_per_move(positions: int) -> dict:
         "0-ply fast": load_bot(FAST_NPZ, plies=0),
         "0-ply 512-256": load_bot(SHIPPED_NPZ, plies=0),
         "1-ply fast": load_bot(FAST_NPZ, plies=1),
+        "1-ply fast, the 231-64 pruning net": load_bot(FAST_NPZ, plies=1, pruner=OLD_FAST_PRUNER),
         "1-ply 512-256": load_bot(SHIPPED_NPZ, plies=1),
         "1-ply 512-256, filter 8 within 0.16": load_bot(SHIPPED_NPZ, plies=1, filters=(MoveFilter(8, 0.16),)),
     }
@@ -67,23 +72,24 @@ def time_per_move(positions: int) -> dict:
 
 
 def rollout_jobs(trials: int) -> dict:
-    bot = load_bot()
+    bot, old = load_bot(), load_bot(pruner=OLD_FAST_PRUNER)
     figures = {}
     for label, position_id in ROLLOUT_POSITIONS.items():
         pos = Position.from_position_id(position_id)
         ro.rollout(bot, pos, trials=36, seed=1)  # warm-up: the kernels compiled, the database loaded
         row = {}
-        for how, jobs, thread_jobs in (("2 threads", 2, ro.THREAD_JOBS), ("2 processes", 2, 1), ("1 thread", 1, 1)):
+        for how, jobs, thread_jobs in (("2 threads", 2, ro.THREAD_JOBS), ("2 processes", 2, 1), ("1 thread", 1, 1),
+                                       ("2 threads, the 231-64 pruning net", 2, ro.THREAD_JOBS)):
             saved, ro.THREAD_JOBS = ro.THREAD_JOBS, thread_jobs
             try:
                 with movegen.one_thread() if jobs == 1 else contextlib.nullcontext():
                     start = time.perf_counter()
-                    result = ro.rollout(bot, pos, trials=trials, seed=2, jobs=jobs)
+                    result = ro.rollout(old if "231-64" in how else bot, pos, trials=trials, seed=2, jobs=jobs)
                     seconds = time.perf_counter() - start
             finally:
                 ro.THREAD_JOBS = saved
             row[how] = {"seconds": seconds, "equity": result.equity.mean}
-            print(f"  {label:<8} {how:<12} {seconds:6.2f} s  equity {result.equity.mean:+.4f}", flush=True)
+            print(f"  {label:<8} {how:<34} {seconds:6.2f} s  equity {result.equity.mean:+.4f}", flush=True)
         figures[label] = row
     return {"trials": trials, "rollouts": figures}
 

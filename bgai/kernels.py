@@ -433,7 +433,8 @@ def afterstates_of(boards: np.ndarray, dice: np.ndarray, want_steps: bool):
 # The network's first layer ----------------------------------------------------------------------------------------
 
 #: A row of ``first_layer`` is computed afresh (from its nonzero inputs) at least every this many rows, so that
-#: the rounding of a chain of updates stays far below float32's.
+#: the rounding of a chain of float32 updates stays small: on 361,000 boards of a rollout's variance reduction the
+#: probabilities were within 4e-7 of float64 sums', and 5,000 0-ply moves chose the same plays.
 FRESH_EVERY = 32
 _FEW_CHANGES = 16  # a board with this many changed inputs or fewer is always updated from the row before
 
@@ -448,14 +449,15 @@ def first_layer(x: np.ndarray, w: np.ndarray, b: np.ndarray, out: np.ndarray) ->
     afterstates from one another: 9 of 231 inputs in the median, 14 on average), and a board's own nonzero inputs
     are about 50: so row i's sums are row i - 1's plus ``w``'s rows for the changed inputs times their change,
     or, where fewer inputs are nonzero than changed, the sum over its nonzero ones (also every ``FRESH_EVERY``
-    rows). The sums are kept in float64: a row's values agree with the dense product's within about 1e-6, though
-    not always to the last bit of the same board's in another pass or elsewhere in this one (as numpy's BLAS
-    products, whose rounding too depends on a row's place in the batch)."""
+    rows). The sums are float32, as the dense product's and torch's are (twice as fast as float64's: 16 µs against
+    28 for a 0-ply move's 26 boards on the 512-unit layer): a row's values agree with the dense product's within
+    about 2e-6, though not always to the last bit of the same board's in another pass or elsewhere in this one (as
+    numpy's BLAS products, whose rounding too depends on a row's place in the batch)."""
     n, features = x.shape
     hidden = w.shape[1]
-    acc = np.empty(hidden, dtype=np.float64)
+    acc = np.empty(hidden, dtype=np.float32)
     index = np.empty(features, dtype=np.int64)  # the inputs a row's sum goes over, and their factors
-    factor = np.empty(features, dtype=np.float64)
+    factor = np.empty(features, dtype=np.float32)
     since = FRESH_EVERY
     for i in range(n):
         row = x[i]
@@ -466,7 +468,7 @@ def first_layer(x: np.ndarray, w: np.ndarray, b: np.ndarray, out: np.ndarray) ->
             for j in range(features):
                 if row[j] != last[j]:
                     index[m] = j
-                    factor[m] = np.float64(row[j]) - np.float64(last[j])
+                    factor[m] = row[j] - last[j]
                     m += 1
             if m > _FEW_CHANGES:  # then perhaps fewer nonzero inputs than changed ones
                 nonzero = 0
