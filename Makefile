@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/ply_speed.py --positions 200 --json benchmarks/results/ply_speed.json
 	$(PY) benchmarks/fast_network_bench.py --json benchmarks/results/fast_network.json
 	$(PY) benchmarks/eval_speed.py --json benchmarks/results/eval_speed.json
+	$(PY) benchmarks/target_bench.py --positions 500 --json benchmarks/results/targets.json
 	$(PY) benchmarks/precision_bench.py --json benchmarks/results/precision.json
 	$(PY) -m bgai.coach.cube_accuracy --plies 0 1 2 --json benchmarks/results/cube_accuracy.json
 	$(PY) -m bgai.coach.move_accuracy --plies 0 1 2 --json benchmarks/results/move_accuracy.json
