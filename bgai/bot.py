@@ -640,6 +640,9 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     if pruner not in (None, False):
         pruning, pruning_info = ModelSnapshot.load_npz(pruner)
         keep = pruning_info.get("keep", PRUNE_KEEP)
+        if not (isinstance(keep, int) and not isinstance(keep, bool) and 1 <= keep <= 1_000):
+            raise BgaiError(f"the pruning net {pruner} says it leaves the network keep={keep!r} plays a roll; "
+                            f"that must be a whole number from 1 to 1000")
     name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
     return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning, prune=keep)
 

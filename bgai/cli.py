@@ -557,9 +557,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(train_settings=command == "train").parse_args(argv)
     try:
         args.run(args)
-        # The work is done: skip the collector's last walk over every object the interpreter holds when it exits
-        # (about 0.5 s once torch is loaded). Files are closed and workers stopped by now; nothing is lost.
-        gc.freeze()
+        if argv is None:
+            # Run as the program, its work done: skip the collector's last walk over every object the interpreter
+            # holds at exit (about 0.5 s once torch is loaded). Files are closed and workers stopped by now. (Not
+            # when called with arguments, as tests and other programs do: they go on living.)
+            gc.freeze()
     except (BgaiError, ValueError) as error:
         message = " ".join(str(error).split())  # always one line
         print(f"bgai {args.command}: error: {message}", file=sys.stderr)

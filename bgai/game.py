@@ -415,11 +415,13 @@ def play_duplicate(player0: Player, player1: Player, sequences: int, pool: Pool 
 
     ``points`` are ``player0``'s, the first half from seat 0 and the second from seat 1 (same dice, game by game).
     Keyword arguments go to ``play_games``. With a ``pool`` (``bgai.workers``) its workers play the games, each
-    seat's split into ranges of consecutive dice sequences: each game's dice come from its id, so the results are
-    the same as in this process for players that choose without random draws (every bot and built-in player but
-    ``random``, whose draws would restart with each range).
+    seat's split into ranges of consecutive dice sequences: each game's dice come from its id, so the games are
+    the ones this process would play, for players that choose without random draws (every bot and built-in player
+    but ``random``, whose draws would restart with each range). (A bot's sums may differ in their last bits with a
+    board's place in a batch, ``bgai.kernels.first_layer``, so a play tied to within about 1e-7 may go the other
+    way.)
     """
-    if pool is None:
+    if pool is None or sequences == 0:
         one = play_games(player0, player1, sequences, **kwargs)
         two = play_games(player0, player1, sequences, swap_seats=True, **kwargs)
         return dataclasses.replace(concat_results([one, two]), duplicate=True)

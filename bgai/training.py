@@ -307,7 +307,7 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
 def benchmark(model: EquityModel, sequences: int, seed: int = 12345, pool: Pool | None = None) -> dict:
     """Duplicate-game results of the model at 0-ply against pubeval and the heuristic player, played with the numpy
     pass on a snapshot of its weights, as the bot plays (several times faster than the torch model's small
-    batches); by the ``pool``'s workers if there is one (the same results: see ``play_duplicate``)."""
+    batches); by the ``pool``'s workers if there is one (the same games: see ``play_duplicate``)."""
     bot = Bot(ModelSnapshot.of(model))
     out = {}
     for name, opponent in (("pubeval", PubevalPlayer()), ("heuristic", HeuristicPlayer())):
@@ -463,15 +463,20 @@ def _td_stage(state: Run, stage: TDStage) -> None:
 
     In this process, each round is played with the latest weights, then learned from. On a worker pool the rounds
     overlap: while the learner trains on round k, the workers already play round k + 1 with the weights from
-    before that update (one update, ``parallel_games`` games, behind), so neither the learner nor the workers wait
-    for the other. The checkpoint keeps those weights too, so a resumed run plays exactly what it would have.
+    before that update (one update, ``parallel_games`` games, behind), so neither waits for the other, except at a
+    benchmark, whose games wait for the round in flight to end (they go to the workers too). The checkpoint keeps
+    those weights too, so a resumed run plays exactly what it would have.
     """
     from tqdm.auto import tqdm
 
     rounds = _TDRounds(state, stage)  # on workers, the first round is played while the learner is made
-    learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs)
-    if state.optimizer_state is not None:
-        learner.optimizer.load_state_dict(state.optimizer_state)
+    try:
+        learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs)
+        if state.optimizer_state is not None:
+            learner.optimizer.load_state_dict(state.optimizer_state)
+    except BaseException:
+        rounds.close()  # (the round in flight must not outlive the pool it plays on)
+        raise
     next_bench = (state.step // stage.bench_every + 1) * stage.bench_every
     last = state.history[-1]["pubeval"]["ppg"] if state.history else float("nan")
     bar = tqdm(total=stage.games, initial=state.step, unit="game", disable=not state.progress,

@@ -321,11 +321,12 @@ class ModelSnapshot:
             cells[1 + np.arange(26 * 31), cell] = count - 15
             x = encoding.encode(cells, version=0, compiled=False).astype(np.float64)
             x[:, layout.contact] = 0
-            self._tables = []
+            tables = []
             for w, b in (net[0] for net in self._net_layers()):
                 sums = x @ w.astype(np.float64)
-                self._tables.append((np.ascontiguousarray((sums[1:] - sums[0]).reshape(26, 31, -1), dtype=np.float32),
-                                     (b + sums[0]).astype(np.float32), w[layout.contact].astype(np.float32)))
+                tables.append((np.ascontiguousarray((sums[1:] - sums[0]).reshape(26, 31, -1), dtype=np.float32),
+                               (b + sums[0]).astype(np.float32), w[layout.contact].astype(np.float32)))
+            self._tables = tables  # whole, at once: a rollout's threads share the snapshot
         return self._tables
 
     def _probabilities(self, nets, x: np.ndarray, phase, compiled: bool) -> np.ndarray:

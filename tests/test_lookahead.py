@@ -439,9 +439,10 @@ def test_a_pruning_net_s_file_says_how_many_plays_the_network_judges(tmp_path):
     net = ModelSnapshot.of(EquityModel.create((8,), encoder_version=0))
     net.save_npz(tmp_path / "plain.npz")  # a file that does not say: PRUNE_KEEP
     assert load_bot(plies=1, pruner=tmp_path / "plain.npz").prune == PRUNE_KEEP
-    net.save_npz(tmp_path / "bad.npz", info={"keep": "all"})
-    with pytest.raises(BgaiError, match="at least 1 play"):
-        load_bot(plies=1, pruner=tmp_path / "bad.npz")
+    for bad in ("all", 0, True, 10**30):
+        net.save_npz(tmp_path / "bad.npz", info={"keep": bad})
+        with pytest.raises(BgaiError, match="bad.npz says it leaves the network keep="):
+            load_bot(plies=1, pruner=tmp_path / "bad.npz")
 
 
 def test_the_default_bot_plays_each_ply_with_the_network_shipped_for_it():

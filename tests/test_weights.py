@@ -1,5 +1,6 @@
 """The network played in numpy (bgai.weights): the same values as torch's, the shipped file, bad files, no torch."""
 
+import pickle
 import subprocess
 import sys
 import zipfile
@@ -87,6 +88,11 @@ def test_a_version_0_net_s_first_layer_summed_from_the_cells_gives_the_torch_mod
             expected = model(torch.from_numpy(encoding.encode(batch, version=0)),
                              torch.from_numpy(classify(batch))).numpy()
         np.testing.assert_allclose(snapshot.board_probabilities(batch, classify(batch)), expected, atol=1e-5)
+    # a snapshot sent to a worker leaves its tables behind and builds the same ones there
+    sent = pickle.loads(pickle.dumps(snapshot))
+    assert snapshot._tables is not None and sent._tables is None
+    np.testing.assert_array_equal(sent.board_probabilities(boards, classify(boards)),
+                                  snapshot.board_probabilities(boards, classify(boards)))
     # and a network of another version is encoded as before
     v2 = ModelSnapshot.of(EquityModel.create((16,)))
     np.testing.assert_array_equal(v2.board_probabilities(boards), v2.probabilities(encoding.encode(boards)))

@@ -83,6 +83,8 @@ def main(argv=None) -> None:
     parser.add_argument("--out", default=str(ROOT / "bgai" / "data" / "bgai-pruner.npz"))
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args(argv)
+    if args.keep < 1:
+        parser.error("--keep must be at least 1")
 
     started = time.perf_counter()
     torch.manual_seed(args.seed)
