@@ -427,10 +427,17 @@ def play_duplicate(player0: Player, player1: Player, sequences: int, pool: Pool 
         return dataclasses.replace(concat_results([one, two]), duplicate=True)
     first = kwargs.pop("first_game", 0)
     kwargs.pop("progress", None)  # one bar a worker would be noise
-    bounds = np.linspace(0, sequences, min(pool.workers, sequences) + 1).round().astype(np.int64)
-    tasks = [(swap, first + int(lo), int(hi - lo)) for swap in (False, True) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    ranges = id_ranges(first, sequences, pool.workers)
+    tasks = [(swap, lo, hi - lo) for swap in (False, True) for lo, hi in ranges]
     parts = pool.map(_duplicate_task, tasks, (player0, player1, kwargs))
     return dataclasses.replace(concat_results(parts), duplicate=True)
+
+
+def id_ranges(first: int, count: int, parts: int) -> list[tuple[int, int]]:
+    """The ids ``first .. first + count - 1`` as at most ``parts`` ranges ``(lo, hi)`` of consecutive ones, their
+    sizes within one: how the games of a round or a benchmark are split between workers."""
+    bounds = np.linspace(first, first + count, min(parts, count) + 1).round().astype(np.int64)
+    return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def _duplicate_task(shared: tuple, task: tuple) -> GameResults:

@@ -30,7 +30,7 @@ import numpy as np
 
 from bgai import encoding, kernels
 from bgai.bot import Bot, exact_probabilities
-from bgai.game import game_over, roll_dice
+from bgai.game import game_over, id_ranges, roll_dice
 from bgai.movegen import afterstates, group_starts
 from bgai.phase import classify
 from bgai.position import START_BOARD
@@ -186,8 +186,7 @@ def trajectories_task(snapshot: ModelSnapshot, task: SelfPlayTask) -> Trajectori
 
 def split_games(first_game: int, games: int, parts: int, **settings) -> list[SelfPlayTask]:
     """``games`` games from ``first_game`` as at most ``parts`` tasks of consecutive game ids, sizes within one."""
-    bounds = np.linspace(first_game, first_game + games, min(parts, games) + 1).round().astype(np.int64)
-    return [SelfPlayTask(int(lo), int(hi - lo), **settings) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return [SelfPlayTask(lo, hi - lo, **settings) for lo, hi in id_ranges(first_game, games, parts)]
 
 
 def merge_experience(parts: list[Experience]) -> Experience:

@@ -27,6 +27,7 @@ to the cumulative ones (``cumulative``). Cubeless money equity is then
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -212,7 +213,7 @@ class ModelSnapshot:
         self._layers: list[list[tuple[np.ndarray, np.ndarray]]] | None = None
         self._route: np.ndarray | None = None
         self._heads: list[np.ndarray] | None = None
-        self._tables: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        self._tables: list[functools.partial] | None = None
 
     @classmethod
     def of(cls, model) -> ModelSnapshot:
@@ -293,25 +294,13 @@ class ModelSnapshot:
             from bgai import encoding
 
             return self.probabilities(encoding.encode(boards, version=self.encoder_version), phase)
-        from bgai import kernels
+        nets, firsts = self._net_layers(), self._board_first_layers()
+        return self._probabilities(nets, np.ascontiguousarray(boards, dtype=np.int8), phase, True, firsts)
 
-        nets, tables = self._net_layers(), self._board_tables()
-        boards = np.ascontiguousarray(boards, dtype=np.int8)
-        which = np.zeros(len(boards), dtype=np.int64) if len(nets) == 1 else \
-            self._route[np.asarray(phase, dtype=np.int64)]
-        out = np.empty((len(boards), len(OUTPUTS)), dtype=np.float32)
-        for i, layers in enumerate(nets):
-            rows = slice(None) if len(nets) == 1 else np.flatnonzero(which == i)
-            part = boards[rows]
-            if len(part):
-                first = np.empty((len(part), layers[0][0].shape[1]), dtype=np.float32)
-                kernels.board_first_layer(part, *tables[i], first)
-                out[rows] = _forward(layers, first, True, self._heads[i], first_done=True)
-        return out
-
-    def _board_tables(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Per net, ``bgai.kernels.board_first_layer``'s (table, bias, contact) of its first layer (encoder
-        version 0), from the inputs of every single-cell board: the inputs but ``contact`` add up cell by cell."""
+    def _board_first_layers(self) -> list[functools.partial]:
+        """Per net, its first layer from the boards (encoder version 0): ``_first_layer_from_cells`` with the net's
+        table, bias and contact weights, made from the inputs of every single-cell board (the inputs but
+        ``contact`` add up cell by cell)."""
         if self._tables is None:
             from bgai import encoding
 
@@ -324,20 +313,23 @@ class ModelSnapshot:
             tables = []
             for w, b in (net[0] for net in self._net_layers()):
                 sums = x @ w.astype(np.float64)
-                tables.append((np.ascontiguousarray((sums[1:] - sums[0]).reshape(26, 31, -1), dtype=np.float32),
-                               (b + sums[0]).astype(np.float32), w[layout.contact].astype(np.float32)))
+                table = np.ascontiguousarray((sums[1:] - sums[0]).reshape(26, 31, -1), dtype=np.float32)
+                tables.append(functools.partial(_first_layer_from_cells, table, (b + sums[0]).astype(np.float32),
+                                                w[layout.contact].astype(np.float32)))
             self._tables = tables  # whole, at once: a rollout's threads share the snapshot
         return self._tables
 
-    def _probabilities(self, nets, x: np.ndarray, phase, compiled: bool) -> np.ndarray:
+    def _probabilities(self, nets, x: np.ndarray, phase, compiled: bool, firsts=None) -> np.ndarray:
+        """Each row of ``x`` by the net of its phase; ``firsts``: per net, its first layer (``_forward``'s
+        ``first``), when the rows are not its encoded inputs."""
         if len(nets) == 1:
-            return _forward(nets[0], x, compiled, self._heads[0])
+            return _forward(nets[0], x, compiled, self._heads[0], firsts and firsts[0])
         which = self._route[np.asarray(phase, dtype=np.int64)]
         out = np.empty((len(x), len(OUTPUTS)), dtype=np.float32)
         for i, layers in enumerate(nets):
             rows = np.flatnonzero(which == i)
             if len(rows):
-                out[rows] = _forward(layers, x[rows], compiled, self._heads[i])
+                out[rows] = _forward(layers, x[rows], compiled, self._heads[i], firsts and firsts[i])
         return out
 
     # Files ------------------------------------------------------------------------------------------------------
@@ -468,23 +460,31 @@ def _read_npy(archive: zipfile.ZipFile, name: str, path: Path, shape: tuple | No
     return np.frombuffer(data, dtype=dtype).reshape(stored_shape).copy()
 
 
+def _first_layer_from_cells(table: np.ndarray, bias: np.ndarray, contact: np.ndarray, boards: np.ndarray, w: np.ndarray,
+                       b: np.ndarray, out: np.ndarray) -> None:
+    """A first layer in ``_forward`` from boards (encoder version 0): ``bgai.kernels.board_first_layer`` with the
+    net's tables (``ModelSnapshot._board_first_layers``), which already hold ``w`` and ``b``."""
+    from bgai import kernels
+
+    kernels.board_first_layer(boards, table, bias, contact, out)
+
+
 def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, compiled: bool,
-             head_t: np.ndarray, first_done: bool = False) -> np.ndarray:
+             head_t: np.ndarray, first=None) -> np.ndarray:
     """The MLP's (N, 5) cumulative probabilities: ReLU hidden layers, then the head's sigmoids (conditional
     probabilities) multiplied out (``cumulative``). With ``compiled``, by ``bgai.kernels``: the first hidden
     layer from the inputs that changed since the row before (``first_layer``), and the head in one pass
     (``head``, with ``head_t``, the head's weights as (out, in)); the layers between over the nonzero units of
     the layer before only (``sparse_layer``: about a fifth of a ReLU layer's units are active on a board).
-    ``first_done``: ``x`` is already the first hidden layer's output (compiled only)."""
+    ``first``: the first layer's kernel instead of ``first_layer``, called as it is (``x``, its weights, bias
+    and output), for rows that are not encoded inputs (compiled only: ``ModelSnapshot.board_probabilities``)."""
     h, hidden = x, layers[:-1]
     if compiled:
         from bgai import kernels  # (numba's import, a quarter of a second, only where a compiled pass runs)
 
         for number, (w, b) in enumerate(hidden):
-            if first_done and number == 0:
-                continue
             out = np.empty((len(x), w.shape[1]), dtype=np.float32)
-            (kernels.first_layer if number == 0 else kernels.sparse_layer)(h, w, b, out)
+            ((first or kernels.first_layer) if number == 0 else kernels.sparse_layer)(h, w, b, out)
             h = out
         hidden = []
     for w, b in hidden:
