@@ -606,6 +606,16 @@ OWN_PRUNERS: dict[Path, Path] = {SHIPPED: SHIPPED_PRUNER, SHIPPED_NPZ: SHIPPED_P
 DEFAULT_NETWORKS: dict[int, Path] = {0: FAST_NPZ, 1: FAST_NPZ, 2: SHIPPED_NPZ}
 
 
+def prune_keep(info: dict, where) -> int:
+    """The plays per roll a pruning net's file (``info``, read from ``where``) says it leaves the network, else
+    ``PRUNE_KEEP``."""
+    keep = info.get("keep", PRUNE_KEEP)
+    if not (isinstance(keep, int) and not isinstance(keep, bool) and 1 <= keep <= 1_000):
+        raise BgaiError(f"the pruning net {where} says it leaves the network keep={keep!r} plays a roll; "
+                        f"that must be a whole number from 1 to 1000")
+    return keep
+
+
 def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, pruner=None) -> Bot:
     """The bot of a network file at ``plies`` of lookahead (0..``MAX_PLIES``); ``None`` loads the network bgai
     ships for that ply (``DEFAULT_NETWORKS``: the fast network at 0 and 1-ply, the 512-256 network at 2-ply).
@@ -639,10 +649,7 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     pruning, keep = None, PRUNE_KEEP
     if pruner not in (None, False):
         pruning, pruning_info = ModelSnapshot.load_npz(pruner)
-        keep = pruning_info.get("keep", PRUNE_KEEP)
-        if not (isinstance(keep, int) and not isinstance(keep, bool) and 1 <= keep <= 1_000):
-            raise BgaiError(f"the pruning net {pruner} says it leaves the network keep={keep!r} plays a roll; "
-                            f"that must be a whole number from 1 to 1000")
+        keep = prune_keep(pruning_info, pruner)
     name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
     return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning, prune=keep)
 

@@ -64,7 +64,7 @@ import numpy as np
 import torch
 
 from bgai import bearoff, encoding
-from bgai.bot import MAX_PLIES, Bot
+from bgai.bot import MAX_PLIES, PRUNE_KEEP, Bot, prune_keep
 from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
 from bgai.files import locked_folder, write_atomically
@@ -136,6 +136,9 @@ class LookaheadStage:
     rollout_trials: int = _field(72, "trials of each rollout target")
     rollout_truncate: int = _field(7, "plies a rollout target's trials are played before the network's value ends "
                                       "them (0: played to the end)")
+    pruner: str = _field("", "pruning net (an .npz of training/pruner.py) that ranks each reply's plays in the "
+                             "targets' lookahead, the network judging only its best few (Bot.replies; as in play, "
+                             "about half the time of a 2-ply target); empty: every play goes through the network")
     teacher: str = _field("", "checkpoint of an earlier bgai network that plays the games and computes the targets "
                               "instead of the model being trained (a new model's first lessons); empty: the model")
     precision: str = _field("fp32", "'fp32', or 'bf16': the targets' network passes in bfloat16 where the CPU has "
@@ -160,7 +163,8 @@ class RunConfig:
     encoder: int = _field(encoding.ENCODER_VERSION, "encoder version of the model's inputs (bgai.encoding)")
     hidden: str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
     nets: str = _field("all", "'all' (one net for every phase) or 'contact,race' (one net each)")
-    init: str = _field("", "checkpoint whose weights the run starts from (same model shape); empty: random")
+    init: str = _field("", "checkpoint whose weights the run starts from (same model shape; a one-net model's "
+                           "weights start every net of a split one); empty: random")
     threads: int = _field(0, "torch threads of the main process (0: 2 with workers=1, where it plays too, as "
                              "before; 1 with workers, which have the cores while it learns)")
     workers: int = _field(0, "worker processes for self-play and lookahead targets (0: one per core this process "
@@ -293,6 +297,9 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
             raise BgaiError(f"stage {stage.name}: precision must be 'fp32' or 'bf16', got {stage.precision!r}")
         if isinstance(stage, LookaheadStage) and not 0 <= stage.lam <= 1:
             raise BgaiError(f"stage {stage.name}: lam must be in 0..1, got {stage.lam}")
+        if isinstance(stage, LookaheadStage) and stage.pruner and not Path(stage.pruner).is_file():
+            raise BgaiError(f"stage {stage.name}: pruner {stage.pruner!r} is not a file (a pruning net's .npz, "
+                            f"training/pruner.py)")
     config.stages = stages
     config.hidden_sizes()
     config.net_names()
@@ -358,8 +365,13 @@ class Run:
             raise BgaiError(f"{self.path} exists: pass --resume to continue that run, or choose another --run-dir")
         elif config.init:
             start = model_from_checkpoint(load_checkpoint(config.init))
+            weights = start.state_dict()
+            if start.phases == ("all",) and self.model.phases != start.phases:
+                # One net's weights start every net of a split model, each then learning its own phases.
+                weights = {key.replace("nets.all.", f"nets.{name}.", 1): value
+                           for name in self.model.phases for key, value in weights.items()}
             try:
-                self.model.load_state_dict(start.state_dict())
+                self.model.load_state_dict(weights)
             except RuntimeError:
                 raise BgaiError(f"--init {config.init} holds {start.describe()}; the config asks "
                                 f"{self.model.describe()}") from None
@@ -688,7 +700,7 @@ def _positions_task(snapshot: ModelSnapshot, task) -> np.ndarray:
 def _targets_task(snapshot: ModelSnapshot, task: tuple) -> dict[str, np.ndarray]:
     """One part of a generation's target computation (a worker's share, or this process's): the ``targets``,
     and with ``values`` the network's own 0-ply ``values`` too (for ``trace_returns``), in the same precision."""
-    return _part_targets(snapshot.model(), *task)
+    return _part_targets(snapshot, *task)
 
 
 @dataclass(frozen=True)
@@ -706,25 +718,45 @@ class RolloutTargets:
         return cls(stage.rollouts, stage.rollout_trials, stage.rollout_truncate)
 
 
-def _part_targets(model: EquityModel, boards: np.ndarray, plies: int, deeper: float, bf16: bool,
-                  values: bool, rollouts: RolloutTargets = RolloutTargets()) -> dict[str, np.ndarray]:
-    out = {"targets": lookahead_targets(model, boards, plies, deeper, bf16, rollouts).astype(np.float32)}
+@dataclass(frozen=True)
+class Pruning:
+    """The pruning net of a lookahead's replies (``LookaheadStage.pruner``; ``Bot.replies``): its weights and the
+    plays per roll it leaves the network. ``net`` None: every play goes through the network."""
+
+    net: ModelSnapshot | None = None
+    keep: int = PRUNE_KEEP
+
+    @classmethod
+    def of(cls, stage: LookaheadStage) -> Pruning:
+        if not stage.pruner:
+            return cls()
+        net, info = ModelSnapshot.load_npz(stage.pruner)
+        return cls(net, prune_keep(info, stage.pruner))
+
+
+def _part_targets(model, boards: np.ndarray, plies: int, deeper: float, bf16: bool, values: bool,
+                  rollouts: RolloutTargets = RolloutTargets(), pruning: Pruning = Pruning()) -> dict[str, np.ndarray]:
+    out = {"targets": lookahead_targets(model, boards, plies, deeper, bf16, rollouts, pruning).astype(np.float32)}
     if values:
-        out["values"] = Bot(model, bf16=bf16).probabilities(boards)
+        out["values"] = Bot(ModelSnapshot.of(model), bf16=bf16).probabilities(boards)
     return out
 
 
-def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int, deeper: float = 0.0,
-                      bf16: bool = False, rollouts: RolloutTargets = RolloutTargets()) -> np.ndarray:
-    """(N, 5) probabilities of ``boards`` (on-roll view) at ``plies`` of lookahead by a bot of ``model``.
+def lookahead_targets(model, boards: np.ndarray, plies: int, deeper: float = 0.0, bf16: bool = False,
+                      rollouts: RolloutTargets = RolloutTargets(), pruning: Pruning = Pruning()) -> np.ndarray:
+    """(N, 5) probabilities of ``boards`` (on-roll view) at ``plies`` of lookahead by a bot of ``model`` (an
+    ``EquityModel`` or its ``ModelSnapshot``; either way the bot evaluates with the numpy pass, as in play, about
+    twice as fast as torch's small batches, or in torch with ``bf16``).
 
     With ``deeper`` > 0, that share of the boards, those whose ``plies`` value moved farthest (in cubeless equity)
     from the model's own 0-ply value, are evaluated at ``plies + 1`` instead: the search goes deeper where the
     network and its lookahead disagree most. With ``rollouts.share`` > 0 the share of the boards that moved
     farthest are rolled out instead (``bgai.rollout.rollout_values``, by the model at 0-ply, each part's dice
     seeded by its boards), whatever ``deeper`` gave them. With ``bf16`` the network's passes run in bfloat16 (see
-    ``Bot``; never in the rollouts)."""
-    bot = Bot(model, plies=plies, bf16=bf16)
+    ``Bot``; never in the rollouts). With a ``pruning`` net the lookahead's replies (and the rollouts' variance
+    reduction) are chosen among the plays it ranks best (``Bot.replies``)."""
+    model = ModelSnapshot.of(model)
+    bot = Bot(model, plies=plies, bf16=bf16, pruner=pruning.net, prune=pruning.keep)
     targets = bot.lookahead(boards, plies)
     count = int(round(deeper * len(boards)))
     rolled = int(round(rollouts.share * len(boards)))
@@ -740,8 +772,8 @@ def lookahead_targets(model: EquityModel, boards: np.ndarray, plies: int, deeper
 
             rows = order[:rolled]
             seed = zlib.crc32(np.ascontiguousarray(boards).tobytes())
-            targets[rows] = rollout_values(Bot(model), boards[rows], trials=rollouts.trials,
-                                           truncate=rollouts.truncate or None, seed=seed)
+            targets[rows] = rollout_values(Bot(model, pruner=pruning.net, prune=pruning.keep), boards[rows],
+                                           trials=rollouts.trials, truncate=rollouts.truncate or None, seed=seed)
     return targets
 
 
@@ -768,7 +800,8 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         boards, traced = stored["boards"], "sequence" in stored.files  # as _traced, the file opened once
     parts = range(0, len(boards), stage.part)
     bf16 = stage.precision == "bf16" and bf16_supported()
-    frozen = copy.deepcopy(source).eval()
+    frozen = ModelSnapshot.of(copy.deepcopy(source).eval())
+    pruning = Pruning.of(stage)
     bar = tqdm(total=len(boards), unit="pos", disable=not state.progress,
                desc=f"{state.config.run_name}/{stage.name} gen {generation} {stage.plies}-ply targets"
                     + (" (bf16)" if bf16 else ""))
@@ -781,7 +814,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
             if not path(i).exists():
                 started = time.perf_counter()
                 part = _part_targets(frozen, boards[lo:lo + stage.part], stage.plies, stage.deeper, bf16, traced,
-                                     RolloutTargets.of(stage))
+                                     RolloutTargets.of(stage), pruning)
                 _write_npz(path(i), **part)
                 elapsed = time.perf_counter() - started
                 state.seconds += elapsed
@@ -795,9 +828,9 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         bar.update(len(boards) - sum(len(boards[parts[i]:parts[i] + stage.part]) for i in missing))
         bearoff.database()  # built here once if it is not on disk yet, rather than by every worker at once
         tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper, bf16, traced,
-                  RolloutTargets.of(stage)) for i in missing]
+                  RolloutTargets.of(stage), pruning) for i in missing]
         started, last, done = time.perf_counter(), time.perf_counter(), 0
-        for k, part in state.pool.imap(_targets_task, tasks, ModelSnapshot.of(frozen)):
+        for k, part in state.pool.imap(_targets_task, tasks, frozen):
             _write_npz(path(missing[k]), **part)
             now = time.perf_counter()
             state.seconds += now - last

@@ -393,6 +393,79 @@ def test_deeper_targets_search_one_ply_further_where_the_lookahead_moved_the_val
     assert np.allclose(mixed[rest], one[rest], atol=1e-6)
 
 
+def test_targets_are_the_same_from_the_torch_model_and_its_numpy_snapshot():
+    # The targets evaluate with the numpy pass whatever they are given, the trainer's torch model included
+    bot = load_bot()
+    model = bot.model.model()
+    boards = sample_positions(model, 4, 700, seed=8, epsilon=0.0, rng=np.random.default_rng(8), keep=12)
+    torch_bot = Bot(model, plies=1)  # the torch pass, as the trainer evaluates its model
+    assert np.allclose(lookahead_targets(model, boards, 1), torch_bot.lookahead(boards, 1), atol=2e-5)
+    assert np.allclose(lookahead_targets(model, boards, 1), lookahead_targets(bot.model, boards, 1), atol=1e-6)
+
+
+def test_a_pruning_net_that_keeps_every_play_changes_no_target_and_one_that_keeps_few_stays_close():
+    from bgai.bot import FAST_PRUNER
+    from bgai.network import equity
+    from bgai.training import Pruning
+    from bgai.weights import ModelSnapshot
+
+    bot = load_bot()
+    boards = sample_positions(bot.model, 4, 900, seed=9, epsilon=0.0, rng=np.random.default_rng(9), keep=10)
+    net, info = ModelSnapshot.load_npz(FAST_PRUNER)
+    full = lookahead_targets(bot.model, boards, 2)
+    assert np.allclose(lookahead_targets(bot.model, boards, 2, pruning=Pruning(net, keep=1000)), full, atol=1e-6)
+    pruned = lookahead_targets(bot.model, boards, 2, pruning=Pruning(net, keep=info["keep"]))
+    # the pruned lookahead is the bot's own (as load_bot plays with the pruning net), a few mp from full width
+    same = Bot(bot.model, plies=2, pruner=net, prune=info["keep"]).lookahead(boards, 2)
+    assert np.allclose(pruned, same, atol=1e-6)
+    assert np.abs(equity(pruned) - equity(full)).mean() < 0.005
+
+
+def test_a_run_computes_its_targets_with_the_pruning_net_it_names(tmp_path):
+    from bgai.bot import FAST_PRUNER
+    from bgai.training import Pruning
+
+    config = load_config(None, {**TINY, "hidden": "8"})
+    config.stages = [LookaheadStage(name="pruned", generations=1, games=4, positions=16, part=16, epochs=1,
+                                    plies=2, pruner=str(FAST_PRUNER))]
+    run(config, tmp_path / "run", progress=False)
+    torch.manual_seed(config.seed)
+    start = EquityModel.create(config.hidden_sizes(), config.net_names(), config.encoder)
+    folder = tmp_path / "run" / "data" / "pruned-000"
+    boards = np.load(folder / "positions.npz")["boards"]
+    targets = np.load(folder / "targets-0000.npz")["targets"]
+    pruning = Pruning.of(config.stages[0])
+    assert pruning.keep == 5
+    assert np.allclose(targets, lookahead_targets(start, boards, 2, pruning=pruning), atol=1e-5)
+
+
+def test_a_one_net_checkpoint_starts_every_net_of_a_split_model(tmp_path):
+    # Given a one-net model saved as a checkpoint
+    torch.manual_seed(3)
+    one = EquityModel.create((8,), ("all",), 2)
+    save_checkpoint(tmp_path / "one.pt", model_payload(one))
+    # When a split run starts from it
+    config = load_config(None, {**TINY, "nets": "contact,race", "init": str(tmp_path / "one.pt")})
+    state = training.Run(config, tmp_path / "run", resume=False, progress=False)
+    try:
+        # Then both nets are the one net, so the model plays exactly as it did
+        assert state.model.phases == ("contact", "race")
+        for name in ("contact", "race"):
+            for key, value in one.nets["all"].state_dict().items():
+                assert torch.equal(state.model.nets[name].state_dict()[key], value)
+        boards = sample_positions(one, 2, 0, seed=1, epsilon=0.0, rng=np.random.default_rng(1), keep=30)
+        assert np.allclose(Bot(state.model).probabilities(boards), Bot(one).probabilities(boards), atol=1e-6)
+    finally:
+        state.close()
+
+
+def test_a_pruner_that_is_not_a_file_is_refused(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('[[stage]]\nmethod = "lookahead"\npruner = "no/such/pruner.npz"\n')
+    with pytest.raises(BgaiError, match="pruner 'no/such/pruner.npz' is not a file"):
+        load_config(path)
+
+
 def test_rollout_targets_replace_the_lookahead_where_it_moved_the_value_most():
     from bgai.network import equity
     from bgai.rollout import rollout_values
