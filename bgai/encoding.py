@@ -96,11 +96,26 @@ I_FORWARD_ANCHOR, I_CONTAIN, I_PIPLOSS, I_ENTER2):
     each roll, the largest 25 - p over our blots on points p that it hits (counted as for ``hit_chance``). / 25.
 ``double_shot`` (1)
     The share of the 36 rolls with which they could hit two different blots of ours (each by some play of the
-    roll, counted as for ``hit_chance``; not always both in one play). (This also makes a version-2 half 116
-    features long, a whole number of the 16-byte rows the ``points`` block is gathered in.)
+    roll, counted as for ``hit_chance``; not always both in one play).
 ``enter`` (1)
     The share of the 36 rolls with which a checker of ours on the bar would enter: 1 - (their made home points /
     6)**2.
+
+Version 3 adds four features to each side, after ``enter`` (definitions bgai's own, in the spirit of GNU
+Backgammon's documented I_MOBILITY, I_TIMING, I_BACKG and I_BACKG1, eval.c):
+
+``mobility`` (1)
+    How freely our checkers move: over the die values 1..6, the number of our checkers (on the bar and points
+    2..24) that could move that many pips without landing on a point they hold (two or more of theirs; bearing
+    off not counted), summed and / 90 (15 checkers times 6 values). The bar rule and the other die are ignored.
+``timing`` (1)
+    The pips our checkers outside our home board (the bar counting 25) must travel to reach our 6 point, / 100:
+    how long we can keep our position before the home board has to give way.
+``back_game`` (1)
+    With two or more made points in their home board (our points 19..24): our checkers there and on our bar,
+    / 15; else 0.0.
+``back_game1`` (1)
+    The same count with exactly one such point; else 0.0.
 
 Version 0 is Tesauro's units alone in each half (``points``, ``bar`` and ``off``), then ``contact``: 197 inputs
 for the pruning nets (``training/pruner.py``), which rank a lookahead's plays so that the network judges few, as
@@ -159,7 +174,9 @@ __all__ = [
     "hit_rolls",
 ]
 
-#: The latest encoder version. Add a version whenever any feature's definition, scaling or order changes.
+#: The encoder version of new models (the shipped networks'). Add a version whenever any feature's definition,
+#: scaling or order changes. Version 3 is opt-in (a run's ``encoder = 3``) until a network trained on it plays
+#: better.
 ENCODER_VERSION = 2
 
 
@@ -213,6 +230,12 @@ _SIDE_LAYOUT_V2 = _SIDE_LAYOUT_V1 + (
     ("double_shot", 1),
     ("enter", 1),
 )
+_SIDE_LAYOUT_V3 = _SIDE_LAYOUT_V2 + (
+    ("mobility", 1),
+    ("timing", 1),
+    ("back_game", 1),
+    ("back_game1", 1),
+)
 
 
 class Layout:
@@ -241,7 +264,8 @@ class Layout:
                            f"{', '.join(self.by_name)}") from None
 
 
-LAYOUTS = {0: Layout(0, _SIDE_LAYOUT_V0), 1: Layout(1, _SIDE_LAYOUT_V1), 2: Layout(2, _SIDE_LAYOUT_V2)}
+LAYOUTS = {0: Layout(0, _SIDE_LAYOUT_V0), 1: Layout(1, _SIDE_LAYOUT_V1), 2: Layout(2, _SIDE_LAYOUT_V2),
+           3: Layout(3, _SIDE_LAYOUT_V3)}
 VERSIONS = tuple(LAYOUTS)
 _LATEST = LAYOUTS[ENCODER_VERSION]
 #: The latest version's blocks of one side, offsets relative to the start of its half.
@@ -513,11 +537,26 @@ def _side_features(sides: np.ndarray, out: np.ndarray, layout: Layout) -> None:
     out[..., _S["double_shot"]] = doubles.reshape(blots.shape) * np.float32(1 / 36)
     closed = np.bitwise_count(their_held & _THEIR_HOME_BITS).astype(np.float32)
     out[..., _S["enter"]] = 1 - (closed / 6) ** 2
+    if layout.version < 3:
+        return
+
+    blocked = sides[..., 1:25] <= -2  # their made points 1..24 (index k - 1 is point k)
+    moves = np.zeros(sides.shape[:-1], dtype=np.int16)
+    for d in range(1, 7):  # checkers on points d + 1..25 landing on points 1..25 - d
+        moves += np.einsum("...i,...i->...", ours[..., d + 1:], ~blocked[..., :BOARD_SIZE - 1 - d], dtype=np.int16)
+    out[..., _S["mobility"]] = moves.astype(np.float32) * np.float32(1 / 90)
+    timing = np.einsum("...i,i->...", ours, _TIMING_WEIGHTS, dtype=np.int16)
+    out[..., _S["timing"]] = timing.astype(np.float32) * np.float32(0.01)
+    anchors = np.bitwise_count(held & _THEIR_HOME_BITS)
+    back = ours[..., 19:].sum(axis=-1, dtype=np.int16).astype(np.float32) * np.float32(1 / 15)
+    out[..., _S["back_game"]] = np.where(anchors >= 2, back, np.float32(0))
+    out[..., _S["back_game1"]] = np.where(anchors == 1, back, np.float32(0))
 
 
 _UNIT_ROW = np.dtype((np.void, 4 * POINT_UNITS.itemsize))
 _UNIT_ROWS = POINT_UNITS.view(_UNIT_ROW).ravel()
 _PIP_WEIGHTS = np.arange(BOARD_SIZE, dtype=np.int8)
+_TIMING_WEIGHTS = np.maximum(np.arange(BOARD_SIZE) - 6, 0).astype(np.int8)  # pips to our 6 point
 _WIDE = 32  # boards are padded to 32 columns so that each reads as four uint64 words in `_bits`
 
 

@@ -34,15 +34,16 @@ _ANCHOR_BITS = int(encoding._ANCHOR_BITS)  # points 18..24
 _ROLLS = ROLLS.astype(np.int64)  # the 21 distinct rolls (bgai.dice)
 _DEBRUIJN_BIT = encoding._DEBRUIJN_BIT.astype(np.int64)
 
-# Where each side feature goes within a half: the latest layout's offsets, version 1's being a prefix of them.
-_AT = encoding.LAYOUTS[2].offsets
-assert all(_AT[name] == at for name, at in encoding.LAYOUTS[1].offsets.items())
+# Where each side feature goes within a half: version 3's offsets, versions 1's and 2's being prefixes of them.
+_AT = encoding.LAYOUTS[3].offsets
+assert all(_AT[name] == at for v in (1, 2) for name, at in encoding.LAYOUTS[v].offsets.items())
 _POINTS, _BAR, _OFF, _PIPS, _PIP_LEAD, _BLOTS = (_AT[k] for k in ("points", "bar", "off", "pips", "pip_lead", "blots"))
 _HIT_CHANCE, _BACK_CHECKERS, _HOME_POINTS, _PRIME, _ANCHORS, _ESCAPES = (
     _AT[k] for k in ("hit_chance", "back_checkers", "home_points", "prime", "anchors", "escapes"))
 _BREAK_CONTACT, _BACK_CHECKER, _BACK_ANCHOR, _FORWARD_ANCHOR, _CONTAINMENT, _PIP_LOSS, _DOUBLE_SHOT, _ENTER = (
     _AT[k] for k in ("break_contact", "back_checker", "back_anchor", "forward_anchor", "containment", "pip_loss",
                      "double_shot", "enter"))
+_MOBILITY, _TIMING, _BACK_GAME, _BACK_GAME1 = (_AT[k] for k in ("mobility", "timing", "back_game", "back_game1"))
 
 
 @numba.njit(cache=True, inline="always")
@@ -212,6 +213,25 @@ def _side(side: np.ndarray, out: np.ndarray, o: int, version: int, units: np.nda
     out[o + _DOUBLE_SHOT] = f32(doubles) * f32(1 / 36)
     closed = f32(_popcount(their_held & _THEIR_HOME_BITS))
     out[o + _ENTER] = f32(1.0) - (closed / f32(6)) ** 2
+    if version < 3:
+        return pips_feature
+
+    moves = 0
+    timing = 0
+    for p in range(2, 26):
+        n = side[p]
+        if n > 0:
+            if p > 6:
+                timing += n * (p - 6)
+            for d in range(1, 7):
+                if p - d >= 1 and not (their_held >> (p - d)) & 1:
+                    moves += n
+    out[o + _MOBILITY] = f32(moves) * f32(1 / 90)
+    out[o + _TIMING] = f32(timing) * f32(0.01)
+    anchors = _popcount(held & _THEIR_HOME_BITS)
+    back = f32(back_checkers) * f32(1 / 15)
+    out[o + _BACK_GAME] = back if anchors >= 2 else f32(0.0)
+    out[o + _BACK_GAME1] = back if anchors == 1 else f32(0.0)
     return pips_feature
 
 

@@ -107,6 +107,31 @@ class EquityModel(nn.Module):
                 out[rows] = net(x[rows])
         return out
 
+    def reading(self, version: int) -> EquityModel:
+        """A copy of this model that reads encoder ``version``'s inputs, which must include every input block of its
+        own version: each first layer keeps its weights for those inputs and gives the new ones zero weight, so the
+        copy computes the same function until it learns to use them (a run's ``init`` from a network trained on
+        an older encoder). ``ValueError`` if ``version`` lacks one of the blocks."""
+        from bgai import encoding
+
+        old, new = encoding.LAYOUTS[self.encoder_version], encoding.LAYOUTS[version]
+        missing = [b.name for b in old.blocks if b.name not in new.by_name or new.by_name[b.name].size != b.size]
+        if missing:
+            raise ValueError(f"encoder version {version} lacks the inputs {', '.join(missing)} of version "
+                             f"{self.encoder_version}")
+        columns = torch.cat([torch.arange(new.by_name[b.name].start, new.by_name[b.name].stop) for b in old.blocks])
+        nets = {}
+        for name, net in self.nets.items():
+            wider = EquityNet(new.n_features, net.hidden)
+            state = net.state_dict()
+            first = state["body.0.weight"]
+            weight = first.new_zeros((first.shape[0], new.n_features))
+            weight[:, columns] = first
+            state["body.0.weight"] = weight
+            wider.load_state_dict(state)
+            nets[name] = wider
+        return EquityModel(nets, version)
+
     def describe(self) -> str:
         nets = " + ".join(f"{name} {list(net.hidden)}" for name, net in self.nets.items())
         return f"{nets} hidden, encoder version {self.encoder_version} ({self.n_inputs} inputs)"

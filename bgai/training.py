@@ -163,8 +163,9 @@ class RunConfig:
     encoder: int = _field(encoding.ENCODER_VERSION, "encoder version of the model's inputs (bgai.encoding)")
     hidden: str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
     nets: str = _field("all", "'all' (one net for every phase) or 'contact,race' (one net each)")
-    init: str = _field("", "checkpoint whose weights the run starts from (same model shape; a one-net model's "
-                           "weights start every net of a split one); empty: random")
+    init: str = _field("", "checkpoint whose weights the run starts from (same hidden layers; a one-net model's "
+                           "weights start every net of a split one, and inputs a later encoder adds start with "
+                           "zero weight); empty: random")
     threads: int = _field(0, "torch threads of the main process (0: 2 with workers=1, where it plays too, as "
                              "before; 1 with workers, which have the cores while it learns)")
     workers: int = _field(0, "worker processes for self-play and lookahead targets (0: one per core this process "
@@ -365,6 +366,11 @@ class Run:
             raise BgaiError(f"{self.path} exists: pass --resume to continue that run, or choose another --run-dir")
         elif config.init:
             start = model_from_checkpoint(load_checkpoint(config.init))
+            if start.encoder_version != self.model.encoder_version:
+                try:  # new inputs start with zero weight: the same network, free to learn to use them
+                    start = start.reading(self.model.encoder_version)
+                except ValueError as e:
+                    raise BgaiError(f"--init {config.init}: {e}") from None
             weights = start.state_dict()
             if start.phases == ("all",) and self.model.phases != start.phases:
                 # One net's weights start every net of a split model, each then learning its own phases.

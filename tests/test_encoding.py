@@ -469,6 +469,41 @@ def test_side_features_match_plain_python_references(positions):
     assert np.allclose(feature(x, "own_pip_lead"), pips[:, 1] - pips[:, 0], atol=1e-6)
 
 
+def reference_side_v3(board: np.ndarray) -> dict[str, float]:
+    """Version 3's four features of one side, checker by checker."""
+    b = [int(v) for v in board]
+    moves = sum(b[p] for p in range(2, 26) if b[p] > 0 for d in range(1, 7) if p - d >= 1 and b[p - d] > -2)
+    anchors = sum(1 for p in range(19, 25) if b[p] >= 2)
+    back = sum(max(b[p], 0) for p in range(19, 26))
+    return {
+        "mobility": moves / 90,
+        "timing": sum(b[p] * (p - 6) for p in range(7, 26) if b[p] > 0) / 100,
+        "back_game": back / 15 if anchors >= 2 else 0.0,
+        "back_game1": back / 15 if anchors == 1 else 0.0,
+    }
+
+
+def test_version_3_adds_four_features_to_version_2_s(positions):
+    """Version 3 is version 2's inputs, each where it was within its half, plus four side features that match a
+    plain reference, stay in [0, 1] and swap with the sides."""
+    v2, v3, layout = encode(positions, version=2), encode(positions, version=3), LAYOUTS[3]
+    assert layout.side_size == LAYOUTS[2].side_size + 4 and layout.n_features == 2 * layout.side_size + 1 == 239
+    for b in LAYOUTS[2].blocks:
+        assert np.array_equal(v2[:, b.slice], v3[:, layout.by_name[b.name].slice]), b.name
+    assert np.array_equal(encode(movegen.switch(positions), version=3), swap_sides(v3))
+    for i, board in enumerate(positions[:400]):
+        for side, seen in sides_of(board).items():
+            for name, value in reference_side_v3(seen).items():
+                assert v3[i, layout.block(f"{side}_{name}").start] == pytest.approx(value, abs=1e-6), (i, side, name)
+    for name in ("mobility", "timing", "back_game", "back_game1"):
+        values = v3[:, layout.block(f"own_{name}").slice]
+        assert 0 <= values.min() and values.max() <= (3.75 if name == "timing" else 1), name
+        assert values.max() > 0, name  # each is met in games
+    start = encode(Position.start().board[None], version=3)[0]
+    assert start[layout.block("own_timing").start] == pytest.approx(0.77)  # 2 x 18 + 5 x 7 + 3 x 2 pips
+    assert start[layout.block("own_mobility").start] == pytest.approx(73 / 90)
+
+
 def test_escape_table_edges():
     """Nothing to pass: every roll escapes. A blocked point 1 pip ahead, nothing else: every roll but 1-1."""
     assert (ESCAPE_TABLE[0] == 1).all()

@@ -459,6 +459,35 @@ def test_a_one_net_checkpoint_starts_every_net_of_a_split_model(tmp_path):
         state.close()
 
 
+def test_a_version_2_checkpoint_starts_a_version_3_split_model_with_the_new_inputs_at_zero_weight(tmp_path):
+    # Given a one-net model on encoder version 2, saved as a checkpoint
+    torch.manual_seed(4)
+    old = EquityModel.create((8,), ("all",), 2)
+    save_checkpoint(tmp_path / "v2.pt", model_payload(old))
+    # When a split run on version 3's inputs starts from it
+    config = load_config(None, {**TINY, "nets": "contact,race", "encoder": 3, "init": str(tmp_path / "v2.pt")})
+    state = training.Run(config, tmp_path / "run", resume=False, progress=False)
+    try:
+        # Then it reads version 3, the new inputs' weights are zero, and it plays exactly as the old model
+        model = state.model
+        assert model.encoder_version == 3 and model.n_inputs == encoding.n_features(3)
+        for side in ("own", "opp"):
+            for name in ("mobility", "timing", "back_game", "back_game1"):
+                column = encoding.LAYOUTS[3].block(f"{side}_{name}").start
+                for net in model.nets.values():
+                    assert not net.body[0].weight[:, column].any()
+        boards = sample_positions(old, 2, 0, seed=1, epsilon=0.0, rng=np.random.default_rng(1), keep=30)
+        assert np.allclose(Bot(model).probabilities(boards), Bot(old).probabilities(boards), atol=1e-6)
+    finally:
+        state.close()
+    # A model on more inputs cannot start one on fewer
+    newer = tmp_path / "v3.pt"
+    save_checkpoint(newer, model_payload(EquityModel.create((8,), ("all",), 3)))
+    with pytest.raises(BgaiError, match="lacks the inputs own_mobility"):
+        training.Run(load_config(None, {**TINY, "init": str(newer)}), tmp_path / "run2", resume=False,
+                     progress=False)
+
+
 def test_a_pruner_that_is_not_a_file_is_refused(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text('[[stage]]\nmethod = "lookahead"\npruner = "no/such/pruner.npz"\n')
