@@ -325,6 +325,9 @@ class ModelSnapshot:
         if len(nets) == 1:
             return _forward(nets[0], x, compiled, self._heads[0], firsts and firsts[0])
         which = self._route[np.asarray(phase, dtype=np.int64)]
+        if len(which) and (which == which[0]).all():  # one net for them all (most moves' boards): no copies
+            i = int(which[0])
+            return _forward(nets[i], x, compiled, self._heads[i], firsts and firsts[i])
         out = np.empty((len(x), len(OUTPUTS)), dtype=np.float32)
         for i, layers in enumerate(nets):
             rows = np.flatnonzero(which == i)

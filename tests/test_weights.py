@@ -51,6 +51,12 @@ def test_the_numpy_pass_gives_the_torch_model_s_probabilities(phases, boards):
     # And a bot of the snapshot evaluates as a bot of the torch model
     np.testing.assert_allclose(Bot(ModelSnapshot.of(model)).probabilities(boards), Bot(model).probabilities(boards),
                                atol=2e-6)
+    # Batches of one phase alone (one net answers them all, without routing) give the same rows
+    phase = classify(boards)
+    for which in np.unique(phase):
+        rows = phase == which
+        np.testing.assert_allclose(ModelSnapshot.of(model).probabilities(x[rows], phase[rows]), expected[rows],
+                                   atol=2e-6)
 
 
 @pytest.mark.parametrize("hidden", [(64,), (48, 16)])
