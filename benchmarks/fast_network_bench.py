@@ -3,6 +3,11 @@ one process on this machine (the figures of docs/figures.md's "The fast network 
 docs/rollouts.md's "Threads instead of processes").
 
     python benchmarks/fast_network_bench.py [--positions 200] [--trials 648] [--json FILE]
+    python benchmarks/fast_network_bench.py --networks NETWORK [NETWORK ...] [--positions 200] [--json FILE]
+
+With ``--networks`` it times those networks (checkpoints or ``.npz`` files) beside the fast network instead, at 0
+and 1-ply (all with the fast network's pruning net), each with its ratio to the fast network at the same ply:
+what a candidate network costs a move (issue 20's budget: no more per evaluation than the fast network).
 
 * **Time per move**: ``choose_move`` of the fast network (``bgai/data/bgai-fast.npz``) and of the 512-256 one
   (``bgai-default.npz``), each with its own pruning net, on ``ply_speed.py``'s positions (met in gnubg-nn 0-ply
@@ -33,7 +38,7 @@ from pathlib import Path  # noqa: E402
 
 from bgai import Position, bearoff, movegen  # noqa: E402
 from bgai import rollout as ro  # noqa: E402
-from bgai.bot import FAST_NPZ, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
+from bgai.bot import FAST_NPZ, FAST_PRUNER, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
 from bgai.coach.oracles import gnubg_positions  # noqa: E402
 
 ROLLOUT_POSITIONS = {"opening": "4HPwATDgc/ABMA", "prime": "trsDADBsuw0GAA"}
@@ -77,6 +82,17 @@ def time_bots(bots: dict, positions: int) -> dict[str, float]:
     return best
 
 
+def network_cost(networks: list[Path], positions: int) -> dict:
+    paths = {"fast": FAST_NPZ, **{str(path): path for path in networks}}
+    bots = {f"{plies}-ply {name}": load_bot(path, plies=plies, pruner=FAST_PRUNER if plies else None)
+            for plies in (0, 1) for name, path in paths.items()}
+    ms = time_bots(bots, positions)
+    ratios = {name: value / ms[f"{name.split()[0]} fast"] for name, value in ms.items()}
+    for name, ratio in ratios.items():
+        print(f"  {name:<60} {ratio:.2f}x the fast network", flush=True)
+    return {"positions": positions, "ms_per_move": ms, "ratio_to_fast": ratios}
+
+
 def rollout_jobs(trials: int) -> dict:
     bot, old = load_bot(), load_bot(pruner=OLD_FAST_PRUNER)
     figures = {}
@@ -105,7 +121,13 @@ def main(argv=None) -> None:
     parser.add_argument("--positions", type=int, default=200)
     parser.add_argument("--trials", type=int, default=648)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--networks", type=Path, nargs="+", help="time these networks beside the fast one instead")
     args = parser.parse_args(argv)
+    if args.networks:
+        figures = {"command": "python " + " ".join(sys.argv), **network_cost(args.networks, args.positions)}
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        return
     print(f"Time per move, {args.positions} positions, one thread (fastest of 3 alternating passes):")
     figures = {"command": "python " + " ".join(sys.argv), **time_per_move(args.positions)}
     print(f"Rollouts of {args.trials} trials, 0-ply, variance reduction:")

@@ -104,7 +104,7 @@ class EquityModel(nn.Module):
         for i, net in enumerate(nets):
             rows = torch.nonzero(which == i).flatten()
             if len(rows):
-                out[rows] = net(x[rows])
+                out[rows] = net(x[rows]).to(out.dtype)  # (bfloat16 under autocast, Bot(bf16=True))
         return out
 
     def reading(self, version: int) -> EquityModel:
