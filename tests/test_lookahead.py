@@ -128,6 +128,7 @@ def test_the_network_judges_only_what_neither_the_rules_nor_the_database_answer(
     from bgai import bearoff, encoding
     from bgai.bot import exact_probabilities
     from bgai.game import game_over, play_games
+    from bgai.phase import classify
     from bgai.players.base import RandomPlayer
 
     class Recorder(RandomPlayer):  # every afterstate of random games: contact, races, bear-offs, finished games
@@ -150,7 +151,8 @@ def test_the_network_judges_only_what_neither_the_rules_nor_the_database_answer(
         torch.set_num_threads(before)
     with torch.inference_mode():
         x = encoding.encode(boards[rest], version=bot0.model.encoder_version)
-        network = bot0.model.model()(torch.from_numpy(x)).numpy()  # the torch model of the bot's snapshot
+        phase = torch.from_numpy(classify(boards[rest]))  # each board by its phase's net
+        network = bot0.model.model()(torch.from_numpy(x), phase).numpy()  # the torch model of the bot's snapshot
     # the network's own outputs, the outcomes the rules rule out set to zero (some of these random games' races)
     expected = bgai.bot.without_impossible_outcomes(boards[rest], network)
     assert (expected != network).any()

@@ -157,15 +157,17 @@ def test_the_shipped_npz_holds_the_shipped_checkpoint_s_weights():
     assert info["config"] == load_checkpoint(SHIPPED)["config"]  # what it is and how it was made
 
 
-def test_the_fast_npz_holds_the_student_checkpoint_s_weights():
-    """bgai/data/bgai-fast.npz is the 512-64 student (checkpoints/shipped/experiments/s-512-64-init-24.pt) for
-    play, exactly (``export_shipped(that checkpoint, FAST_NPZ)`` wrote it)."""
+def test_the_fast_npz_holds_the_split_scale_checkpoint_s_weights():
+    """bgai/data/bgai-fast.npz is issue 20's split-scale network, a contact and a race net of 512-64
+    (checkpoints/shipped/experiments/split-scale.pt), for play, exactly (``export_shipped(that checkpoint,
+    FAST_NPZ)`` wrote it)."""
     from bgai.bot import FAST_NPZ
 
-    source = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "s-512-64-init-24.pt"
+    source = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "split-scale.pt"
     snapshot, info = ModelSnapshot.load_npz(FAST_NPZ)
     state = model_from_checkpoint(load_checkpoint(source)).state_dict()
     assert snapshot.weights.keys() == state.keys() and snapshot.hidden == (512, 64)
+    assert snapshot.phases == ("contact", "race")
     assert all(np.array_equal(snapshot.weights[k], v.numpy()) for k, v in state.items())
     assert info["config"] == load_checkpoint(source)["config"]  # what it is and how it was made
 
