@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bgai.bot import FAST_NPZ, FAST_PRUNER, Bot
+from bgai.bot import FAST_NPZ, FAST_PRUNER, Bot, load_pruner
 from bgai.training import Pruning, RolloutTargets, lookahead_targets, sample_positions
 from bgai.weights import ModelSnapshot, equity
 
@@ -44,8 +44,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     snapshot, _ = ModelSnapshot.load_npz(FAST_NPZ)
-    net, info = ModelSnapshot.load_npz(FAST_PRUNER)
-    pruning = Pruning(net, info["keep"])
+    pruning = Pruning(*load_pruner(FAST_PRUNER))
     rng = np.random.default_rng(args.seed)
     boards = sample_positions(snapshot.model(), max(50, args.positions // 10), 0, args.seed, 0.02, rng,
                               keep=args.positions)

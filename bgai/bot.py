@@ -607,14 +607,15 @@ OWN_PRUNERS: dict[Path, Path] = {SHIPPED: SHIPPED_PRUNER, SHIPPED_NPZ: SHIPPED_P
 DEFAULT_NETWORKS: dict[int, Path] = {0: FAST_NPZ, 1: FAST_NPZ, 2: SHIPPED_NPZ}
 
 
-def prune_keep(info: dict, where) -> int:
-    """The plays per roll a pruning net's file (``info``, read from ``where``) says it leaves the network, else
-    ``PRUNE_KEEP``."""
+def load_pruner(path: str | Path) -> tuple[ModelSnapshot, int]:
+    """A pruning net's file (``training/pruner.py``): its weights and the plays per roll it says it leaves the
+    network (``PRUNE_KEEP`` if it does not say)."""
+    net, info = ModelSnapshot.load_npz(path)
     keep = info.get("keep", PRUNE_KEEP)
     if not (isinstance(keep, int) and not isinstance(keep, bool) and 1 <= keep <= 1_000):
-        raise BgaiError(f"the pruning net {where} says it leaves the network keep={keep!r} plays a roll; "
+        raise BgaiError(f"the pruning net {path} says it leaves the network keep={keep!r} plays a roll; "
                         f"that must be a whole number from 1 to 1000")
-    return keep
+    return net, keep
 
 
 def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, pruner=None) -> Bot:
@@ -649,8 +650,7 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     deep = isinstance(plies, int) and plies > 0
     pruning, keep = None, PRUNE_KEEP
     if pruner not in (None, False):
-        pruning, pruning_info = ModelSnapshot.load_npz(pruner)
-        keep = prune_keep(pruning_info, pruner)
+        pruning, keep = load_pruner(pruner)
     name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
     return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning, prune=keep)
 

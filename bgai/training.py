@@ -64,7 +64,7 @@ import numpy as np
 import torch
 
 from bgai import bearoff, encoding
-from bgai.bot import MAX_PLIES, PRUNE_KEEP, Bot, prune_keep
+from bgai.bot import MAX_PLIES, PRUNE_KEEP, Bot, load_pruner
 from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
 from bgai.files import locked_folder, write_atomically
@@ -734,10 +734,7 @@ class Pruning:
 
     @classmethod
     def of(cls, stage: LookaheadStage) -> Pruning:
-        if not stage.pruner:
-            return cls()
-        net, info = ModelSnapshot.load_npz(stage.pruner)
-        return cls(net, prune_keep(info, stage.pruner))
+        return cls(*load_pruner(stage.pruner)) if stage.pruner else cls()
 
 
 def _part_targets(model, boards: np.ndarray, plies: int, deeper: float, bf16: bool, values: bool,

@@ -422,20 +422,26 @@ def test_a_pruning_net_that_keeps_every_play_changes_no_target_and_one_that_keep
     assert np.abs(equity(pruned) - equity(full)).mean() < 0.005
 
 
+def one_generation(tmp_path, stage: LookaheadStage) -> tuple[EquityModel, np.ndarray, np.ndarray]:
+    """Run a tiny model through ``stage``'s one generation (one part): the model it started from, the generation's
+    positions and their stored targets."""
+    config = load_config(None, {**TINY, "hidden": "8"})
+    config.stages = [stage]
+    run(config, tmp_path / "run", progress=False)
+    torch.manual_seed(config.seed)
+    start = EquityModel.create(config.hidden_sizes(), config.net_names(), config.encoder)
+    folder = tmp_path / "run" / "data" / f"{stage.name}-000"
+    return start, np.load(folder / "positions.npz")["boards"], np.load(folder / "targets-0000.npz")["targets"]
+
+
 def test_a_run_computes_its_targets_with_the_pruning_net_it_names(tmp_path):
     from bgai.bot import FAST_PRUNER
     from bgai.training import Pruning
 
-    config = load_config(None, {**TINY, "hidden": "8"})
-    config.stages = [LookaheadStage(name="pruned", generations=1, games=4, positions=16, part=16, epochs=1,
-                                    plies=2, pruner=str(FAST_PRUNER))]
-    run(config, tmp_path / "run", progress=False)
-    torch.manual_seed(config.seed)
-    start = EquityModel.create(config.hidden_sizes(), config.net_names(), config.encoder)
-    folder = tmp_path / "run" / "data" / "pruned-000"
-    boards = np.load(folder / "positions.npz")["boards"]
-    targets = np.load(folder / "targets-0000.npz")["targets"]
-    pruning = Pruning.of(config.stages[0])
+    stage = LookaheadStage(name="pruned", generations=1, games=4, positions=16, part=16, epochs=1, plies=2,
+                           pruner=str(FAST_PRUNER))
+    start, boards, targets = one_generation(tmp_path, stage)
+    pruning = Pruning.of(stage)
     assert pruning.keep == 5
     assert np.allclose(targets, lookahead_targets(start, boards, 2, pruning=pruning), atol=1e-5)
 
@@ -519,16 +525,10 @@ def test_rollout_targets_replace_the_lookahead_where_it_moved_the_value_most():
 
 def test_a_run_learns_from_rollout_targets(tmp_path):
     # Given a lookahead stage that rolls out a quarter of its positions
-    config = load_config(None, {**TINY, "hidden": "8"})
-    config.stages = [LookaheadStage(name="rolled", generations=1, games=4, positions=24, part=24, epochs=1,
-                                    rollouts=0.25, rollout_trials=36, rollout_truncate=2)]
-    run(config, tmp_path / "run", progress=False)
+    stage = LookaheadStage(name="rolled", generations=1, games=4, positions=24, part=24, epochs=1, rollouts=0.25,
+                           rollout_trials=36, rollout_truncate=2)
+    start, boards, targets = one_generation(tmp_path, stage)
     # Then the stored targets are the frozen starting model's: its rollouts where its 1-ply moved most, else 1-ply
-    torch.manual_seed(config.seed)
-    start = EquityModel.create(config.hidden_sizes(), config.net_names(), config.encoder)
-    folder = tmp_path / "run" / "data" / "rolled-000"
-    boards = np.load(folder / "positions.npz")["boards"]
-    targets = np.load(folder / "targets-0000.npz")["targets"]
     expected = lookahead_targets(start, boards, 1, rollouts=RolloutTargets(0.25, trials=36, truncate=2))
     assert np.allclose(targets, expected, atol=1e-5)
     assert not np.allclose(targets, lookahead_targets(start, boards, 1), atol=1e-4)
