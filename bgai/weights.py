@@ -324,10 +324,12 @@ class ModelSnapshot:
         ``first``), when the rows are not its encoded inputs."""
         if len(nets) == 1:
             return _forward(nets[0], x, compiled, self._heads[0], firsts and firsts[0])
-        which = self._route[np.asarray(phase, dtype=np.int64)]
-        if len(which) and (which == which[0]).all():  # one net for them all (most moves' boards): no copies
-            i = int(which[0])
-            return _forward(nets[i], x, compiled, self._heads[i], firsts and firsts[i])
+        phase = np.asarray(phase)
+        if len(phase):  # one net for them all (one board, most moves' boards): no routing, no copies
+            first = int(self._route[phase[0]])
+            if len(phase) == 1 or (self._route[phase] == first).all():
+                return _forward(nets[first], x, compiled, self._heads[first], firsts and firsts[first])
+        which = self._route[phase]
         out = np.empty((len(x), len(OUTPUTS)), dtype=np.float32)
         for i, layers in enumerate(nets):
             rows = np.flatnonzero(which == i)
