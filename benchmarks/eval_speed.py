@@ -37,7 +37,7 @@ from bgai import bearoff  # noqa: E402
 from bgai.bot import load_bot  # noqa: E402
 from bgai.game import play_games  # noqa: E402
 from bgai.movegen import afterstates  # noqa: E402
-from bgai.phase import CONTACT, RACE, classify  # noqa: E402
+from bgai.phase import CONTACT, CRASHED, RACE, classify  # noqa: E402
 
 GNUBG = "/usr/games/gnubg"
 BATCHES = (1, 32, 4096)
@@ -61,7 +61,7 @@ def game_afterstates(bot, n: int, seed: int) -> np.ndarray:
     play_games(recorder, recorder, 200, seed=seed)
     boards = np.concatenate(recorder.boards)
     moves = afterstates(boards, recorder.rng.integers(1, 7, size=(len(boards), 2)))
-    after = moves.after[np.isin(classify(moves.after), (CONTACT, RACE))]
+    after = moves.after[np.isin(classify(moves.after), (CONTACT, CRASHED, RACE))]
     if len(after) < n:
         raise SystemExit(f"only {len(after)} afterstates; ask for fewer")
     return after[:n]

@@ -29,7 +29,7 @@ import numpy as np
 from bgai.bot import SHIPPED_NPZ, load_bot
 from bgai.coach.oracles import gnubg_positions
 from bgai.movegen import one_thread
-from bgai.phase import BEAROFF, CONTACT, RACE, classify
+from bgai.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
 from bgai.players.gnubg import require_gnubg, to_gnubg
 from bgai.rollout import rollout_values
 from bgai.weights import equity
@@ -81,13 +81,14 @@ def main(argv=None) -> None:
     boards, *_ = gnubg_positions(2 * args.positions, args.seed)
     phase = classify(boards)
     boards, phase = boards[phase > BEAROFF][:args.positions], phase[phase > BEAROFF][:args.positions]
-    print(f"{len(boards)} positions ({(phase == CONTACT).sum()} contact, {(phase == RACE).sum()} race), "
+    contact = np.isin(phase, (CONTACT, CRASHED))
+    print(f"{len(boards)} positions ({contact.sum()} contact, {(phase == RACE).sum()} race), "
           f"judged by gnubg 2-ply", flush=True)
     reference = judge(boards)
     values = targets(boards, args.trials)
     moved = np.abs(values["fast 1-ply"][0] - values["fast 0-ply"][0])
     disputed = moved >= np.quantile(moved, 0.9)
-    groups = {"all": np.ones(len(boards), bool), "contact": phase == CONTACT, "race": phase == RACE,
+    groups = {"all": np.ones(len(boards), bool), "contact": contact, "race": phase == RACE,
               "disputed tenth": disputed}
     rows = {}
     print(f"{'mean |equity - gnubg 2-ply|':<40} " + " ".join(f"{g:>14}" for g in groups) + "   ms a position")

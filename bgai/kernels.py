@@ -604,29 +604,46 @@ def sparse_layer(h: np.ndarray, w: np.ndarray, b: np.ndarray, out: np.ndarray) -
 
 # The bot's bookkeeping around the network -------------------------------------------------------------------------
 
-_OVER, _BEAROFF, _RACE, _CONTACT = 0, 1, 2, 3  # bgai.phase's classes
+_OVER, _BEAROFF, _RACE, _CONTACT, _CRASHED = 0, 1, 2, 3, 4  # bgai.phase's classes
+_CRASHED_CHECKERS = 6  # bgai.phase.CRASHED_CHECKERS
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _side_crashed(n: int, ace: int, deuce: int) -> bool:
+    """``bgai.phase.is_crashed``'s test of one side: ``n`` checkers in play, ``ace`` and ``deuce`` on its own one
+    and two points."""
+    most = _CRASHED_CHECKERS
+    if n <= most:
+        return True
+    if ace > 1:
+        return n - ace <= most or (deuce > 1 and n - ace - deuce + 1 <= most)
+    return n - deuce + 1 <= most
 
 
 @numba.njit(cache=True, nogil=True)
 def phases_of(boards: np.ndarray, out: np.ndarray) -> None:
     """``bgai.phase.classify`` of (N, 26) int8 boards into (N,) int8 ``out``, one pass over each board: over (the
     opponent has no checker left), bear-off (both sides all home, none on a bar, both with checkers left), race
-    (``bgai.players.pubeval.is_race``: our rearmost checker before their rearmost), else contact."""
+    (``bgai.players.pubeval.is_race``: our rearmost checker before their rearmost), else crashed
+    (``bgai.phase.is_crashed``) or contact."""
     for i in range(boards.shape[0]):
         b = boards[i]
         mine = theirs = mine_out = theirs_out = False
         back, opp_back = -1, 26
+        n_mine = n_theirs = 0
         for j in range(26):
             v = b[j]
             if v > 0:
                 mine = True
                 back = j
+                n_mine += v
                 if j >= 7:
                     mine_out = True
             elif v < 0:
                 if not theirs:
                     opp_back = j
                 theirs = True
+                n_theirs -= v
                 if j <= 18:
                     theirs_out = True
         if not theirs:
@@ -635,6 +652,9 @@ def phases_of(boards: np.ndarray, out: np.ndarray) -> None:
             out[i] = _BEAROFF
         elif back < opp_back:
             out[i] = _RACE
+        elif (_side_crashed(n_mine, max(b[1], 0), max(b[2], 0))
+              or _side_crashed(n_theirs, max(-b[24], 0), max(-b[23], 0))):
+            out[i] = _CRASHED
         else:
             out[i] = _CONTACT
 

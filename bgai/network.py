@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from bgai.weights import OUTPUTS, PHASE_NETS, ModelSnapshot, equity, flip  # noqa: F401 (the network's API)
+from bgai.weights import OUTPUTS, ModelSnapshot, equity, flip, net_route, phase_nets  # noqa: F401 (its API)
 
 
 class EquityNet(nn.Module):
@@ -54,8 +54,8 @@ def bf16_supported() -> bool:
 
 
 class EquityModel(nn.Module):
-    """A bot's networks: one ``EquityNet`` per group of phases (``PHASE_NETS``), all reading the inputs of one
-    encoder version (``bgai.encoding``). This is the one network API: the bot evaluates with it, the trainers
+    """A bot's networks: one ``EquityNet`` per group of phases (``bgai.weights.NET_SETS``), all reading the inputs of
+    one encoder version (``bgai.encoding``). This is the one network API: the bot evaluates with it, the trainers
     train it, checkpoints hold it.
 
     ``model(x, phase)`` evaluates N encoded positions, each by the net of its phase (``phase`` (N,) from
@@ -64,15 +64,9 @@ class EquityModel(nn.Module):
 
     def __init__(self, nets: dict[str, EquityNet], encoder_version: int) -> None:
         super().__init__()
-        covered = sorted(p for name in nets for p in PHASE_NETS[name])
-        if covered != sorted(PHASE_NETS["all"]):
-            raise ValueError(f"the nets {sorted(nets)} must cover every phase exactly once: "
-                             f"('all',) or ('contact', 'race')")
+        route = torch.from_numpy(net_route(list(nets)))  # ValueError unless the nets are one of bgai's sets
         self.nets = nn.ModuleDict(nets)
         self.encoder_version = int(encoder_version)
-        route = torch.zeros(max(PHASE_NETS["all"]) + 1, dtype=torch.long)
-        for i, name in enumerate(self.nets):
-            route[list(PHASE_NETS[name])] = i
         self.register_buffer("route", route, persistent=False)
 
     @classmethod

@@ -12,7 +12,10 @@ never changes a position's class.
     No contact is left (``is_race``: every checker of each side has passed every checker of the other, so no hit
     or block can happen again), but some checker is still outside its home board.
 ``CONTACT``
-    Everything else: some checker can still hit or be hit.
+    Some checker can still hit or be hit, and neither side has crashed.
+``CRASHED``
+    Contact where a side has crashed (``is_crashed``): GNU Backgammon's third class (eval.c's
+    ``ClassifyPosition``), the positions its third net evaluates; ``CONTACT`` to a model without a crashed net.
 
     >>> from bgai import Position
     >>> NAMES[classify(Position.start().board[None])[0]]
@@ -23,8 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
-OVER, BEAROFF, RACE, CONTACT = 0, 1, 2, 3
-NAMES = ("over", "bearoff", "race", "contact")
+OVER, BEAROFF, RACE, CONTACT, CRASHED = 0, 1, 2, 3, 4
+NAMES = ("over", "bearoff", "race", "contact", "crashed")
+#: A side has crashed when at most this many of its checkers are left to play with (below).
+CRASHED_CHECKERS = 6
 
 
 def is_race(boards) -> np.ndarray:
@@ -48,8 +53,35 @@ def is_race(boards) -> np.ndarray:
     return back < opp_back
 
 
+def is_crashed(boards) -> np.ndarray:
+    """True where a side has crashed, for (..., 26) boards; returns (...,) bool. Contact is not looked at
+    (``classify`` asks this of contact positions only).
+
+    GNU Backgammon's published rule (eval.c, ``ClassifyPosition``), for each side in turn: with ``n`` its checkers
+    still in play (on the board or its bar) and ``ace``, ``deuce`` those on its own one and two points, it has
+    crashed when ``n <= 6``; or, holding two or more on its ace point, when ``n - ace <= 6``, or with two or more on
+    its deuce point too when ``n - ace - deuce + 1 <= 6``; or, with at most one on its ace point, when
+    ``n - deuce + 1 <= 6``. Checkers buried that deep no longer take part in the game, so the side plays with six
+    or fewer.
+    """
+    b = np.asarray(boards)
+    if b.ndim == 0 or b.shape[-1] != 26:
+        raise ValueError(f"boards must have shape (..., 26), got {b.shape}")
+    b = b.astype(np.int16)
+    crashed = np.zeros(b.shape[:-1], dtype=bool)
+    # our ace and deuce points are 1 and 2; the opponent's (negative counts) are 24 and 23
+    for side, ace_at, deuce_at in ((b, 1, 2), (-b, 24, 23)):
+        mine = np.maximum(side, 0)
+        n, ace, deuce = mine.sum(axis=-1), mine[..., ace_at], mine[..., deuce_at]
+        most = CRASHED_CHECKERS
+        crashed |= (n <= most) | np.where(
+            ace > 1, (n - ace <= most) | ((deuce > 1) & (n - ace - deuce + 1 <= most)), n - deuce + 1 <= most)
+    return crashed
+
+
 def classify(boards: np.ndarray, compiled: bool = True) -> np.ndarray:
-    """(N,) int8 phase of N boards (on-roll view): ``OVER``, ``BEAROFF``, ``RACE`` or ``CONTACT``. ``compiled``:
+    """(N,) int8 phase of N boards (on-roll view): ``OVER``, ``BEAROFF``, ``RACE``, ``CONTACT`` or ``CRASHED``.
+    ``compiled``:
     one compiled pass over each board (``bgai.kernels.phases_of``), else the numpy tests below (the same
     classes)."""
     boards = np.asarray(boards)
@@ -63,5 +95,5 @@ def classify(boards: np.ndarray, compiled: bool = True) -> np.ndarray:
     from bgai.game import game_over
 
     return np.select(
-        [game_over(boards), is_bearoff(boards), is_race(boards)], [OVER, BEAROFF, RACE], CONTACT
-    ).astype(np.int8)
+        [game_over(boards), is_bearoff(boards), is_race(boards), is_crashed(boards)], [OVER, BEAROFF, RACE, CRASHED],
+        CONTACT).astype(np.int8)

@@ -69,7 +69,7 @@ from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpo
 from bgai.errors import BgaiError
 from bgai.files import locked_folder, write_atomically
 from bgai.game import play_duplicate
-from bgai.network import EquityModel, ModelSnapshot, bf16_supported, equity, flip
+from bgai.network import EquityModel, ModelSnapshot, bf16_supported, equity, flip, phase_nets
 from bgai.phase import BEAROFF, OVER, classify
 from bgai.players import HeuristicPlayer, PubevalPlayer
 from bgai.td import (
@@ -162,10 +162,12 @@ class RunConfig:
     seed: int = _field(0, "seed of the dice, the weight initialisation, sampling and shuffling")
     encoder: int = _field(encoding.ENCODER_VERSION, "encoder version of the model's inputs (bgai.encoding)")
     hidden: str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
-    nets: str = _field("all", "'all' (one net for every phase) or 'contact,race' (one net each)")
-    init: str = _field("", "checkpoint whose weights the run starts from (same hidden layers; a one-net model's "
-                           "weights start every net of a split one, and inputs a later encoder adds start with "
-                           "zero weight); empty: random")
+    nets: str = _field("all", "'all' (one net for every phase), 'contact,race' (one net each) or "
+                              "'contact,crashed,race' (GNU Backgammon's three classes)")
+    init: str = _field("", "checkpoint whose weights the run starts from (same hidden layers; each net starts as "
+                           "the one that evaluated its phases there: a one-net model's weights start every net of "
+                           "a split one, a contact net a crashed one; inputs a later encoder adds start with zero "
+                           "weight); empty: random")
     threads: int = _field(0, "torch threads of the main process (0: 2 with workers=1, where it plays too, as "
                              "before; 1 with workers, which have the cores while it learns)")
     workers: int = _field(0, "worker processes for self-play and lookahead targets (0: one per core this process "
@@ -189,8 +191,11 @@ class RunConfig:
 
     def net_names(self) -> tuple[str, ...]:
         names = tuple(part.strip() for part in self.nets.split(",") if part.strip())
-        if sorted(names) not in (["all"], ["contact", "race"]):
-            raise BgaiError(f"nets must be 'all' or 'contact,race', got {self.nets!r}")
+        try:
+            phase_nets(names)
+        except ValueError:
+            raise BgaiError(f"nets must be 'all', 'contact,race' or 'contact,crashed,race', got {self.nets!r}") \
+                from None
         return names
 
     def as_dict(self) -> dict:
@@ -372,10 +377,14 @@ class Run:
                 except ValueError as e:
                     raise BgaiError(f"--init {config.init}: {e}") from None
             weights = start.state_dict()
-            if start.phases == ("all",) and self.model.phases != start.phases:
-                # One net's weights start every net of a split model, each then learning its own phases.
-                weights = {key.replace("nets.all.", f"nets.{name}.", 1): value
-                           for name in self.model.phases for key, value in weights.items()}
+            if self.model.phases != start.phases:
+                # Each net starts as the start's net of its phases, then learns its own phases alone.
+                source = start.route.numpy()
+                weights = {}
+                for name, phases in phase_nets(self.model.phases).items():
+                    was = f"nets.{start.phases[source[phases[0]]]}."
+                    weights.update({f"nets.{name}.{key[len(was):]}": value
+                                    for key, value in start.state_dict().items() if key.startswith(was)})
             try:
                 self.model.load_state_dict(weights)
             except RuntimeError:

@@ -40,16 +40,41 @@ import numpy as np
 
 from bgai.errors import BgaiError
 from bgai.files import write_atomically
-from bgai.phase import BEAROFF, CONTACT, OVER, RACE
+from bgai.phase import BEAROFF, CONTACT, CRASHED, OVER, RACE
 
 OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 
-#: The nets a model may have, and the phases (``bgai.phase``) each evaluates. A model's nets cover every phase
-#: once: ``("all",)`` or ``("contact", "race")``. (Finished games are scored exactly; a race net also sees
-#: bear-offs, for bots that do not use the bear-off database.)
-PHASE_NETS = {"all": (OVER, BEAROFF, RACE, CONTACT), "contact": (CONTACT,), "race": (OVER, BEAROFF, RACE)}
-#: The sets of nets a model may have, sorted: what a network file may hold.
-KNOWN_PHASES = (["all"], ["contact", "race"])
+#: The sets of nets a model may have (sorted: what a network file may hold), and the phases (``bgai.phase``)
+#: each net of the set evaluates: one net for everything, a contact and a race net, or those two and a crashed
+#: net (GNU Backgammon's three classes). A set covers every phase once: crashed positions are contact ones to a
+#: model without a crashed net. (Finished games are scored exactly; a race net also sees bear-offs, for bots that
+#: do not use the bear-off database.)
+NET_SETS = {
+    ("all",): {"all": (OVER, BEAROFF, RACE, CONTACT, CRASHED)},
+    ("contact", "race"): {"contact": (CONTACT, CRASHED), "race": (OVER, BEAROFF, RACE)},
+    ("contact", "crashed", "race"): {"contact": (CONTACT,), "crashed": (CRASHED,), "race": (OVER, BEAROFF, RACE)},
+}
+KNOWN_PHASES = tuple(list(names) for names in NET_SETS)
+#: How many phases there are: the length of a phase-to-net table.
+N_PHASES = CRASHED + 1
+
+
+def phase_nets(names) -> dict[str, tuple[int, ...]]:
+    """The phases each of the nets ``names`` (a model's, in its order) evaluates; ``ValueError`` unless they are
+    one of ``NET_SETS``."""
+    key = tuple(sorted(names))
+    if key not in NET_SETS or len(key) != len(tuple(names)):
+        raise ValueError(f"the nets {list(names)} are not one of bgai's sets: "
+                         f"{' or '.join(map(str, KNOWN_PHASES))}")
+    return {name: NET_SETS[key][name] for name in names}
+
+
+def net_route(names) -> np.ndarray:
+    """(``N_PHASES``,) int64: for each phase, the index in ``names`` of the net that evaluates it."""
+    route = np.zeros(N_PHASES, dtype=np.int64)
+    for i, phases in enumerate(phase_nets(names).values()):
+        route[list(phases)] = i
+    return route
 #: The largest network a file may describe (units of a hidden layer, hidden layers): checked before anything is
 #: allocated, so that a corrupted or crafted size is refused at once instead of asking for gigabytes.
 MAX_HIDDEN, MAX_LAYERS = 4096, 4
@@ -159,12 +184,13 @@ def _feed(digest, value) -> None:
         digest.update(f"{type(value).__name__} {len(text)} {text}\n".encode())
 
 
-#: Boards every loaded network is evaluated on (on-roll view): the start, a race and a bear-off, so that each
-#: net of a split model is tried. A network whose outputs there are not probabilities is refused.
+#: Boards every loaded network is evaluated on (on-roll view): the start, a race, a bear-off and a crashed
+#: position, so that each net of a split model is tried. A network whose outputs there are not probabilities is refused.
 PROBE_BOARDS = np.array([
     [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0],
     [0, 0, 0, 0, 0, 4, 5, 0, 3, 0, 3, 0, 0, 0, 0, 0, -5, 0, 0, -5, -5, 0, 0, 0, 0, 0],
     [0, 2, 2, 2, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -3, -3, -3, -2, -2, -2, 0],
+    [0, 9, 2, 2, 0, -2, 0, 0, 2, 0, 0, 0, 0, -5, 0, 0, 0, 0, 0, -4, -4, 0, 0, 0, 0, 0],
 ], dtype=np.int8)
 _PROBES: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # encoder version -> PROBE_BOARDS encoded, their phases
 
@@ -186,14 +212,14 @@ def check_outputs(snapshot: ModelSnapshot, where) -> None:
         _PROBES[snapshot.encoder_version] = (encoding.encode(PROBE_BOARDS, version=snapshot.encoder_version,
                                                              compiled=False), classify(PROBE_BOARDS, compiled=False))
     x, phase = _PROBES[snapshot.encoder_version]
-    for name in snapshot.phases:
+    for name, phases in phase_nets(snapshot.phases).items():
         keys = [f"nets.{name}.body.{2 * i}" for i in range(len(snapshot.hidden))] + [f"nets.{name}.head"]
         layers = [(snapshot.weights[f"{key}.weight"].T, snapshot.weights[f"{key}.bias"]) for key in keys]
         with np.errstate(all="ignore"):  # an overflowing net is what this looks for
-            probs = _forward(layers, x[np.isin(phase, PHASE_NETS[name])], False, None)
+            probs = _forward(layers, x[np.isin(phase, phases)], False, None)
         if not (np.isfinite(probs).all() and (probs >= 0).all() and (probs <= 1).all()):
             raise CheckpointError(f"{where}: its {name} net's outputs on fixed positions (the start, a race, a "
-                                  f"bear-off) are not probabilities: {probs.tolist()}")
+                                  f"bear-off, a crashed one) are not probabilities: {probs.tolist()}")
 
 
 class ModelSnapshot:
@@ -264,9 +290,7 @@ class ModelSnapshot:
                 keys = [f"{prefix}body.{2 * i}" for i in range(len(self.hidden))] + [f"{prefix}head"]
                 layers.append([(np.ascontiguousarray(self.weights[f"{key}.weight"].T, dtype=np.float32),
                                 np.asarray(self.weights[f"{key}.bias"], dtype=np.float32)) for key in keys])
-            route = np.zeros(max(PHASE_NETS["all"]) + 1, dtype=np.int64)
-            for i, name in enumerate(self.phases):
-                route[list(PHASE_NETS[name])] = i
+            route = net_route(self.phases)
             # each net's head weights also as (out, in), the rows bgai.kernels.head takes dot products with
             self._heads = [np.ascontiguousarray(net[-1][0].T) for net in layers]
             self._layers, self._route = layers, route

@@ -26,7 +26,7 @@ from bgai.checkpoint import (
 )
 from bgai.errors import BgaiError
 from bgai.network import EquityModel
-from bgai.phase import BEAROFF, CONTACT, RACE, classify
+from bgai.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
 from bgai.weights import MAX_HIDDEN, PROBE_BOARDS, ModelSnapshot, content_hash
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -246,7 +246,7 @@ def test_a_network_whose_outputs_are_not_probabilities_is_refused(tmp_path, payl
 
 
 def test_the_probe_positions_try_every_net_of_a_split_model():
-    assert sorted(classify(PROBE_BOARDS, compiled=False)) == [BEAROFF, RACE, CONTACT]
+    assert sorted(classify(PROBE_BOARDS, compiled=False)) == [BEAROFF, RACE, CONTACT, CRASHED]
     assert (np.abs(PROBE_BOARDS).sum(axis=1) == 30).all() and (PROBE_BOARDS.clip(0).sum(axis=1) == 15).all()
 
 
@@ -261,6 +261,7 @@ CRAFTED_META = {
     "hidden sizes that disagree with the weights": {"hidden": [16, 4]},
     "phases a number": {"phases": 5},
     "unknown phases": {"phases": ["contact", "crashed"]},
+    "a crashed net that the weights lack": {"phases": ["contact", "crashed", "race"]},
     "phases that disagree with the weights": {"phases": ["all"]},
     "an unknown encoder version": {"encoder_version": 9},
     "a string encoder version": {"encoder_version": "2"},

@@ -15,7 +15,7 @@ from bgai.bot import Bot, load_bot
 from bgai.checkpoint import export_for_play, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
 from bgai.network import EquityModel, flip
-from bgai.phase import BEAROFF, OVER, classify
+from bgai.phase import BEAROFF, CONTACT, CRASHED, OVER, RACE, classify
 from bgai.training import (
     LookaheadStage,
     RolloutTargets,
@@ -464,6 +464,29 @@ def test_a_one_net_checkpoint_starts_every_net_of_a_split_model(tmp_path):
         assert np.allclose(Bot(state.model).probabilities(boards), Bot(one).probabilities(boards), atol=1e-6)
     finally:
         state.close()
+
+
+def test_a_contact_net_starts_the_crashed_net_of_a_three_net_model(tmp_path):
+    # Given a contact and a race net saved as a checkpoint
+    torch.manual_seed(5)
+    two = EquityModel.create((8,), ("contact", "race"), 2)
+    save_checkpoint(tmp_path / "two.pt", model_payload(two))
+    # When a run with a crashed net too starts from it
+    config = load_config(None, {**TINY, "nets": "contact,crashed,race", "init": str(tmp_path / "two.pt")})
+    state = training.Run(config, tmp_path / "run", resume=False, progress=False)
+    try:
+        # Then the contact and the crashed net are the contact net, the race net the race net: it plays as before
+        assert state.model.phases == ("contact", "crashed", "race")
+        for name, was in (("contact", "contact"), ("crashed", "contact"), ("race", "race")):
+            for key, value in two.nets[was].state_dict().items():
+                assert torch.equal(state.model.nets[name].state_dict()[key], value)
+        boards = sample_positions(two, 8, 0, seed=1, epsilon=0.0, rng=np.random.default_rng(1), keep=2000)
+        assert np.isin([CONTACT, CRASHED, RACE], classify(boards)).all()
+        assert np.allclose(Bot(state.model).probabilities(boards), Bot(two).probabilities(boards), atol=1e-6)
+    finally:
+        state.close()
+    with pytest.raises(BgaiError, match="'contact,crashed,race'"):
+        load_config(None, {**TINY, "nets": "crashed,race"}).net_names()
 
 
 def test_a_version_2_checkpoint_starts_a_version_3_split_model_with_the_new_inputs_at_zero_weight(tmp_path):

@@ -16,7 +16,7 @@ from bgai.checkpoint import load_checkpoint, model_from_checkpoint
 from bgai.errors import BgaiError
 from bgai.game import play_games
 from bgai.network import EquityModel
-from bgai.phase import classify
+from bgai.phase import CONTACT, CRASHED, RACE, classify
 from bgai.players.base import RandomPlayer
 from bgai.position import Position
 from bgai.weights import ModelSnapshot
@@ -39,7 +39,7 @@ def boards() -> np.ndarray:
     return np.concatenate(Recorder.seen)
 
 
-@pytest.mark.parametrize("phases", [("all",), ("contact", "race")])
+@pytest.mark.parametrize("phases", [("all",), ("contact", "race"), ("contact", "crashed", "race")])
 def test_the_numpy_pass_gives_the_torch_model_s_probabilities(phases, boards):
     model = EquityModel.create((32, 16), phases).eval()
     x = encoding.encode(boards)
@@ -53,6 +53,7 @@ def test_the_numpy_pass_gives_the_torch_model_s_probabilities(phases, boards):
                                atol=2e-6)
     # Batches of one phase alone (one net answers them all, without routing) give the same rows
     phase = classify(boards)
+    assert {RACE, CONTACT, CRASHED} <= set(np.unique(phase))  # every net of each set is tried
     for which in np.unique(phase):
         rows = phase == which
         np.testing.assert_allclose(ModelSnapshot.of(model).probabilities(x[rows], phase[rows]), expected[rows],
@@ -173,11 +174,11 @@ def test_the_fast_npz_holds_the_split_scale_checkpoint_s_weights():
 
 
 def test_an_npz_round_trips_and_loads_as_a_bot_that_plays_legal_moves(tmp_path):
-    model = EquityModel.create((8, 4), ("contact", "race"))
+    model = EquityModel.create((8, 4), ("contact", "crashed", "race"))
     path = tmp_path / "net.npz"
     ModelSnapshot.of(model).save_npz(path, info={"games": 12})
     snapshot, info = ModelSnapshot.load_npz(path)
-    assert info == {"games": 12} and snapshot.phases == ("contact", "race") and snapshot.hidden == (8, 4)
+    assert info == {"games": 12} and snapshot.phases == ("contact", "crashed", "race") and snapshot.hidden == (8, 4)
     bot = load_bot(path, plies=1)
     pos = Position.start()
     assert bot.choose_move(pos, (6, 5)) in pos.legal_moves((6, 5))

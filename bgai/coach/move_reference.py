@@ -233,7 +233,7 @@ def build(games: int, share: float, seed: int, part: int = 2000, gnubg: str = GN
     import numpy as np
 
     from bgai.movegen import afterstates
-    from bgai.phase import NAMES, classify
+    from bgai.phase import CONTACT, CRASHED, NAMES, classify
     from bgai.players.gnubg import to_gnubg
     from bgai.position import encode_position_id
 
@@ -245,6 +245,7 @@ def build(games: int, share: float, seed: int, part: int = 2000, gnubg: str = GN
     chooser = random.Random(seed)
     kept = [int(i) for i in unforced if chooser.random() < share]
     classes = classify(np.array(boards, dtype=np.int8))
+    classes[classes == CRASHED] = CONTACT  # the set's classes: contact, race, bear-off
     plays = {i: [encode_position_id(after) for after in moves.after[starts[i]:starts[i + 1]]] for i in kept}
     items = sorted({play for ids in plays.values() for play in ids})
     played = time.perf_counter()
