@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from bgai.coach.cube_accuracy import REFERENCE as DATA
-from bgai.coach.cube_reference import CUBE_STATES, SCORING, reference_decisions, score_decisions
+from bgai.coach.cube_reference import CUBE_STATES, KINDS, SCORING, reference_decisions, score_decisions
 from bgai.position import Position
 
 
@@ -40,6 +40,14 @@ def test_scoring_on_five_hand_made_decisions():
     assert score["take_mp"] == pytest.approx(50 / 3)
     assert score["decisions"] == 8
     assert score["mp_per_decision"] == pytest.approx(450 / 8)
+    # By kind: the first a missed double, the third a wrong (too early) double, the second a wrong take; the
+    # optional double the last one keeps costs nothing and is no error
+    kinds = score["by_kind"]
+    assert list(kinds) == list(KINDS)
+    assert {k: v["count"] for k, v in kinds.items()} == {"missed double": 1, "wrong double": 1, "wrong take": 1,
+                                                          "wrong pass": 0}
+    assert kinds["missed double"]["mp"] == pytest.approx(200 / 8) and kinds["wrong take"]["mp"] == pytest.approx(50 / 8)
+    assert sum(v["mp"] for v in kinds.values()) == pytest.approx(score["mp_per_decision"])
 
 
 def test_the_reference_itself_scores_perfectly():
@@ -98,4 +106,10 @@ def test_stored_gnubg_0ply_score_is_the_scoring_applied_to_it(reference):
     entries = reference["entries"]
     decisions = [reference_decisions(e["gnubg_0ply"]) for e in entries]
     score = score_decisions(entries, [d for d, _ in decisions], [t for _, t in decisions])
-    assert score == pytest.approx(reference["metadata"]["gnubg_0ply_score"])
+    stored = reference["metadata"]["gnubg_0ply_score"]  # made before the errors by kind were counted
+    assert {k: score[k] for k in stored} == pytest.approx(stored)
+    # A wrong pass is a take the reference calls for, passed at a cost
+    passes = [e for e, (_, take) in zip(entries, decisions)
+              if reference_decisions(e) == (True, True) and not take and e["double_pass"] > e["double_take"]]
+    assert score["by_kind"]["wrong pass"]["count"] == len(passes) > 0
+

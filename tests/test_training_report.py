@@ -61,3 +61,24 @@ def test_the_report_names_every_stage_the_benchmarks_and_each_ablation_with_its_
     assert ("| bgai@2ply | bgai@1ply | 640 | +0.020 ± 0.050 | +0.021 ± 0.009 | `python -m bgai.coach.ply_strength "
             "--plies 2`; `python -m bgai.coach.ply_strength --plies 2 --first-sequence 160`, merged by "
             "`python -m bgai.coach.ply_strength --merge OUT a.json b.json` |") in text
+
+
+def test_the_report_splits_the_cube_error_by_kind_when_the_benchmarks_have_it():
+    kinds = {"missed double": {"count": 71, "mp": 1.24}, "wrong double": {"count": 145, "mp": 1.16},
+             "wrong take": {"count": 21, "mp": 0.52}, "wrong pass": {"count": 27, "mp": 1.12}}
+    r = {"run_dir": "runs/x", "command": "c", "config": {"run_name": "x", "stages": []}, "games": 0, "hours": 0.0,
+         "model": "m", "stages": [], "plies": [], "notes": [],
+         "benchmarks": {"network": row("runs/x/checkpoint.pt", 0.6)}}
+    assert "errors by kind" not in report.render(r)  # figures measured before the kinds were counted
+    r["benchmarks"]["network"]["cube"] = {"mp_per_decision": 4.04, "by_kind": kinds}
+    text = report.render(r)
+    assert "| network | missed double | wrong double | wrong take | wrong pass |" in text
+    assert "| network | 71: 1.24 | 145: 1.16 | 21: 0.52 | 27: 1.12 |" in text
+
+
+def test_the_strength_line_names_the_cube_error_of_each_kind():
+    from bgai.coach.strength import describe
+
+    line = describe({"cube": {"mp_per_decision": 4.04, "by_kind": {"missed double": {"count": 71, "mp": 1.24},
+                                                                   "wrong pass": {"count": 27, "mp": 1.12}}}})
+    assert line == "cube 4.0 mp/decision (missed double 1.24, wrong pass 1.12)"

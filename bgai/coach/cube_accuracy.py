@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from bgai.bot import load_bot
-from bgai.coach.cube_reference import score_decisions
+from bgai.coach.cube_reference import KINDS, reference_decisions, score_decisions
 from bgai.cube import CENTERED, ON_ROLL, CubeState, cube_equities
 from bgai.position import Position
 
@@ -61,9 +61,9 @@ def main(argv=None) -> None:
     reference = json.loads(Path(args.reference).read_text())
     entries = reference["entries"]
     rows = {}
-    gnubg0 = reference["metadata"].get("gnubg_0ply_score")
-    if gnubg0:
-        rows["gnubg 0-ply"] = gnubg0
+    if all("gnubg_0ply" in e for e in entries):  # gnubg's own 0-ply decisions, scored as bgai's are
+        decisions = [reference_decisions(e["gnubg_0ply"]) for e in entries]
+        rows["gnubg 0-ply"] = score_decisions(entries, [d for d, _ in decisions], [t for _, t in decisions])
     for plies in args.plies:
         bot = load_bot(args.checkpoint, plies=plies)
         doubles, takes, seconds = bgai_decisions(bot, entries)
@@ -76,6 +76,9 @@ def main(argv=None) -> None:
     for name, s in rows.items():
         print(f"{name:<34} {s['mp_per_decision']:>11.2f} {100 * s['double_agreement']:>12.1f}% "
               f"{s['double_mp']:>10.2f} {100 * s['take_agreement']:>10.1f}% {s['take_mp']:>8.2f}")
+    print(f"\nerrors by kind: how many, and their mp a decision\n{'':<34} " + " ".join(f"{k:>16}" for k in KINDS))
+    for name, s in rows.items():
+        print(f"{name:<34} " + " ".join(f"{s['by_kind'][k]['count']:>6} {s['by_kind'][k]['mp']:>9.2f}" for k in KINDS))
     print(json.dumps(rows))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

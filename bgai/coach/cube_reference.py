@@ -67,6 +67,12 @@ SCREENING = (
 # --- scoring (pure Python, imported by the other coach modules) --------------------------------------------------
 
 
+#: The kinds of cube error ``score_decisions`` counts: the player on roll kept the cube where the reference
+#: doubles, or doubled where it does not (too early, or too good to double); the opponent took a double the
+#: reference passes, or passed one it takes.
+KINDS = ("missed double", "wrong double", "wrong take", "wrong pass")
+
+
 def reference_decisions(entry: dict) -> tuple[bool, bool]:
     """The (double, take) decisions an entry's equities call for: double iff min(DT, DP) >= ND, take iff DT <= DP."""
     nd, dt, dp = entry["no_double"], entry["double_take"], entry["double_pass"]
@@ -77,20 +83,27 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
     """Agreement with the 2-ply reference and equity lost, per the definition in ``SCORING``.
 
     ``doubles[i]`` and ``takes[i]`` are the decisions to judge on entry ``i`` (would the player on roll double; if
-    doubled, would the opponent take); ``takes[i]`` counts only where the reference doubles.
+    doubled, would the opponent take); ``takes[i]`` counts only where the reference doubles. ``by_kind`` splits the
+    errors (the decisions that lose equity) into ``KINDS``: how many of each, and their millipoints over all the
+    decisions (the four add up to ``mp_per_decision``).
     """
     if not len(reference_entries) == len(doubles) == len(takes):
         raise ValueError("need one double and one take decision per reference entry")
     double_losses, double_agree, take_losses, take_agree = [], 0, [], 0
+    kinds: dict[str, list[float]] = {kind: [] for kind in KINDS}
     for entry, double, take in zip(reference_entries, doubles, takes):
         nd, dt, dp = entry["no_double"], entry["double_take"], entry["double_pass"]
         ref_double, ref_take = reference_decisions(entry)
         doubled = min(dt, dp)
         double_losses.append(max(nd, doubled) - (doubled if double else nd))
         double_agree += bool(double) == ref_double
+        if double_losses[-1] > 0:
+            kinds["wrong double" if double else "missed double"].append(double_losses[-1])
         if ref_double:
             take_losses.append(abs(dt - dp) if bool(take) != ref_take else 0.0)
             take_agree += bool(take) == ref_take
+            if take_losses[-1] > 0:
+                kinds["wrong take" if take else "wrong pass"].append(take_losses[-1])
     n_double, n_take = len(double_losses), len(take_losses)
 
     def mean_mp(losses):
@@ -105,6 +118,8 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
         "take_mp": mean_mp(take_losses),
         "decisions": n_double + n_take,
         "mp_per_decision": mean_mp(double_losses + take_losses),
+        "by_kind": {kind: {"count": len(losses), "mp": 1000 * sum(losses) / (n_double + n_take) if n_double else 0.0}
+                    for kind, losses in kinds.items()},
     }
 
 

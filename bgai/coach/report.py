@@ -24,6 +24,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from bgai.coach.cube_reference import KINDS
+
 
 def learning_curve(history: list[dict], image: Path, title: str) -> None:
     """Points per game over hours of training, a marker colour per stage."""
@@ -204,6 +206,14 @@ def render(r: dict) -> str:
     games = [f"{v['games']:,} v {k}" for k, v in r["benchmarks"]["network"].items()
              if isinstance(v, dict) and "games" in v]
     lines += ["", f"Games per benchmark: {', '.join(games)}.", ""]
+    kinds = {name: row["cube"]["by_kind"] for name, row in r["benchmarks"].items() if "by_kind" in row.get("cube", {})}
+    if kinds:
+        lines += ["The cube's errors by kind: how many of the decisions, and the mp a decision each kind loses (they "
+                  "add up to the cube column).", "",
+                  "| network | " + " | ".join(KINDS) + " |", "|---|" + "---|" * len(KINDS)]
+        lines += [f"| {name} | " + " | ".join(f"{k[kind]['count']}: {k[kind]['mp']:.2f}" for kind in KINDS) + " |"
+                  for name, k in kinds.items()]
+        lines.append("")
     if r.get("generations"):
         lines += [
             "## What each generation bought",

@@ -91,7 +91,9 @@ def describe(row: dict) -> str:
                      f"({c['minus_gnubg_0ply']['mp_per_move']:+.2f} ± {c['minus_gnubg_0ply']['mp_se']:.2f} "
                      f"v gnubg 0-ply)")
     if "cube" in row:
-        parts.append(f"cube {row['cube']['mp_per_decision']:.1f} mp/decision")
+        kinds = row["cube"].get("by_kind", {})
+        split = " (" + ", ".join(f"{kind} {v['mp']:.2f}" for kind, v in kinds.items()) + ")" if kinds else ""
+        parts.append(f"cube {row['cube']['mp_per_decision']:.1f} mp/decision{split}")
     return "  ".join(parts)
 
 
