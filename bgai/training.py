@@ -379,12 +379,11 @@ class Run:
             weights = start.state_dict()
             if self.model.phases != start.phases:
                 # Each net starts as the start's net of its phases, then learns its own phases alone.
-                source = start.route.numpy()
-                weights = {}
+                source, state, weights = start.route.numpy(), weights, {}
                 for name, phases in phase_nets(self.model.phases).items():
                     was = f"nets.{start.phases[source[phases[0]]]}."
                     weights.update({f"nets.{name}.{key[len(was):]}": value
-                                    for key, value in start.state_dict().items() if key.startswith(was)})
+                                    for key, value in state.items() if key.startswith(was)})
             try:
                 self.model.load_state_dict(weights)
             except RuntimeError:

@@ -63,7 +63,7 @@ def phase_nets(names) -> dict[str, tuple[int, ...]]:
     """The phases each of the nets ``names`` (a model's, in its order) evaluates; ``ValueError`` unless they are
     one of ``NET_SETS``."""
     key = tuple(sorted(names))
-    if key not in NET_SETS or len(key) != len(tuple(names)):
+    if key not in NET_SETS:
         raise ValueError(f"the nets {list(names)} are not one of bgai's sets: "
                          f"{' or '.join(map(str, KNOWN_PHASES))}")
     return {name: NET_SETS[key][name] for name in names}
@@ -185,7 +185,8 @@ def _feed(digest, value) -> None:
 
 
 #: Boards every loaded network is evaluated on (on-roll view): the start, a race, a bear-off and a crashed
-#: position, so that each net of a split model is tried. A network whose outputs there are not probabilities is refused.
+#: position, so that each net of a split model is tried. A network whose outputs there are not probabilities is
+#: refused.
 PROBE_BOARDS = np.array([
     [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0],
     [0, 0, 0, 0, 0, 4, 5, 0, 3, 0, 3, 0, 0, 0, 0, 0, -5, 0, 0, -5, -5, 0, 0, 0, 0, 0],

@@ -9,7 +9,14 @@ from collections import Counter
 import pytest
 
 from bgai.coach.cube_accuracy import REFERENCE as DATA
-from bgai.coach.cube_reference import CUBE_STATES, KINDS, SCORING, reference_decisions, score_decisions
+from bgai.coach.cube_reference import (
+    CUBE_STATES,
+    KINDS,
+    SCORING,
+    gnubg_0ply_score,
+    reference_decisions,
+    score_decisions,
+)
 from bgai.position import Position
 
 
@@ -104,12 +111,11 @@ def test_gnubg_words_match_its_equities(reference):
 
 def test_stored_gnubg_0ply_score_is_the_scoring_applied_to_it(reference):
     entries = reference["entries"]
-    decisions = [reference_decisions(e["gnubg_0ply"]) for e in entries]
-    score = score_decisions(entries, [d for d, _ in decisions], [t for _, t in decisions])
+    score = gnubg_0ply_score(entries)
     stored = reference["metadata"]["gnubg_0ply_score"]  # made before the errors by kind were counted
     assert {k: score[k] for k in stored} == pytest.approx(stored)
     # A wrong pass is a take the reference calls for, passed at a cost
-    passes = [e for e, (_, take) in zip(entries, decisions)
-              if reference_decisions(e) == (True, True) and not take and e["double_pass"] > e["double_take"]]
+    passes = [e for e in entries if reference_decisions(e) == (True, True)
+              and not reference_decisions(e["gnubg_0ply"])[1] and e["double_pass"] > e["double_take"]]
     assert score["by_kind"]["wrong pass"]["count"] == len(passes) > 0
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from bgai.bot import load_bot
-from bgai.coach.cube_reference import KINDS, reference_decisions, score_decisions
+from bgai.coach.cube_reference import KINDS, gnubg_0ply_score, score_decisions
 from bgai.cube import CENTERED, ON_ROLL, CubeState, cube_equities
 from bgai.position import Position
 
@@ -62,8 +62,7 @@ def main(argv=None) -> None:
     entries = reference["entries"]
     rows = {}
     if all("gnubg_0ply" in e for e in entries):  # gnubg's own 0-ply decisions, scored as bgai's are
-        decisions = [reference_decisions(e["gnubg_0ply"]) for e in entries]
-        rows["gnubg 0-ply"] = score_decisions(entries, [d for d, _ in decisions], [t for _, t in decisions])
+        rows["gnubg 0-ply"] = gnubg_0ply_score(entries)
     for plies in args.plies:
         bot = load_bot(args.checkpoint, plies=plies)
         doubles, takes, seconds = bgai_decisions(bot, entries)

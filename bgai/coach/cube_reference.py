@@ -123,6 +123,12 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
     }
 
 
+def gnubg_0ply_score(reference_entries) -> dict:
+    """``score_decisions`` of GNU Backgammon 0-ply's own decisions, from each entry's stored 0-ply equities."""
+    decisions = [reference_decisions(entry["gnubg_0ply"]) for entry in reference_entries]
+    return score_decisions(reference_entries, [d for d, _ in decisions], [t for _, t in decisions])
+
+
 # --- the GNU Backgammon side (its embedded Python: standard library and the gnubg module only) -------------------
 
 GNUBG_CLASSES = {0: "over", 1: "hypergammon", 2: "hypergammon", 3: "hypergammon", 4: "bearoff", 5: "bearoff",
@@ -297,8 +303,7 @@ def build(games: int, seed: int, close: float, near: float, close_share: float, 
             "gnubg_0ply": {"no_double": quick_nd, "double_take": quick_dt, "double_pass": quick_dp,
                            "decision": quick["decision"]},
         })
-    quick_decisions = [reference_decisions(entry["gnubg_0ply"]) for entry in entries]
-    zero_ply = score_decisions(entries, [d for d, _ in quick_decisions], [t for _, t in quick_decisions])
+    zero_ply = gnubg_0ply_score(entries)
     counts = {owner: sum(entry["owner"] == owner for entry in entries) for owner, _ in CUBE_STATES}
     screening = SCREENING.format(close=close, near=near, close_share=close_share, near_share=near_share)
     return {
