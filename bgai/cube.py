@@ -178,10 +178,27 @@ class CubeEquities:
         return self.may_double & (self.no_double > self.double_pass)
 
     @property
+    def margin(self) -> np.ndarray:
+        """(N,) how close each position's cube decisions are, in equity: the smaller of |ND - min(DT, DP)| (double
+        or not) and |DT - DP| (take or pass); infinite where the player on roll may not double."""
+        close = np.fmin(np.abs(self.no_double - np.fmin(self.double_take, self.double_pass)),
+                        np.abs(self.double_take - self.double_pass))
+        return np.where(self.may_double, close, np.inf)
+
+    @property
     def equity(self) -> np.ndarray:
         """The cubeful equity with correct cube action by both sides."""
         best = np.fmax(self.no_double, np.fmin(self.double_take, self.double_pass))
         return np.where(self.may_double, best, self.no_double)
+
+
+def money_margin(probs: np.ndarray, boards: np.ndarray) -> np.ndarray:
+    """(N,) the closest of each position's money cube decisions (``CubeEquities.margin``), with the cube centered
+    or owned by the player on roll, from cubeless ``probs`` (on-roll view): small near the doubling window and the
+    take point, large where the cube cannot matter."""
+    n = len(probs)
+    return np.fmin(*(cube_equities(probs, boards, CubeState.money(n, value, owner)).margin
+                     for value, owner in ((1, CENTERED), (2, ON_ROLL))))
 
 
 def _outcomes(probs: np.ndarray) -> np.ndarray:

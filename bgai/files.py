@@ -14,7 +14,7 @@ from typing import IO
 from bgai.errors import BgaiError
 
 
-def write_atomically(path: str | Path, write: Callable[[IO[bytes]], None]) -> None:
+def write_atomically(path: str | Path, write: Callable[[IO[bytes]], object]) -> None:
     """Call ``write`` on a temporary file next to ``path``, flush it to disk and rename it over ``path``; the
     folder's entry is flushed too. Readers see the old file or the whole new one, never a part."""
     path = Path(path)

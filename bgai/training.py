@@ -26,7 +26,8 @@ stages (the phases of the run) in order, each a table ``[[stage]]`` with a ``nam
     way in one, at the price of noisier targets (each position's corrections are those of one game's future).
 
     With ``rollouts`` above 0 that share of each part's positions, those whose lookahead value moved farthest from
-    the model's own 0-ply value (where the network is least sure of itself), get rollout targets instead: each is
+    the model's own 0-ply value (where the network is least sure of itself; or with ``rollout_pick = "cube"`` those
+    whose money cube decisions are closest), get rollout targets instead: each is
     rolled out by the frozen model at 0-ply on ``rollout_trials`` trials, variance-reduced, truncated after
     ``rollout_truncate`` plies (``bgai.rollout.rollout_values``). The model then learns from its own rollouts,
     as gnubg's, wildbg's and Open Sage's later nets learned from their earlier nets' rollouts.
@@ -133,6 +134,10 @@ class LookaheadStage:
     rollouts: float = _field(0.0, "share of each part's positions, those whose lookahead value moved farthest from the "
                                   "model's own 0-ply value, whose targets are rollouts instead (bgai.rollout."
                                   "rollout_values: 0-ply, variance reduction, the frozen model)")
+    rollout_pick: str = _field("moved", "which positions the rollouts go to: 'moved' (those whose lookahead value "
+                                        "moved farthest from the 0-ply value) or 'cube' (those whose money cube "
+                                        "decisions, centered or owned by the player on roll, are closest by the "
+                                        "model's own 0-ply value: bgai.cube.money_margin)")
     rollout_trials: int = _field(72, "trials of each rollout target")
     rollout_truncate: int = _field(7, "plies a rollout target's trials are played before the network's value ends "
                                       "them (0: played to the end)")
@@ -299,6 +304,9 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
             raise BgaiError(f"stage {stage.name}: rollouts must be a share 0..1, rollout_trials at least 1 and "
                             f"rollout_truncate 0 or more, got {stage.rollouts}, {stage.rollout_trials} and "
                             f"{stage.rollout_truncate}")
+        if isinstance(stage, LookaheadStage) and stage.rollout_pick not in ROLLOUT_PICKS:
+            raise BgaiError(f"stage {stage.name}: rollout_pick must be one of {', '.join(ROLLOUT_PICKS)}, got "
+                            f"{stage.rollout_pick!r}")
         if isinstance(stage, LookaheadStage) and stage.precision not in ("fp32", "bf16"):
             raise BgaiError(f"stage {stage.name}: precision must be 'fp32' or 'bf16', got {stage.precision!r}")
         if isinstance(stage, LookaheadStage) and not 0 <= stage.lam <= 1:
@@ -719,17 +727,35 @@ def _targets_task(snapshot: ModelSnapshot, task: tuple) -> dict[str, np.ndarray]
 
 @dataclass(frozen=True)
 class RolloutTargets:
-    """Where a part's targets are rollouts (``LookaheadStage.rollouts``): the ``share`` of its positions whose
-    lookahead moved farthest from the 0-ply value, each rolled out on ``trials`` trials truncated after
-    ``truncate`` plies (0: played out)."""
+    """Where a part's targets are rollouts (``LookaheadStage.rollouts``): the ``share`` of its positions that
+    ``pick`` names (``ROLLOUT_PICKS``), each rolled out on ``trials`` trials truncated after ``truncate`` plies
+    (0: played out)."""
 
     share: float = 0.0
     trials: int = 72
     truncate: int = 7
+    pick: str = "moved"
 
     @classmethod
     def of(cls, stage: LookaheadStage) -> RolloutTargets:
-        return cls(stage.rollouts, stage.rollout_trials, stage.rollout_truncate)
+        return cls(stage.rollouts, stage.rollout_trials, stage.rollout_truncate, stage.rollout_pick)
+
+
+#: How a generation picks the positions it rolls out: where the lookahead moved the value farthest from the
+#: network's own 0-ply value, or where the network's own 0-ply money cube decisions are closest.
+ROLLOUT_PICKS = ("moved", "cube")
+
+
+def rollout_rows(boards: np.ndarray, values: np.ndarray, targets: np.ndarray, count: int, pick: str) -> np.ndarray:
+    """The ``count`` rows of ``boards`` a generation rolls out, from the model's 0-ply ``values`` and its lookahead
+    ``targets`` (both (N, 5), on-roll view): those whose target moved farthest from the value (``pick`` "moved"),
+    or those whose money cube decisions are closest by the value (``pick`` "cube", ``bgai.cube.money_margin``).
+    Ties keep the boards' order."""
+    if pick == "cube":
+        from bgai.cube import money_margin
+
+        return np.argsort(money_margin(values, boards), kind="stable")[:count]
+    return np.argsort(-np.abs(equity(targets) - equity(values)), kind="stable")[:count]
 
 
 @dataclass(frozen=True)
@@ -761,9 +787,10 @@ def lookahead_targets(model, boards: np.ndarray, plies: int, deeper: float = 0.0
 
     With ``deeper`` > 0, that share of the boards, those whose ``plies`` value moved farthest (in cubeless equity)
     from the model's own 0-ply value, are evaluated at ``plies + 1`` instead: the search goes deeper where the
-    network and its lookahead disagree most. With ``rollouts.share`` > 0 the share of the boards that moved
-    farthest are rolled out instead (``bgai.rollout.rollout_values``, by the model at 0-ply, each part's dice
-    seeded by its boards), whatever ``deeper`` gave them. With ``bf16`` the network's passes run in bfloat16 (see
+    network and its lookahead disagree most. With ``rollouts.share`` > 0 that share of the boards, those that moved
+    farthest or those whose cube decisions are closest (``rollouts.pick``, ``rollout_rows``), are rolled out
+    instead (``bgai.rollout.rollout_values``, by the model at 0-ply, each part's dice seeded by its boards),
+    whatever ``deeper`` gave them. With ``bf16`` the network's passes run in bfloat16 (see
     ``Bot``; never in the rollouts). With a ``pruning`` net the lookahead's replies (and the rollouts' variance
     reduction) are chosen among the plays it ranks best (``Bot.replies``)."""
     model = ModelSnapshot.of(model)
@@ -772,16 +799,16 @@ def lookahead_targets(model, boards: np.ndarray, plies: int, deeper: float = 0.0
     count = int(round(deeper * len(boards)))
     rolled = int(round(rollouts.share * len(boards)))
     if count or rolled:
-        moved = np.abs(equity(targets) - equity(bot.probabilities(boards)))
-        order = np.argsort(-moved, kind="stable")
+        values = bot.probabilities(boards)
+        deepened = rollout_rows(boards, values, targets, count, "moved")
+        rows = rollout_rows(boards, values, targets, rolled, rollouts.pick)  # before the deeper values replace any
         if count:
-            targets[order[:count]] = bot.lookahead(boards[order[:count]], plies + 1)
+            targets[deepened] = bot.lookahead(boards[deepened], plies + 1)
         if rolled:
             import zlib
 
             from bgai.rollout import rollout_values
 
-            rows = order[:rolled]
             seed = zlib.crc32(np.ascontiguousarray(boards).tobytes())
             targets[rows] = rollout_values(Bot(model, pruner=pruning.net, prune=pruning.keep), boards[rows],
                                            trials=rollouts.trials, truncate=rollouts.truncate or None, seed=seed)

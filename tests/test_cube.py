@@ -13,6 +13,7 @@ from bgai.cube import (
     decide,
     efficiency,
     may_double,
+    money_margin,
     parse_owner,
 )
 from bgai.errors import BgaiError
@@ -84,6 +85,27 @@ def test_owning_the_cube_is_worth_more_than_a_centered_one_and_that_more_than_th
 def test_the_doubling_window():
     actions = [decide(probs_from(p, 0.2, 0.1)[0], START).action for p in (0.55, 0.7, 0.8, 0.95)]
     assert actions == ["No double, take", "Double, take", "Double, pass", "Too good to double, pass"]
+
+
+def test_the_cube_decisions_are_closest_inside_the_window_and_far_at_an_even_game():
+    # A slow reference: each position and cube alone, its margin from the decision's own equities
+    probs = probs_from([0.5, 0.62, 0.68, 0.78, 0.9, 0.999], 0.2, 0.1)
+    boards = np.repeat(START[None], len(probs), axis=0)
+    expected = []
+    for p in probs:
+        closest = np.inf
+        for value, owner in ((1, CENTERED), (2, ON_ROLL)):
+            e = cube_equities(p[None], START[None], CubeState.money(1, value, owner))
+            nd, dt, dp = e.no_double[0], e.double_take[0], e.double_pass[0]
+            closest = min(closest, abs(nd - min(dt, dp)), abs(dt - dp))
+        expected.append(closest)
+    margins = money_margin(probs, boards)
+    assert np.allclose(margins, expected)
+    # Closest where the redouble and the take are both near (0.68), far at an even game (0.5)
+    assert margins.argmin() == 2 and margins[2] < 0.02 and margins[0] > 0.25
+    # The opponent's cube leaves the player on roll no decision
+    owned = cube_equities(probs, boards, CubeState.money(len(probs), 2, OPPONENT))
+    assert np.isinf(owned.margin).all()
 
 
 def test_too_good_becomes_a_double_under_the_jacoby_rule():

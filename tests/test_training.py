@@ -22,6 +22,7 @@ from bgai.training import (
     TDStage,
     load_config,
     lookahead_targets,
+    rollout_rows,
     run,
     sample_positions,
     sample_trajectories,
@@ -546,6 +547,27 @@ def test_rollout_targets_replace_the_lookahead_where_it_moved_the_value_most():
     assert np.all(np.abs(equity(mixed[rolled]) - equity(one[rolled])) < 0.5)  # two estimates of one value
 
 
+def test_cube_picked_rollouts_go_where_the_models_cube_decisions_are_closest():
+    from bgai.cube import money_margin
+
+    bot = load_bot()
+    boards = sample_positions(bot.model, 4, 300, seed=6, epsilon=0.0, rng=np.random.default_rng(5), keep=12)
+    one = lookahead_targets(bot.model, boards, 1)
+    mixed = lookahead_targets(bot.model, boards, 1, rollouts=RolloutTargets(0.25, trials=36, truncate=2, pick="cube"))
+    values = bot.probabilities(boards)
+    closest = np.argsort(money_margin(values, boards), kind="stable")[:3]
+    assert list(rollout_rows(boards, values, one, 3, "cube")) == list(closest)
+    rest = np.setdiff1d(np.arange(12), closest)
+    assert np.allclose(mixed[rest], one[rest], atol=1e-6)
+    assert not np.allclose(mixed[closest], one[closest], atol=1e-3)
+    # and with deeper values too, each pick is made on the lookahead's own values, as without them
+    both = lookahead_targets(bot.model, boards, 1, deeper=0.25,
+                             rollouts=RolloutTargets(0.25, trials=36, truncate=2, pick="moved"))
+    alone = lookahead_targets(bot.model, boards, 1, rollouts=RolloutTargets(0.25, trials=36, truncate=2))
+    rolled = rollout_rows(boards, values, one, 3, "moved")
+    assert np.allclose(both[rolled], alone[rolled], atol=1e-6)
+
+
 def test_a_run_learns_from_rollout_targets(tmp_path):
     # Given a lookahead stage that rolls out a quarter of its positions
     stage = LookaheadStage(name="rolled", generations=1, games=4, positions=24, part=24, epochs=1, rollouts=0.25,
@@ -562,6 +584,13 @@ def test_bad_rollout_target_settings_are_refused(tmp_path, text):
     path = tmp_path / "bad.toml"
     path.write_text(f'[[stage]]\nmethod = "lookahead"\n{text}\n')
     with pytest.raises(BgaiError, match="rollouts must be a share 0..1, rollout_trials at least 1"):
+        load_config(path)
+
+
+def test_an_unknown_rollout_pick_is_refused(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('[[stage]]\nmethod = "lookahead"\nrollout_pick = "window"\n')
+    with pytest.raises(BgaiError, match="rollout_pick must be one of moved, cube, got 'window'"):
         load_config(path)
 
 

@@ -82,3 +82,35 @@ def test_the_strength_line_names_the_cube_error_of_each_kind():
     line = describe({"cube": {"mp_per_decision": 4.04, "by_kind": {"missed double": {"count": 71, "mp": 1.24},
                                                                    "wrong pass": {"count": 27, "mp": 1.12}}}})
     assert line == "cube 4.0 mp/decision (missed double 1.24, wrong pass 1.12)"
+
+
+def test_the_report_tabulates_levers_tried_on_another_network_and_rerenders_without_measuring(tmp_path):
+    import json
+
+    levers = {"what": "single generations from the fast network", "runs": {
+        "split-scale": {"lever": "two nets", "minutes": 12.7, "held_out_error": [0.0202, 0.0179],
+                        "versus": [{"opponent": "fast", "ppg": -0.001, "ppg_se": 0.023, "ppg_luck_adjusted": 0.0108,
+                                    "ppg_luck_adjusted_se": 0.0032},
+                                   {"opponent": "gnubg 0-ply", "ppg_luck_adjusted": 0.009,
+                                    "ppg_luck_adjusted_se": 0.004}],
+                        "checker_mp": 2.77, "cube_mp": 4.04},
+        "gen2-crashed": {"lever": "a crashed net | three in all", "minutes_training": 3.6, "versus": []}}}
+    path = tmp_path / "levers.json"
+    path.write_text(json.dumps(levers))
+    r = {"run_dir": "runs/x", "command": "python -m bgai.coach.report runs/x", "config": {"run_name": "x",
+         "stages": []}, "games": 0, "hours": 0.0, "model": "m", "stages": [], "plies": [], "notes": [],
+         "benchmarks": {"network": row("runs/x/checkpoint.pt", 0.6)}}
+    (tmp_path / "report.json").write_text(json.dumps(r))
+    report.main(["--render-only", "--out", str(tmp_path), "--levers", str(path)])
+    text = (tmp_path / "REPORT.md").read_text()
+    assert "## Levers tried since, on the fast network\n\nSingle generations from the fast network." in text
+    assert ("| split-scale | two nets | 12.7 | 0.0202 → 0.0179 | +0.011 ± 0.003 (plain -0.001 ± 0.023) v fast; "
+            "+0.009 ± 0.004 v gnubg 0-ply | 2.77 | 4.04 |") in text
+    # a pipe in a lever's text does not break the table; a run with no figures shows dashes
+    assert "| gen2-crashed | a crashed net / three in all | 3.6 of training | — | — | — | — |" in text
+    assert f"Each run's command and each result's command are in `{path}`." in text
+    # the rest of the report is the same as before, and report.json keeps the levers for the next rendering
+    assert "| network: `runs/x/checkpoint.pt` | +0.600 ± 0.010 |" in text
+    assert json.loads((tmp_path / "report.json").read_text())["levers"]["runs"].keys() == levers["runs"].keys()
+    report.main(["--render-only", "--out", str(tmp_path)])
+    assert (tmp_path / "REPORT.md").read_text() == text

@@ -78,13 +78,18 @@ def main(argv=None) -> None:
     from bgai.coach.strength import describe, measure
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("run_dir", type=Path, nargs="?", help="the training run (not with --render-only)")
     parser.add_argument("--out", type=Path, default=Path("checkpoints") / "shipped")
     parser.add_argument("--baseline", default=str(Path("checkpoints") / "td-v1" / "checkpoint.pt"))
     parser.add_argument("--pubeval", type=int, default=5000, help="dice sequences v pubeval (x2 games)")
     parser.add_argument("--gnubg", type=int, default=2000, help="dice sequences v gnubg 0-ply (x2 games)")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--ablation", type=Path, help="bgai.coach.ablation's JSON, for the ablation table")
+    parser.add_argument("--levers", type=Path,
+                        help="a JSON of levers tried on another network, one run each (benchmarks/results/"
+                             "issue20_generations.json), for a table of them")
+    parser.add_argument("--render-only", action="store_true",
+                        help="rewrite --out's REPORT.md from its report.json (adding --levers) without measuring")
     parser.add_argument("--plies", type=Path, help="bgai.coach.ply_strength results (JSON files) to tabulate",
                         nargs="*", default=[])
     parser.add_argument("--generations", type=Path, nargs="*", default=[],
@@ -94,6 +99,14 @@ def main(argv=None) -> None:
     parser.add_argument("--note", action="append", default=[],
                         help="a paragraph for the report (what the figures do not say); may be repeated")
     args = parser.parse_args(argv)
+    levers = _levers(args.levers) if args.levers else None
+    if args.render_only:
+        report = json.loads((args.out / "report.json").read_text())
+        report["levers"] = levers or report.get("levers")
+        _write(report, args.out)
+        return
+    if args.run_dir is None:
+        parser.error("a run folder is needed unless --render-only")
 
     source = args.run_dir / "checkpoint.pt"
     state = load_checkpoint(source)
@@ -130,10 +143,25 @@ def main(argv=None) -> None:
         "plies": [json.loads(p.read_text()) for p in args.plies],
         "generations": [json.loads(p.read_text()) for p in args.generations],
         "notes": args.note,
+        "levers": levers,
     }
-    (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    (args.out / "REPORT.md").write_text(render(report))
-    print(render(report))
+    _write(report, args.out)
+
+
+def _levers(path: Path) -> dict:
+    levers = json.loads(path.read_text())
+    levers["path"] = str(path)
+    return levers
+
+
+def _write(report: dict, out: Path) -> None:
+    from bgai.files import write_atomically
+
+    text = render(report)
+    payload = json.dumps(report, indent=2) + "\n"
+    write_atomically(out / "report.json", lambda f: f.write(payload.encode()))
+    write_atomically(out / "REPORT.md", lambda f: f.write(text.encode()))
+    print(text)
 
 
 def _fmt(row: dict, key: str) -> str:
@@ -153,6 +181,35 @@ def _moves(row: dict, versus: bool = False) -> str:
 
 def _cube(row: dict) -> str:
     return f"{row['cube']['mp_per_decision']:.1f}" if row.get("cube") else "—"
+
+
+def _versus(result: dict) -> str:
+    """One head-to-head result of a lever's run: luck-adjusted, the plain points per game beside it where kept."""
+    text = f"{result['ppg_luck_adjusted']:+.3f} ± {result['ppg_luck_adjusted_se']:.3f}"
+    if "ppg" in result and "ppg_se" in result:
+        text += f" (plain {result['ppg']:+.3f} ± {result['ppg_se']:.3f})"
+    return f"{text} v {result['opponent']}"
+
+
+def levers_table(levers: dict) -> list[str]:
+    """Markdown lines of a lever table (``benchmarks/results/issue20_generations.json``): one row a run, with what
+    it changed, its minutes, its held-out error before and after, its head-to-head results and its reference-set
+    errors; the commands behind every figure stay in the JSON."""
+    lines = [
+        "| run | lever | minutes | held-out error | head to head, luck-adjusted | checker play, mp/move | "
+        "cube, mp/decision |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, run in levers["runs"].items():
+        minutes = (f"{run['minutes']:g}" if "minutes" in run
+                   else f"{run['minutes_training']:g} of training" if "minutes_training" in run else "—")
+        fit = " → ".join(f"{e:.4f}" for e in run["held_out_error"]) if run.get("held_out_error") else "—"
+        versus = "; ".join(_versus(v) for v in run["versus"]) or "—"
+        checker = f"{run['checker_mp']:.2f}" if "checker_mp" in run else "—"
+        cube = f"{run['cube_mp']:.2f}" if "cube_mp" in run else "—"
+        lever = run["lever"].replace("|", "/")
+        lines.append(f"| {name} | {lever} | {minutes} | {fit} | {versus} | {checker} | {cube} |")
+    return lines
 
 
 def render(r: dict) -> str:
@@ -251,6 +308,11 @@ def render(r: dict) -> str:
                          f"{_fmt(row, 'gnubg')} | {_moves(row)} | {_cube(row)} |")
         commands = a.get("commands") or [a["command"]]
         lines += ["", "Made by " + ", then ".join(f"`{c}`" for c in commands) + ".", ""]
+    if r.get("levers"):
+        levers = r["levers"]
+        what = levers["what"][0].upper() + levers["what"][1:]
+        lines += ["## Levers tried since, on the fast network", "", what + ".", "", *levers_table(levers), "",
+                  f"Each run's command and each result's command are in `{levers['path']}`.", ""]
     if r.get("plies"):
         lines += [
             "## What lookahead buys, head to head",

@@ -1,0 +1,81 @@
+"""Where the fast network's cube errors come from: its values against its own rollouts on the positions of the cube
+reference set, both judged by the set's stored GNU Backgammon 2-ply cubeless probabilities.
+
+    python benchmarks/cube_set_rollouts.py [--positions 300] [--trials 72] [--seed 3] [--json FILE]
+
+The positions are a random draw (``--seed``) of the set's distinct contact positions (``bgai.coach.cube_reference``:
+positions of gnubg-nn's self-play near the doubling window, the player on roll before its roll). For each, the
+cubeless equity of the player on roll by the fast network (``load_bot()``'s) at 0 and 1-ply, by its rollouts
+truncated after 7 plies and by its rollouts played to the end (``bgai.rollout.rollout_values``: 0-ply, variance
+reduction, ``--trials`` trials). Printed for each value: its mean difference from gnubg 2-ply (the lean: positive
+when it rates the player on roll higher, ± its standard error over positions), its mean absolute difference, and
+the same two against the played-out rollouts.
+
+If the rollouts lean as the network does, a network that learned them would keep the lean: rollout targets could
+only take away the per-position error. gnubg is the judge here only; nothing here trains anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from bgai.bot import load_bot
+from bgai.coach.cube_accuracy import REFERENCE, boards_and_cubes
+from bgai.rollout import rollout_values
+from bgai.weights import equity
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--positions", type=int, default=300)
+    parser.add_argument("--trials", type=int, default=72)
+    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--json", help="also write the figures here")
+    args = parser.parse_args(argv)
+
+    entries = json.loads(REFERENCE.read_text())["entries"]
+    seen: set[str] = set()
+    contact = []
+    for i, e in enumerate(entries):
+        if e["class"] != "race" and e["position_id"] not in seen:
+            seen.add(e["position_id"])
+            contact.append(i)
+    rng = np.random.default_rng(args.seed)
+    chosen = [entries[i] for i in sorted(rng.choice(contact, min(args.positions, len(contact)), replace=False))]
+    boards, _ = boards_and_cubes(chosen)
+    gnubg = np.array([e["probabilities"] for e in chosen])
+    bot = load_bot()
+    values = {"0-ply": bot.probabilities(boards), "1-ply": bot.lookahead(boards, 1)}
+    seconds = {}
+    for name, truncate, seed in (("rollouts truncated at 7", 7, 2), ("rollouts played out", None, 1)):
+        started = time.perf_counter()
+        values[name] = rollout_values(bot, boards, trials=args.trials, truncate=truncate, seed=seed)
+        seconds[name] = time.perf_counter() - started
+    played = equity(values["rollouts played out"])
+    figures = {}
+    for name, probs in values.items():
+        row = {}
+        for judge, reference in (("gnubg 2-ply", equity(gnubg)), ("played out", played)):
+            d = equity(probs) - reference
+            row[judge] = {"lean": round(float(d.mean()), 4), "lean_se": round(float(d.std() / np.sqrt(len(d))), 4),
+                          "mean_abs": round(float(np.abs(d).mean()), 4)}
+        figures[name] = row
+        print(f"{name:24s}  v gnubg 2-ply: lean {row['gnubg 2-ply']['lean']:+.4f} ± {row['gnubg 2-ply']['lean_se']:.4f}"
+              f", mean abs {row['gnubg 2-ply']['mean_abs']:.4f}   v played out: lean {row['played out']['lean']:+.4f}"
+              f", mean abs {row['played out']['mean_abs']:.4f}")
+    if args.json:
+        given = sys.argv[1:] if argv is None else argv
+        result = {"command": "python benchmarks/cube_set_rollouts.py " + " ".join(given),
+                  "positions": len(chosen), "trials": args.trials, "seconds": seconds, "figures": figures}
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
