@@ -131,9 +131,9 @@ class LookaheadStage:
     bench_every: int = _field(1, "generations between benchmarks against pubeval and the heuristic player")
     deeper: float = _field(0.0, "share of each part's positions, those whose lookahead value moved farthest from the "
                                 "model's own 0-ply value, evaluated one ply deeper")
-    rollouts: float = _field(0.0, "share of each part's positions, those whose lookahead value moved farthest from the "
-                                  "model's own 0-ply value, whose targets are rollouts instead (bgai.rollout."
-                                  "rollout_values: 0-ply, variance reduction, the frozen model)")
+    rollouts: float = _field(0.0, "share of each part's positions, those rollout_pick names, whose targets are "
+                                  "rollouts instead (bgai.rollout.rollout_values: 0-ply, variance reduction, the "
+                                  "frozen model)")
     rollout_pick: str = _field("moved", "which positions the rollouts go to: 'moved' (those whose lookahead value "
                                         "moved farthest from the 0-ply value) or 'cube' (those whose money cube "
                                         "decisions, centered or owned by the player on roll, are closest by the "
