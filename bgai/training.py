@@ -800,11 +800,12 @@ def lookahead_targets(model, boards: np.ndarray, plies: int, deeper: float = 0.0
     rolled = int(round(rollouts.share * len(boards)))
     if count or rolled:
         values = bot.probabilities(boards)
-        deepened = rollout_rows(boards, values, targets, count, "moved")
-        rows = rollout_rows(boards, values, targets, rolled, rollouts.pick)  # before the deeper values replace any
+        # Both picks are made before the deeper values replace any target; each only where it is used
+        rows = rollout_rows(boards, values, targets, rolled, rollouts.pick) if rolled else None
         if count:
+            deepened = rollout_rows(boards, values, targets, count, "moved")
             targets[deepened] = bot.lookahead(boards[deepened], plies + 1)
-        if rolled:
+        if rows is not None:
             import zlib
 
             from bgai.rollout import rollout_values
