@@ -66,6 +66,28 @@ def _play_match(first, second, args: argparse.Namespace, labels: dict) -> None:
     print(json.dumps({**labels, **s}))
 
 
+LABEL_OPTIONS = ("positions", "trials", "truncate", "batch", "seed", "epsilon", "race", "disagreement", "candidates",
+                 "lockstep")
+
+
+def _label(args: argparse.Namespace) -> None:
+    from bgai.labels import LabelSettings, label_shard, parse_shards, write_manifest
+
+    if args.status:
+        manifest = write_manifest(args.out)
+        phases = ", ".join(f"{k} {v:,}" for k, v in sorted(manifest["phases"].items()))
+        print(f"{args.out}: {manifest['shards']} shards, {manifest['positions']:,} labelled positions ({phases})")
+        return
+    settings = LabelSettings(**{name: getattr(args, name) for name in LABEL_OPTIONS})
+    shards = parse_shards(args.shards)
+    from bgai.bot import load_bot
+
+    bot = load_bot(args.checkpoint)
+    for shard in shards:
+        path = label_shard(bot, args.out, shard, settings, progress=not args.quiet)
+        print(f"{path}", flush=True)
+
+
 def _duel(args: argparse.Namespace) -> None:
     from bgai.players import make_player
 
@@ -438,6 +460,24 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
     roll.add_argument("--quiet", action="store_true", help="no progress bar")
     roll.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     roll.set_defaults(run=_rollout)
+
+    label = commands.add_parser("label", help="make rollout-labelled training positions, in resumable shards",
+                                description="Sample positions from the bot's own play and label each by a rollout "
+                                            "(bgai.labels): shards of --positions each, written to --out as they "
+                                            "finish; the same command resumes a stopped run where it stood.")
+    label.add_argument("--out", required=True, help="folder of the shards (shard-NNNNN.npz, MANIFEST.json)")
+    label.add_argument("--shards", default="0", help="shard numbers: N, A-B or A- (from A on until stopped; "
+                                                     "default 0)")
+    from bgai.labels import LabelSettings
+
+    defaults = LabelSettings()
+    for name in LABEL_OPTIONS:
+        label.add_argument(f"--{name}", type=type(getattr(defaults, name)), default=getattr(defaults, name),
+                           help=f"{LabelSettings.help(name)} (default {getattr(defaults, name)})")
+    label.add_argument("--checkpoint", help="network that plays and labels (default: the network shipped for 0-ply)")
+    label.add_argument("--status", action="store_true", help="print what the folder holds and stop")
+    label.add_argument("--quiet", action="store_true", help="no progress bar")
+    label.set_defaults(run=_label)
 
     play = commands.add_parser("play", help="play the bot in the terminal (money games or a match, with the cube)")
     play.add_argument("--match", type=int, metavar="N", help="a match to N points (default: money games)")

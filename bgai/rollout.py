@@ -756,27 +756,57 @@ def rollout(bot, position, *, trials: int = 1296, truncate: int | None = None, p
                          cubeful=best, no_double=nd, double_take=dt, cube_action=action)
 
 
-def rollout_values(bot, boards: np.ndarray, *, trials: int = 72, truncate: int | None = 7, seed: int = 0,
-                   variance_reduction: bool = True, batch: int = 2592) -> np.ndarray:
-    """(N, 5) cubeless probabilities of N positions (on-roll view, before the roll), each rolled out by ``bot`` at
-    0-ply on the same ``trials`` (truncated after ``truncate`` plies, the network's value there; ``None``: played
-    out), with variance reduction: the mean of what ``rollout`` gives each position alone, for many positions at
-    once (the rollout targets of ``bgai.training``). Finished games count as they stand."""
+@dataclass(frozen=True)
+class BatchRollout:
+    """The rollouts of N positions at once (``rollout_batch``), each from the side of its player on roll before
+    the roll: ``probabilities`` (N, 5) the five cumulative probabilities, ``se`` (N, 5) their standard errors and
+    ``equity_se`` (N,) the standard error of the cubeless equity (the equity itself is
+    ``bgai.weights.equity(probabilities)``), all over the trials (with variance reduction, of the reduced
+    estimate). A finished game has its result and standard errors of 0."""
+
+    probabilities: np.ndarray
+    se: np.ndarray
+    equity_se: np.ndarray
+
+
+def rollout_batch(bot, boards: np.ndarray, *, trials: int = 72, truncate: int | None = 7, seed: int = 0,
+                  variance_reduction: bool = True, batch: int = 2592) -> BatchRollout:
+    """Roll out N positions (on-roll view, before the roll) by ``bot`` at 0-ply, cubeless, all on the same
+    ``trials`` (truncated after ``truncate`` plies, the network's value there; ``None``: played out), with
+    variance reduction: what ``rollout`` gives each position alone (the same dice, the same estimate), for many
+    positions at once in lock-step batches of ``batch`` games. Returns the means and standard errors
+    (``BatchRollout``). Training labels (``bgai.labels``) and rollout targets (``bgai.training``) are made here."""
     boards = np.asarray(boards, dtype=np.int8)
     settings = RolloutSettings(trials=trials, truncate=truncate, plies=0, seed=seed, cubeful=False,
                                variance_reduction=variance_reduction, bearoff=None, opening=False, batch=batch)
-    out = np.empty((len(boards), 5))
+    probs = np.empty((len(boards), 5))
+    se = np.zeros((len(boards), 5))
+    equity_se = np.zeros(len(boards))
     over = game_over(boards)
     if over.any():
-        out[over] = bot.probabilities(boards[over])
+        probs[over] = bot.probabilities(boards[over])
     live = np.flatnonzero(~over)
     if len(live):
         n = len(live)
         start = Start(boards[live], np.ones(n, dtype=np.int64), np.full(n, -1))
         values = run_trials(bot, start, np.arange(trials), settings)
-        reduced = values.plain - values.luck if variance_reduction else values.plain
-        out[live] = reduced.mean(axis=1)
-    return out
+        reduced = values.plain - values.luck if variance_reduction else values.plain  # (n, trials, 5)
+        probs[live] = reduced.mean(axis=1)
+        if trials > 1:
+            se[live] = reduced.std(axis=1, ddof=1) / math.sqrt(trials)
+            per_trial = equity(reduced.reshape(-1, 5)).reshape(n, trials)
+            equity_se[live] = per_trial.std(axis=1, ddof=1) / math.sqrt(trials)
+        else:
+            se[live] = equity_se[live] = np.nan
+    return BatchRollout(probs, se, equity_se)
+
+
+def rollout_values(bot, boards: np.ndarray, *, trials: int = 72, truncate: int | None = 7, seed: int = 0,
+                   variance_reduction: bool = True, batch: int = 2592) -> np.ndarray:
+    """(N, 5) cubeless probabilities of N positions (on-roll view, before the roll): ``rollout_batch``'s means
+    (the rollout targets of ``bgai.training``). Finished games count as they stand."""
+    return rollout_batch(bot, boards, trials=trials, truncate=truncate, seed=seed,
+                         variance_reduction=variance_reduction, batch=batch).probabilities
 
 
 def _cube_choice(nd: Estimate, dt: Estimate) -> tuple[Estimate, str]:
