@@ -253,6 +253,22 @@ class Bot:
         self.pruner = None if pruner is None else ModelSnapshot.of(pruner)
         self.prune = prune
 
+    def replace(self, **changes) -> Bot:
+        """A copy of this bot with some of its constructor's settings changed (``model``, ``name``, ``plies``,
+        ``info``, ``filters``, ``use_bearoff``, ``bf16``, ``pruner``, ``prune``); the rest are kept. A new ``plies``
+        without ``filters`` gets that ply's default filters."""
+        settings = {"model": self.model, "name": self.name, "plies": self.plies, "info": self.info,
+                    "filters": self.filters, "use_bearoff": self.use_bearoff, "bf16": self.bf16,
+                    "pruner": self.pruner, "prune": self.prune}
+        unknown = sorted(set(changes) - set(settings))
+        if unknown:
+            raise BgaiError(f"a bot has no setting {', '.join(unknown)}")
+        if "plies" in changes and "filters" not in changes:
+            settings["filters"] = None
+        settings.update(changes)
+        model = settings.pop("model")
+        return Bot(model, **settings)
+
     # Batched core ---------------------------------------------------------------------------------------------
 
     def probabilities(self, boards: np.ndarray, net=None) -> np.ndarray:

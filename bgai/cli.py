@@ -70,6 +70,41 @@ LABEL_OPTIONS = ("positions", "trials", "truncate", "batch", "seed", "epsilon", 
                  "lockstep")
 
 
+def _rollout_file(args: argparse.Namespace) -> None:
+    """``bgai rollout --positions FILE``: every position of the file, cubeless (``bgai.rollout.rollout_file``)."""
+    from bgai.bot import load_bot
+    from bgai.rollout import read_positions, rollout_file
+
+    refused = [flag for flag, given in (("POSITION", args.position is not None), ("DICE", args.dice is not None),
+                                        ("--top", args.top is not None), ("--cubeful", args.cubeful),
+                                        ("--opening", args.opening)) if given]
+    if refused:
+        raise BgaiError(f"--positions rolls out the positions of a file, cubeless: drop {', '.join(refused)}")
+    entries = read_positions(args.positions)  # every line checked before any work starts
+    bot = load_bot(args.checkpoint, plies=args.plies)
+    results = rollout_file(bot, entries, out=args.out, trials=args.trials, truncate=args.truncate, seed=args.seed,
+                           variance_reduction=not args.no_vr, plies=args.plies, bearoff_stop=args.bearoff,
+                           jobs=args.jobs, progress=not args.quiet)
+    if args.json:
+        for record in results:
+            print(json.dumps(record))
+        return
+    print(f"{len(results)} positions of {args.positions} rolled out: {args.trials} trials each, {args.plies}-ply "
+          f"play, {f'truncated at {args.truncate} plies' if args.truncate else 'played to the end'}, "
+          f"{'without' if args.no_vr else 'with'} variance reduction, seed {args.seed} (for the player on roll, "
+          f"before the roll; ± one standard error)")
+    print(f"{'line':>5}  {'position':<22} {'equity':>15}  {'win':>6} {'win g':>6} {'win bg':>6} {'lose g':>6} "
+          f"{'lose bg':>7}")
+    for r in results:
+        p = r["probabilities"]
+        print(f"{r['line']:>5}  {r['position_id']:<22} {r['equity']['mean']:+.3f} ± {r['equity']['se']:.3f}  "
+              + " ".join(f"{100 * p[name]['mean']:5.1f}%" for name in ("win", "win_gammon", "win_backgammon",
+                                                                      "lose_gammon"))
+              + f" {100 * p['lose_backgammon']['mean']:6.1f}%")
+    if args.out:
+        print(f"(also in {args.out}, one JSON object a line)")
+
+
 def _label(args: argparse.Namespace) -> None:
     from bgai.labels import LabelSettings, label_shard, parse_shards, write_manifest
 
@@ -246,6 +281,11 @@ def _rollout(args: argparse.Namespace) -> None:
     from bgai.bot import load_bot
     from bgai.rollout import rollout, rollout_plays
 
+    if args.positions is not None:
+        _rollout_file(args)
+        return
+    if args.position is None:
+        raise BgaiError("give a POSITION to roll out, or --positions FILE")
     pos = Position.parse(args.position)
     if args.dice is None and args.top is not None:
         raise BgaiError("--top needs the dice of the plays to roll out (bgai rollout POSITION DICE --top N)")
@@ -437,9 +477,10 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
 
     roll = commands.add_parser("rollout", help="roll out a position, or the best plays of a roll on the same dice",
                                description="Roll out a position (the player on roll, before the roll) or, given "
-                                           "dice, the best plays of that roll, with the bot playing both sides. "
-                                           "Results with standard errors and 95% intervals; --json for scripts.")
-    roll.add_argument("position", help="GNU Backgammon Position ID or XGID")
+                                           "dice, the best plays of that roll, with the bot playing both sides; "
+                                           "or every position of a file (--positions). Results with standard "
+                                           "errors and 95% intervals; --json for scripts.")
+    roll.add_argument("position", nargs="?", help="GNU Backgammon Position ID or XGID")
     roll.add_argument("dice", nargs="?", help="roll out the best plays of this roll (e.g. 31) instead")
     roll.add_argument("--top", type=int, help="with dice: how many of the bot's best plays (default 4)")
     roll.add_argument("--trials", type=int, default=1296, help="games played out (default 1296: every pair of "
@@ -455,8 +496,17 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
                            "(six checkers a side or fewer, cubeful default) or off")
     roll.add_argument("--opening", action="store_true", help="the first roll is an opening roll (no doubles)")
     roll.add_argument("--jobs", type=int, default=0,
-                      help="threads sharing the trials, worker processes beyond 4 (default 0: one per core)")
-    roll.add_argument("--json", action="store_true", help="print the results as JSON instead")
+                      help="threads sharing the trials, worker processes beyond 4; with --positions worker processes "
+                           "sharing the positions (default 0: one per core)")
+    roll.add_argument("--positions", metavar="FILE",
+                      help="roll out every position of FILE instead (one Position ID or XGID a line; blank lines "
+                           "and lines starting with # are skipped), cubeless, on worker processes (--jobs); every "
+                           "line is checked before any work starts")
+    roll.add_argument("--out", metavar="FILE",
+                      help="with --positions: write each result to FILE (JSON lines) as it finishes; the same "
+                           "command resumes a stopped run from it")
+    roll.add_argument("--json", action="store_true", help="print the results as JSON instead (with --positions: one "
+                                                          "object a line, in the file's order)")
     roll.add_argument("--quiet", action="store_true", help="no progress bar")
     roll.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     roll.set_defaults(run=_rollout)

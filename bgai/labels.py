@@ -118,8 +118,10 @@ def _self_play_positions(bot, shard: int, settings: LabelSettings, wanted: int) 
     rng = np.random.default_rng([settings.seed, shard, 0])
     seen = np.empty((0, 26), dtype=np.int8)
     first = shard * GAMES_PER_SHARD
+    # A game gives some thirty new positions: a batch of games about enough, in a power of two up to 512.
+    games = int(min(SELFPLAY_BATCH, 2 ** math.ceil(math.log2(max(8, wanted / 30)))))
     for k in range(2000):
-        experience = worker.play(first + k * SELFPLAY_BATCH, SELFPLAY_BATCH, rng)
+        experience = worker.play(first + k * games, games, rng)
         # Experience.boards are the chosen afterstates (the opponent on roll next): positions before a roll.
         seen = np.unique(np.concatenate([seen, experience.boards]), axis=0)
         seen = seen[~np.isin(classify(seen), (OVER, BEAROFF))]

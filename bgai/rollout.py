@@ -65,9 +65,11 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -76,6 +78,7 @@ from bgai import bearoff
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeState
 from bgai.dice import OPENING_ROLLS, ORDERED_ROLLS, ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.errors import BgaiError
+from bgai.files import write_atomically
 from bgai.game import CubeRules, Table, game_over, result_points, roll_dice, run_turns
 from bgai.movegen import afterstates
 from bgai.position import Position, parse_dice
@@ -356,8 +359,8 @@ class _LuckPlays:
 
     def choose(self, boards, after, owner, rng, dice=None):
         keys, plays = self.luck.keys, self.luck.plays
-        if keys is None or plays is None or dice is None:
-            return self.player.choose(boards, after, owner, rng, dice=dice)
+        if keys is None or plays is None or dice is None:  # the same play as the luck's expansion would choose
+            return self.luck.bot0.replies(after, np.asarray(owner, dtype=np.int64), len(boards))[0]
         void = np.ascontiguousarray(boards).view(np.dtype((np.void, boards.shape[1]))).ravel()
         at = np.minimum(np.searchsorted(keys, void), len(keys) - 1)
         seen = keys[at] == void
@@ -378,21 +381,11 @@ class _LuckPlays:
 
 
 def _zero_ply(bot):
-    from bgai.bot import Bot
-
-    if bot.plies == 0:
-        return bot
-    return Bot(bot.model, name=bot.name, plies=0, info=bot.info, use_bearoff=bot.use_bearoff, pruner=bot.pruner,
-               prune=bot.prune)
+    return bot if bot.plies == 0 else bot.replace(plies=0)
 
 
 def _at_plies(bot, plies: int):
-    from bgai.bot import Bot
-
-    if bot.plies == plies:
-        return bot
-    return Bot(bot.model, name=f"{bot.name}@{plies}ply", plies=plies, info=bot.info, use_bearoff=bot.use_bearoff,
-               pruner=bot.pruner, prune=bot.prune)
+    return bot if bot.plies == plies else bot.replace(name=f"{bot.name}@{plies}ply", plies=plies)
 
 
 def _seat_view(probs: np.ndarray, seat: np.ndarray) -> np.ndarray:
@@ -430,20 +423,21 @@ class _Luck:
         ended = len(self.table.boards) - len(rows)
         self.bar.update(ended - self.shown)
         self.shown = ended
+        self.keys = self.plays = None
         if not self.reduce:
             return
         unique, inverse = np.unique(boards.view(np.dtype((np.void, boards.shape[1]))).ravel(), return_inverse=True)
-        self.keys = unique
+        keys = unique
         unique = unique.view(np.int8).reshape(len(unique), boards.shape[1])
         inverse = inverse.ravel()
         actual = ROLL_INDEX[dice[:, 0], dice[:, 1]]
-        self.plays = np.empty((len(unique), len(ROLLS), boards.shape[1]), dtype=np.int8)
+        plays = np.empty((len(unique), len(ROLLS), boards.shape[1]), dtype=np.int8)
         for lo in range(0, len(unique), EXPAND_CHUNK):
             rows_here = np.flatnonzero((inverse >= lo) & (inverse < lo + EXPAND_CHUNK))
             if not len(rows_here):
                 continue
             values, after, after_probs = self._best_plays(unique[lo:lo + EXPAND_CHUNK])
-            self.plays[lo:lo + len(after)] = after
+            plays[lo:lo + len(after)] = after
             local = inverse[rows_here] - lo
             mean = np.einsum("urk,r->uk", values, ROLL_WEIGHTS)
             luck = values[local, actual[rows_here]] - mean[local]
@@ -452,6 +446,7 @@ class _Luck:
             self.probs[rows[rows_here]] += luck
             if self.cube is not None:
                 self._cube_luck(rows[rows_here], movers, local, actual[rows_here], after, after_probs)
+        self.keys, self.plays = keys, plays  # the plays the network chose: the trials play them (_LuckPlays)
 
     def _best_plays(self, boards: np.ndarray):
         """For U boards and each of the 21 rolls, the 0-ply choice: its probabilities for the roller (U, 21, 5),
@@ -664,11 +659,10 @@ def _run_in_threads(bot, start, trials, settings, progress, jobs) -> TrialValues
 def _run_in_processes(bot, start, trials, settings, progress, jobs) -> TrialValues:
     """Chunks of trials (multiples of 36, to keep each balanced) played by ``jobs`` workers of the shared worker
     pool (``bgai.workers``), the bot sent once as a snapshot of its weights."""
-    from bgai.weights import ModelSnapshot
     from bgai.workers import open_pool
 
     chunks = _chunks(trials, jobs)
-    shared = (ModelSnapshot.of(bot.model), bot.plies, bot.use_bearoff, bot.pruner, bot.prune, start, settings)
+    shared = (_portable(bot), start, settings)
     results = [None] * len(chunks)
     with open_pool(min(jobs, len(chunks))) as pool, \
             tqdm(total=len(trials), disable=not progress, unit="trial", desc="rollout") as bar:
@@ -678,14 +672,19 @@ def _run_in_processes(bot, start, trials, settings, progress, jobs) -> TrialValu
     return TrialValues.concatenate(results)
 
 
+def _portable(bot):
+    """The bot as worker processes get it: the same bot, its network as a ``ModelSnapshot`` (numpy; a torch
+    model would need torch there)."""
+    from bgai.weights import ModelSnapshot
+
+    return bot if isinstance(bot.model, ModelSnapshot) else bot.replace(model=ModelSnapshot.of(bot.model))
+
+
 def _trials_task(shared, chunk) -> TrialValues:
     """One worker's chunk of a rollout (see ``_run_in_processes``)."""
-    from bgai.bot import Bot
-
-    snapshot, plies, use_bearoff, pruner, prune, start, settings = shared
+    bot, start, settings = shared
     with one_blas_thread():  # one worker a core
-        return run_trials(Bot(snapshot, plies=plies, use_bearoff=use_bearoff, pruner=pruner, prune=prune), start,
-                          chunk, settings)
+        return run_trials(bot, start, chunk, settings)
 
 
 def _estimates(values: TrialValues, index: int, reduce: bool, mover: bool):
@@ -756,6 +755,11 @@ def rollout(bot, position, *, trials: int = 1296, truncate: int | None = None, p
                          cubeful=best, no_double=nd, double_take=dt, cube_action=action)
 
 
+#: Positions a task of ``rollout_chunks`` rolls out together (72 trials of 12 positions: about 1.5 s on one core;
+#: per position, 12 at a time cost as much as 216 within 5%).
+ROLLOUT_CHUNK = 12
+
+
 @dataclass(frozen=True)
 class BatchRollout:
     """The rollouts of N positions at once (``rollout_batch``), each from the side of its player on roll before
@@ -770,15 +774,69 @@ class BatchRollout:
 
 
 def rollout_batch(bot, boards: np.ndarray, *, trials: int = 72, truncate: int | None = 7, seed: int = 0,
-                  variance_reduction: bool = True, batch: int = 2592) -> BatchRollout:
-    """Roll out N positions (on-roll view, before the roll) by ``bot`` at 0-ply, cubeless, all on the same
-    ``trials`` (truncated after ``truncate`` plies, the network's value there; ``None``: played out), with
-    variance reduction: what ``rollout`` gives each position alone (the same dice, the same estimate), for many
-    positions at once in lock-step batches of ``batch`` games. Returns the means and standard errors
-    (``BatchRollout``). Training labels (``bgai.labels``) and rollout targets (``bgai.training``) are made here."""
+                  variance_reduction: bool = True, plies: int = 0, bearoff_stop: str | None = None,
+                  batch: int = 2592, jobs: int = 1,
+                  chunk: int = ROLLOUT_CHUNK, progress: bool = False) -> BatchRollout:
+    """Roll out N positions (on-roll view, before the roll) by ``bot`` (its checker play at ``plies``), cubeless,
+    all on the same ``trials`` (truncated after ``truncate`` plies, the network's value there; ``None``: played
+    out), with variance reduction: what ``rollout`` gives each position alone (the same dice, the same
+    estimate), for many positions at once, in lock-step batches of ``batch`` games. Returns the means and
+    standard errors (``BatchRollout``). With ``jobs`` above 1 (0: one a core) worker processes share the
+    positions, ``chunk`` at a time (``rollout_chunks``); a position's result does not depend on where it was
+    played. Training labels (``bgai.labels``), rollout targets (``bgai.training``) and ``bgai rollout
+    --positions`` are made here."""
     boards = np.asarray(boards, dtype=np.int8)
-    settings = RolloutSettings(trials=trials, truncate=truncate, plies=0, seed=seed, cubeful=False,
-                               variance_reduction=variance_reduction, bearoff=None, opening=False, batch=batch)
+    out = BatchRollout(np.empty((len(boards), 5)), np.zeros((len(boards), 5)), np.zeros(len(boards)))
+    for rows, part in rollout_chunks(bot, boards, trials=trials, truncate=truncate, seed=seed,
+                                     variance_reduction=variance_reduction, plies=plies, bearoff_stop=bearoff_stop,
+                                     batch=batch, jobs=jobs, chunk=chunk,
+                                     progress=progress):
+        out.probabilities[rows], out.se[rows], out.equity_se[rows] = part.probabilities, part.se, part.equity_se
+    return out
+
+
+def rollout_chunks(bot, boards: np.ndarray, *, trials: int = 72, truncate: int | None = 7, seed: int = 0,
+                   variance_reduction: bool = True, plies: int = 0, bearoff_stop: str | None = None,
+                   batch: int = 2592, jobs: int = 1,
+                   chunk: int = ROLLOUT_CHUNK, progress: bool = False):
+    """``rollout_batch`` a chunk at a time: yields ``(rows, BatchRollout)`` (``rows`` the chunk's indices into
+    ``boards``) as each chunk finishes, in this process (``jobs`` 1) or on ``jobs`` worker processes (0: one a
+    core; in the order they finish), for a caller that writes results as they come (``bgai rollout --positions
+    --out``). Positions of finished games get their result (standard errors 0)."""
+    boards = np.asarray(boards, dtype=np.int8)
+    if boards.ndim != 2 or boards.shape[1] != 26:
+        raise BgaiError(f"boards must be (N, 26), got shape {boards.shape}")
+    if not (isinstance(chunk, int) and not isinstance(chunk, bool) and chunk >= 1):
+        raise BgaiError(f"chunk must be an integer >= 1, got {chunk!r}")
+    settings = RolloutSettings(trials=trials, truncate=truncate, plies=plies, seed=seed, cubeful=False,
+                               variance_reduction=variance_reduction, bearoff=bearoff_stop, opening=False,
+                               batch=batch)
+    jobs = _check_jobs(jobs)
+    parts = [np.arange(lo, min(lo + chunk, len(boards))) for lo in range(0, len(boards), chunk)]
+    with tqdm(total=len(boards), disable=not progress, unit="pos", desc="rollouts") as bar:
+        if jobs <= 1 or len(parts) <= 1:
+            for rows in parts:
+                yield rows, _rollout_chunk(bot, boards[rows], settings)
+                bar.update(len(rows))
+            return
+        from bgai.workers import open_pool
+
+        bearoff.database()  # built here once if it is not on disk yet, rather than by every worker at once
+        with open_pool(min(jobs, len(parts))) as pool:
+            for i, part in pool.imap(_chunk_task, [boards[rows] for rows in parts], (_portable(bot), settings)):
+                yield parts[i], part
+                bar.update(len(parts[i]))
+
+
+def _chunk_task(shared, boards: np.ndarray) -> BatchRollout:
+    """One worker's chunk of ``rollout_chunks``."""
+    bot, settings = shared
+    with one_blas_thread():  # one worker a core
+        return _rollout_chunk(bot, boards, settings)
+
+
+def _rollout_chunk(bot, boards: np.ndarray, settings: RolloutSettings) -> BatchRollout:
+    trials = settings.trials
     probs = np.empty((len(boards), 5))
     se = np.zeros((len(boards), 5))
     equity_se = np.zeros(len(boards))
@@ -790,7 +848,7 @@ def rollout_batch(bot, boards: np.ndarray, *, trials: int = 72, truncate: int | 
         n = len(live)
         start = Start(boards[live], np.ones(n, dtype=np.int64), np.full(n, -1))
         values = run_trials(bot, start, np.arange(trials), settings)
-        reduced = values.plain - values.luck if variance_reduction else values.plain  # (n, trials, 5)
+        reduced = values.plain - values.luck if settings.variance_reduction else values.plain  # (n, trials, 5)
         probs[live] = reduced.mean(axis=1)
         if trials > 1:
             se[live] = reduced.std(axis=1, ddof=1) / math.sqrt(trials)
@@ -807,6 +865,133 @@ def rollout_values(bot, boards: np.ndarray, *, trials: int = 72, truncate: int |
     (the rollout targets of ``bgai.training``). Finished games count as they stand."""
     return rollout_batch(bot, boards, trials=trials, truncate=truncate, seed=seed,
                          variance_reduction=variance_reduction, batch=batch).probabilities
+
+
+# Files of positions -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PositionLine:
+    """A position read from a file (``read_positions``): its line number (from 1), its text and the position."""
+
+    line: int
+    text: str
+    position: Position
+
+
+def read_positions(path: str | Path) -> list[PositionLine]:
+    """The positions of a text file, one GNU Backgammon Position ID or XGID a line (blank lines and lines starting
+    with ``#`` skipped). The whole file is checked first: a line that is not a position, or a finished game, is
+    refused with its line number, before any work starts."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise BgaiError(f"cannot read {path}: {e}") from None
+    entries = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            pos = Position.parse(line)
+        except (BgaiError, ValueError) as e:
+            raise BgaiError(f"{path}, line {number}: {e}") from None
+        if pos.is_game_over():
+            raise BgaiError(f"{path}, line {number}: the game is over in this position: there is nothing to roll "
+                            f"out")
+        entries.append(PositionLine(number, line, pos))
+    if not entries:
+        raise BgaiError(f"{path} holds no position (one Position ID or XGID a line)")
+    return entries
+
+
+ROLLOUT_FILE_FORMAT = "bgai-rollouts/1"
+
+
+def _record(entry: PositionLine, part: BatchRollout, i: int, trials: int) -> dict:
+    probs, se = part.probabilities[i], part.se[i]
+    return {"line": entry.line, "position_id": entry.position.position_id(), "trials": trials,
+            "equity": {"mean": _number(float(equity(probs[None])[0])), "se": _number(float(part.equity_se[i]))},
+            "probabilities": {name: {"mean": _number(float(probs[k])), "se": _number(float(se[k]))}
+                              for k, name in enumerate(PROBABILITY_NAMES)}}
+
+
+def _resume(out: Path, header: dict) -> dict[int, dict]:
+    """The records already in ``out`` (by line number), once its header says it is this run's."""
+    records: dict[int, dict] = {}
+    lines = out.read_text(encoding="utf-8").splitlines()
+    if not lines:
+        return records
+    try:
+        found = json.loads(lines[0])
+    except ValueError:
+        found = None
+    if found != header:
+        raise BgaiError(f"{out} holds other rollouts (other positions or settings) or is not a rollout file: give "
+                        f"another --out, or delete it to start again")
+    for k, text in enumerate(lines[1:], 2):
+        try:
+            record = json.loads(text)
+            records[int(record["line"])] = record
+        except (ValueError, KeyError, TypeError):
+            if k == len(lines):  # the line being written when the run stopped
+                break
+            raise BgaiError(f"{out}, line {k}: not a rollout record; delete the file to start again") from None
+    return records
+
+
+def rollout_file(bot, entries: list[PositionLine], *, out: str | Path | None = None, trials: int = 1296,
+                 truncate: int | None = None, seed: int = 0, variance_reduction: bool = True, plies: int = 0,
+                 bearoff_stop: str | None = None, jobs: int = 0, chunk: int = ROLLOUT_CHUNK,
+                 progress: bool = False) -> list[dict]:
+    """Roll out the positions of a file (``read_positions``), cubeless, each on the same dice as ``rollout`` gives
+    it alone with these settings; returns one record per position, in the file's order: its ``line``,
+    ``position_id``, ``trials``, and ``equity`` and each of the five ``probabilities`` as ``mean`` and ``se`` (the
+    standard error), for the player on roll before the roll.
+
+    With ``out`` every chunk's records are appended to that file (JSON lines after a header line naming the
+    positions and settings) as the chunk finishes, and the finished file is rewritten in order; run again with
+    the same arguments, it rolls out only what the file lacks, so a stopped run loses at most the chunks in
+    progress."""
+    import hashlib
+
+    settings = RolloutSettings(trials=trials, truncate=truncate, plies=plies, seed=seed,
+                               variance_reduction=variance_reduction, bearoff=bearoff_stop)
+    digest = hashlib.sha256("\n".join(e.position.position_id() for e in entries).encode()).hexdigest()[:16]
+    header = {"format": ROLLOUT_FILE_FORMAT, "positions": len(entries), "digest": digest,
+              "settings": settings.describe(bot)}
+    header = json.loads(json.dumps(header))
+    done: dict[int, dict] = {}
+    handle = None
+    if out is not None:
+        out = Path(out)
+        if out.exists():
+            done = _resume(out, header)
+        else:
+            write_atomically(out, lambda f: f.write((json.dumps(header) + "\n").encode()))
+        handle = open(out, "a", encoding="utf-8")
+    try:
+        todo = [e for e in entries if e.line not in done]
+        boards = np.stack([e.position.board for e in todo]) if todo else np.zeros((0, 26), dtype=np.int8)
+        for rows, part in rollout_chunks(bot, boards, trials=trials, truncate=truncate, seed=seed,
+                                         variance_reduction=variance_reduction, plies=plies,
+                                         bearoff_stop=bearoff_stop, jobs=jobs, chunk=chunk, progress=progress):
+            records = [_record(todo[r], part, i, trials) for i, r in enumerate(rows)]
+            for record in records:
+                done[record["line"]] = record
+            if handle is not None:
+                handle.write("".join(json.dumps(r) + "\n" for r in records))
+                handle.flush()
+                os.fsync(handle.fileno())
+    finally:
+        if handle is not None:
+            handle.close()
+    results = [done[e.line] for e in entries]
+    if out is not None:  # whole: in the file's order
+        text = json.dumps(header) + "\n" + "".join(json.dumps(r) + "\n" for r in results)
+        write_atomically(out, lambda f: f.write(text.encode()))
+    return results
 
 
 def _cube_choice(nd: Estimate, dt: Estimate) -> tuple[Estimate, str]:

@@ -304,3 +304,133 @@ def test_rollout_values_of_many_positions_are_each_position_s_own_rollout():
         np.testing.assert_allclose(values, [e.mean for e in alone.probabilities], atol=1e-6)
     over = Position.from_points({6: 1}, {}).board  # the opponent has borne off: lost, as it stands
     assert np.allclose(ro.rollout_values(bot, over[None], trials=36), bot.probabilities(over[None]))
+
+
+# Many positions: rollout_batch, rollout_chunks, files ------------------------------------------------------------
+
+FEW = ("4HPkAxDguWHAIQ", "3N0zAAC2uycAAA", "trsDADBsuw0GAA")
+
+
+def test_a_batch_rollout_gives_each_position_its_own_rollout_with_its_standard_errors(bot):
+    boards = np.stack([Position.from_position_id(p).board for p in FEW])
+    together = ro.rollout_batch(bot, boards, trials=36, truncate=3, seed=7)
+    for i, pid in enumerate(FEW):
+        alone = ro.rollout(bot, pid, trials=36, truncate=3, seed=7, jobs=1)
+        np.testing.assert_allclose(together.probabilities[i], [e.mean for e in alone.probabilities], atol=1e-6)
+        np.testing.assert_allclose(together.se[i], [e.se for e in alone.probabilities], atol=1e-6)
+        assert together.equity_se[i] == pytest.approx(alone.equity.se, abs=1e-6)
+    assert (together.equity_se > 0).all()
+
+
+def test_positions_shared_by_worker_processes_get_what_one_process_gives_them(bot):
+    boards = np.stack([Position.from_position_id(p).board for p in FEW + (START,)])
+    here = ro.rollout_batch(bot, boards, trials=8, truncate=2, seed=3, jobs=1)
+    parts = list(ro.rollout_chunks(bot, boards, trials=8, truncate=2, seed=3, jobs=2, chunk=1))
+    assert sorted(int(i) for rows, _ in parts for i in rows) == [0, 1, 2, 3]
+    for rows, part in parts:
+        np.testing.assert_allclose(part.probabilities, here.probabilities[rows], atol=1e-6)
+        np.testing.assert_allclose(part.se, here.se[rows], atol=1e-6)
+
+
+def test_worker_processes_get_the_callers_bot_with_all_its_settings(bot):
+    # Workers once rebuilt the bot from a few of its fields and dropped bf16 and the move filters.
+    from bgai.bot import MoveFilter
+
+    special = bot.replace(plies=1, filters=(MoveFilter(3, 0.05),), bf16=True, use_bearoff=False, name="special")
+    sent = ro._portable(special)
+    for name in ("plies", "filters", "bf16", "use_bearoff", "prune", "name"):
+        assert getattr(sent, name) == getattr(special, name)
+    assert sent.pruner is special.pruner
+
+
+def test_a_bot_replaced_keeps_what_is_not_changed_and_refuses_unknown_settings(bot):
+    deeper = bot.replace(plies=2)
+    assert deeper.plies == 2 and deeper.model is bot.model and deeper.pruner is bot.pruner
+    assert deeper.filters == load_bot(plies=2).filters  # a new ply gets its default filters
+    with pytest.raises(ro.BgaiError, match="no setting"):
+        bot.replace(depth=2)
+
+
+def write_positions(path, lines):
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_positions_file_is_read_whole_before_any_work_and_its_bad_line_named(tmp_path):
+    good = write_positions(tmp_path / "good.txt", ["# a comment", FEW[0], "", Position.start().xgid()])
+    entries = ro.read_positions(good)
+    assert [e.line for e in entries] == [2, 4]
+    assert entries[1].position == Position.start()
+    bad = write_positions(tmp_path / "bad.txt", [FEW[0], FEW[1], "not-a-position"])
+    with pytest.raises(ro.BgaiError, match="bad.txt, line 3"):
+        ro.read_positions(bad)
+    over = Position.from_points({6: 1}, {}).position_id()
+    with pytest.raises(ro.BgaiError, match="line 2: the game is over"):
+        ro.read_positions(write_positions(tmp_path / "over.txt", [FEW[0], over]))
+    with pytest.raises(ro.BgaiError, match="no position"):
+        ro.read_positions(write_positions(tmp_path / "empty.txt", ["# nothing"]))
+
+
+def test_a_stopped_file_rollout_resumes_to_the_file_a_whole_run_writes(bot, tmp_path, monkeypatch):
+    entries = ro.read_positions(write_positions(tmp_path / "p.txt", list(FEW) + [START]))
+    options = dict(trials=6, truncate=2, seed=1, jobs=1, chunk=1)
+    whole = tmp_path / "whole.jsonl"
+    results = ro.rollout_file(bot, entries, out=whole, **options)
+    assert [r["line"] for r in results] == [1, 2, 3, 4]
+    alone = ro.rollout(bot, FEW[1], trials=6, truncate=2, seed=1, jobs=1)
+    assert results[1]["equity"]["mean"] == pytest.approx(alone.equity.mean, abs=1e-5)
+    assert results[1]["equity"]["se"] == pytest.approx(alone.equity.se, abs=1e-5)
+
+    chunks = ro.rollout_chunks
+    calls = []
+
+    def stop_after_two(*args, **kwargs):
+        for k, item in enumerate(chunks(*args, **kwargs)):
+            if k == 2:
+                raise KeyboardInterrupt
+            calls.append(len(item[0]))
+            yield item
+
+    stopped = tmp_path / "stopped.jsonl"
+    monkeypatch.setattr(ro, "rollout_chunks", stop_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        ro.rollout_file(bot, entries, out=stopped, **options)
+    assert len(stopped.read_text().splitlines()) == 3  # the header and the two chunks that finished
+    rolled = []
+
+    def counting(b, boards, **kwargs):
+        rolled.append(len(boards))
+        return chunks(b, boards, **kwargs)
+
+    monkeypatch.setattr(ro, "rollout_chunks", counting)
+    assert ro.rollout_file(bot, entries, out=stopped, **options) == results
+    assert rolled == [2]  # only what the file lacked
+    assert stopped.read_text() == whole.read_text()
+    with pytest.raises(ro.BgaiError, match="other rollouts"):
+        ro.rollout_file(bot, entries, out=stopped, **{**options, "seed": 2})
+
+
+def test_cli_rolls_out_a_file_of_positions_in_its_order(tmp_path, capsys):
+    path = write_positions(tmp_path / "p.txt", [FEW[1], "# skipped", FEW[0]])
+    assert main(["rollout", "--positions", str(path), "--trials", "4", "--truncate", "1", "--json", "--quiet",
+                 "--jobs", "1"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["line"], r["position_id"]) for r in records] == [(1, FEW[1]), (3, FEW[0])]
+    assert all(set(r["probabilities"]) == set(ro.PROBABILITY_NAMES) for r in records)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--cubeful"], "drop --cubeful"),
+    ([START], "drop POSITION"),
+])
+def test_cli_file_rollouts_refuse_what_they_cannot_do(tmp_path, capsys, extra, message):
+    path = write_positions(tmp_path / "p.txt", [FEW[0]])
+    assert main(["rollout", "--positions", str(path), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_file_rollouts_name_the_bad_line_before_rolling_anything(tmp_path, capsys):
+    path = write_positions(tmp_path / "p.txt", [FEW[0], "XGID=garbage"])
+    assert main(["rollout", "--positions", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "line 2" in err and err.count("\n") == 1

@@ -1,0 +1,135 @@
+"""Rollout-labelled positions (bgai.labels): the positions a shard picks, its labels, stopping and resuming, the
+files, the CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bgai import labels as lb
+from bgai.bot import load_bot
+from bgai.cli import main
+from bgai.errors import BgaiError
+from bgai.phase import BEAROFF, OVER, RACE, classify
+from bgai.rollout import rollout_batch
+from bgai.weights import equity
+
+TINY = lb.LabelSettings(positions=12, candidates=2.0, trials=4, truncate=2, batch=5, seed=3)
+
+
+@pytest.fixture(scope="module")
+def bot():
+    return load_bot()
+
+
+@pytest.fixture(scope="module")
+def shard(bot, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("labels")
+    return lb.label_shard(bot, folder, 4, TINY, command="test")
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"positions": 0}, "positions"), ({"trials": 1}, "trials"), ({"epsilon": 1.5}, "epsilon"),
+    ({"race": -0.1}, "race"), ({"candidates": 0.5}, "candidates"), ({"batch": 2.5}, "batch"),
+])
+def test_label_settings_refuse_what_cannot_be(change, message):
+    with pytest.raises(BgaiError, match=message):
+        lb.LabelSettings(**change)
+
+
+def test_a_shard_takes_live_positions_a_share_of_races_and_half_where_1_ply_moved_most(bot):
+    settings = lb.LabelSettings(positions=40, candidates=3.0, seed=5)
+    picked = lb.shard_positions(bot, 0, settings)
+    boards = picked["boards"]
+    assert boards.shape == (40, 26) and boards.dtype == np.int8
+    assert len(np.unique(boards, axis=0)) == 40
+    phases = classify(boards)
+    assert not np.isin(phases, (OVER, BEAROFF)).any()
+    assert (phases == RACE).sum() == 8  # a fifth
+    assert picked["picked"].sum() == 20  # half of each group where the network and its search disagree
+    np.testing.assert_allclose(picked["ply0"], bot.lookahead(boards, 0), atol=1e-6)
+    np.testing.assert_allclose(picked["ply1"], bot.lookahead(boards, 1), atol=1e-6)
+    moved = np.abs(equity(picked["ply1"].astype(np.float64)) - equity(picked["ply0"].astype(np.float64)))
+    contact = phases != RACE
+    assert moved[contact & (picked["picked"] == 1)].min() >= np.median(moved[contact & (picked["picked"] == 0)])
+    again = lb.shard_positions(bot, 0, settings)
+    assert all(np.array_equal(picked[k], again[k]) for k in picked)  # seeded
+    other = lb.shard_positions(bot, 1, settings)
+    assert not np.array_equal(other["boards"], boards)  # another shard, other games
+
+
+def test_a_shards_labels_are_the_rollouts_of_its_positions_on_its_batches_dice(bot, shard):
+    labelled, meta = lb.read_shard(shard)
+    assert len(labelled) == 12 and meta["positions"] == 12 and meta["settings"]["trials"] == 4
+    assert meta["labeller"]["weights"] == lb.network_digest(bot) and meta["command"] == "test"
+    for index, lo in enumerate(range(0, 12, TINY.batch)):
+        rows = slice(lo, lo + TINY.batch)
+        again = rollout_batch(bot, labelled.boards[rows], trials=4, truncate=2, seed=lb.batch_seed(TINY, 4, index))
+        np.testing.assert_allclose(labelled.probabilities[rows], again.probabilities, atol=1e-6)
+        np.testing.assert_allclose(labelled.se[rows], again.se, atol=2e-3)  # float16
+    assert (labelled.equity_se > 0).all()
+    manifest = json.loads((shard.parent / "MANIFEST.json").read_text())
+    assert manifest["positions"] == 12 and manifest["files"][0]["file"] == shard.name
+
+
+def test_a_shard_stopped_and_resumed_is_the_shard_written_whole(bot, shard, tmp_path, monkeypatch):
+    import bgai.rollout as ro
+
+    calls = []
+    original = ro.rollout_batch
+
+    def stop_at_the_third_batch(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ro, "rollout_batch", stop_at_the_third_batch)
+    with pytest.raises(KeyboardInterrupt):
+        lb.label_shard(bot, tmp_path, 4, TINY, command="test")
+    partial = tmp_path / "shard-00004.partial"
+    assert sorted(p.name for p in partial.iterdir()) == ["batch-0000.npz", "batch-0001.npz", "positions.npz",
+                                                         "settings.json"]
+    with pytest.raises(BgaiError, match="other settings"):
+        lb.label_shard(bot, tmp_path, 4, lb.LabelSettings(**{**TINY.__dict__, "trials": 6}))
+    calls.clear()
+    monkeypatch.setattr(ro, "rollout_batch", lambda *a, **k: (calls.append(1), original(*a, **k))[1])
+    resumed = lb.label_shard(bot, tmp_path, 4, TINY, command="test")
+    assert len(calls) == 1 and not partial.exists()  # only the batch that was missing
+    a, _ = lb.read_shard(resumed)
+    b, _ = lb.read_shard(shard)
+    for name in ("boards", "probabilities", "se", "equity_se", "ply0", "ply1", "picked"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+def test_a_damaged_shard_is_refused_with_its_name(shard, tmp_path):
+    cut = tmp_path / "shard-00001.npz"
+    cut.write_bytes(shard.read_bytes()[:300])
+    with pytest.raises(BgaiError, match="shard-00001.npz"):
+        lb.read_shard(cut)
+    stranger = tmp_path / "shard-00002.npz"
+    np.savez(stranger, boards=np.zeros((3, 26), dtype=np.int8))
+    with pytest.raises(BgaiError, match="not a bgai label file"):
+        lb.read_shard(stranger)
+    with pytest.raises(BgaiError, match="no label shards"):
+        lb.load_labels(tmp_path / "nothing")
+
+
+def test_shard_numbers_from_the_command_line():
+    assert lb.parse_shards("7") == range(7, 8)
+    assert lb.parse_shards("2-4") == range(2, 5)
+    assert lb.parse_shards("3-").start == 3
+    with pytest.raises(BgaiError, match="--shards"):
+        lb.parse_shards("x")
+
+
+def test_cli_labels_a_shard_and_reports_the_folder(tmp_path, capsys):
+    args = ["label", "--out", str(tmp_path), "--shards", "0", "--positions", "4", "--trials", "2", "--truncate",
+            "1", "--candidates", "1.5", "--quiet"]
+    assert main(args) == 0
+    assert (tmp_path / "shard-00000.npz").exists()
+    assert main(["label", "--out", str(tmp_path), "--status"]) == 0
+    out = capsys.readouterr().out
+    assert "1 shards, 4 labelled positions" in out
+    loaded = lb.load_labels(tmp_path)
+    assert len(loaded) == 4 and (loaded.shard == 0).all()
