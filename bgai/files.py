@@ -62,3 +62,25 @@ def locked_folder(folder: str | Path, what: str = "training run") -> Iterator[Pa
         yield folder
     finally:
         os.close(fd)  # closing the file lets go of the lock
+
+
+def provenance(command: str | None = None) -> dict:
+    """Where a results or data file came from: the ``command`` that wrote it (default: this process's own command
+    line), the date (UTC), the commit of the code (``git``, where the code is a checkout) and the machine."""
+    import datetime
+    import platform
+    import subprocess
+    import sys
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                                timeout=10, cwd=Path(__file__).resolve().parent).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    if command is None:
+        program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+        command = " ".join([program if program == "bgai" else f"python {sys.argv[0]}", *sys.argv[1:]])
+    return {"command": command, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "commit": commit,
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
+

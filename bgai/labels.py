@@ -30,15 +30,10 @@ settings, the labelling network and a digest of its weights, the command, commit
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 import math
-import os
-import platform
 import shutil
-import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -47,7 +42,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bgai.errors import BgaiError
-from bgai.files import write_atomically
+from bgai.files import provenance, write_atomically
 from bgai.phase import BEAROFF, NAMES, OVER, RACE, classify
 from bgai.weights import equity
 
@@ -189,15 +184,6 @@ def _read_npz(path: Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
         raise BgaiError(f"{path}: unreadable label file ({type(e).__name__}: {e})") from None
 
 
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=10,
-                             cwd=Path(__file__).resolve().parent)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 POSITION_ARRAYS = ("boards", "ply0", "ply1", "picked")
 BATCH_ARRAYS = ("probabilities", "se", "equity_se")
 
@@ -260,10 +246,7 @@ def label_shard(bot, folder: str | Path, shard: int, settings: LabelSettings = L
                      "pruner": bot.pruner is not None},
         "phases": {NAMES[c]: int((classes == c).sum()) for c in np.unique(classes)},
         "mean_equity_se": float(np.mean(labels["equity_se"].astype(np.float64))),
-        "command": command or " ".join(["bgai", *sys.argv[1:]]),
-        "commit": _git_commit(),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        **provenance(command),
         "seconds_this_run": round(time.perf_counter() - started, 1),
     }
     _write_npz(path, **{k: positions[k] for k in POSITION_ARRAYS}, **labels, meta=np.array(json.dumps(meta)))
