@@ -220,13 +220,20 @@ def inputs(model: EquityModel, boards: np.ndarray) -> tuple[torch.Tensor, torch.
 
 
 class Learner:
-    """Owns a model and its optimizer; trains on experience with binary cross-entropy on the 5 outputs."""
+    """Owns a model and its optimizer (Adam, or AdamW: decoupled ``weight_decay``); trains on experience with
+    binary cross-entropy on the 5 outputs."""
 
-    def __init__(self, model: EquityModel, lr: float, batch_size: int, epochs: int):
+    def __init__(self, model: EquityModel, lr: float, batch_size: int, epochs: int, optimizer: str = "adam",
+                 weight_decay: float = 0.0):
         import torch
 
         self.model = model
-        self.optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+        if optimizer == "adamw":
+            self.optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+        elif optimizer == "adam":
+            self.optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+        else:
+            raise ValueError(f"optimizer must be 'adam' or 'adamw', got {optimizer!r}")
         self.batch_size = batch_size
         self.epochs = epochs
 

@@ -6,6 +6,13 @@ stages (the phases of the run) in order, each a table ``[[stage]]`` with a ``nam
 
 ``td`` (``TDStage``)
     TD(λ) self-play (``bgai.td``): the model plays itself and learns from the λ-returns of its games.
+``rollouts`` (``RolloutStage``)
+    Supervised learning on positions each labelled by a rollout of an earlier network (``bgai label``,
+    ``bgai.labels``: shards of the bot's own positions, 72 trials truncated at 7 plies with variance reduction),
+    as GNU Backgammon's, wildbg's and Open Sage's later nets learned: ``epochs`` passes (Adam or AdamW, the learning
+    rate falling linearly from ``lr`` to ``lr_end``), a share of the positions held out by a hash of the board
+    measuring the model after each; the best epoch is kept. ``ply1`` mixes in the labelling network's own 1-ply
+    values. A position in several shards is learned once, its labels averaged.
 ``lookahead`` (``LookaheadStage``)
     Generations of supervised learning on the model's own search. Each generation: (1) the model plays
     ``games`` self-play games (0-ply, with ``epsilon`` exploration) and ``positions`` of the positions they pass
@@ -155,7 +162,28 @@ class LookaheadStage:
                              "back faster than one ply a generation")
 
 
-STAGES = {"td": TDStage, "lookahead": LookaheadStage}
+@dataclass
+class RolloutStage:
+    """Supervised learning on rollout-labelled positions (``bgai.labels``; see the module docstring)."""
+
+    name: str = _field("rollouts", "name of the stage (its TensorBoard namespace)")
+    method: str = _field("rollouts", "rollouts")
+    labels: str = _field("checkpoints/labels/split-scale", "folders of label shards (bgai label), comma separated")
+    epochs: int = _field(20, "passes over the labelled positions")
+    lr: float = _field(1e-3, "learning rate at the start of the stage")
+    lr_end: float = _field(1e-5, "learning rate reached linearly at the end of the stage's last epoch")
+    batch_size: int = _field(256, "minibatch size")
+    optimizer: str = _field("adam", "'adam' or 'adamw' (decoupled weight decay)")
+    weight_decay: float = _field(0.0, "weight decay (with adamw: decoupled from the gradient's scale)")
+    validation: float = _field(0.05, "share of the positions held out (by a hash of the board: the same positions "
+                                     "whatever the shards) to measure the model after each epoch; the epoch that "
+                                     "measures best is the one the stage keeps")
+    ply1: float = _field(0.0, "weight of the labelling network's own 1-ply values in the targets (0: the rollouts "
+                              "alone; the held-out positions are always measured against the rollouts)")
+    bench_every: int = _field(5, "epochs between benchmarks against pubeval and the heuristic player")
+
+
+STAGES = {"td": TDStage, "lookahead": LookaheadStage, "rollouts": RolloutStage}
 
 
 @dataclass
@@ -311,6 +339,8 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
             raise BgaiError(f"stage {stage.name}: precision must be 'fp32' or 'bf16', got {stage.precision!r}")
         if isinstance(stage, LookaheadStage) and not 0 <= stage.lam <= 1:
             raise BgaiError(f"stage {stage.name}: lam must be in 0..1, got {stage.lam}")
+        if isinstance(stage, RolloutStage):
+            _check_rollout_stage(stage)
         if isinstance(stage, LookaheadStage) and stage.pruner and not Path(stage.pruner).is_file():
             raise BgaiError(f"stage {stage.name}: pruner {stage.pruner!r} is not a file (a pruning net's .npz, "
                             f"training/pruner.py)")
@@ -473,6 +503,8 @@ def _run(config: RunConfig, run_dir: Path, resume: bool, progress: bool, pool: P
             stage = config.stages[state.stage]
             if isinstance(stage, TDStage):
                 _td_stage(state, stage)
+            elif isinstance(stage, RolloutStage):
+                _rollout_stage(state, stage)
             else:
                 _lookahead_stage(state, stage)
             # Not saved: a finished run resumed with a longer last stage goes on with that stage.
@@ -971,3 +1003,118 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
                         {**model_payload(state.model), "games": state.games, "seconds": state.seconds,
                          "validation": after})
         state.save()
+
+
+# Rollout labels -------------------------------------------------------------------------------------------------
+
+
+def _check_rollout_stage(stage: RolloutStage) -> None:
+    problems = []
+    if stage.epochs < 1 or stage.batch_size < 1:
+        problems.append(f"epochs and batch_size must be at least 1, got {stage.epochs} and {stage.batch_size}")
+    if not (stage.lr > 0 and stage.lr_end >= 0):
+        problems.append(f"lr must be above 0 and lr_end 0 or more, got {stage.lr} and {stage.lr_end}")
+    if stage.optimizer not in ("adam", "adamw"):
+        problems.append(f"optimizer must be 'adam' or 'adamw', got {stage.optimizer!r}")
+    if stage.weight_decay < 0:
+        problems.append(f"weight_decay must be 0 or more, got {stage.weight_decay}")
+    if not 0 < stage.validation < 1:
+        problems.append(f"validation must be a share between 0 and 1, got {stage.validation}")
+    if not 0 <= stage.ply1 <= 1:
+        problems.append(f"ply1 must be a weight 0..1, got {stage.ply1}")
+    if stage.bench_every < 1:
+        problems.append(f"bench_every must be at least 1, got {stage.bench_every}")
+    if problems:
+        raise BgaiError(f"stage {stage.name}: " + "; ".join(problems))
+
+
+def held_out(boards: np.ndarray, share: float) -> np.ndarray:
+    """(N,) True for the positions held out for validation: a hash of each board below ``share``, so a position
+    is held out (or not) whatever set it is in, as shards are added."""
+    weights = np.random.default_rng(20261203).integers(1, 2**31, size=boards.shape[1], dtype=np.int64)
+    h = ((boards.astype(np.int64) + 16) @ weights) % HOLD_PRIME
+    return h < share * HOLD_PRIME
+
+
+HOLD_PRIME = 1_000_003
+
+
+def labelled_positions(folders: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct boards of the label shards in ``folders`` (comma separated) with their rollout labels and the
+    labelling network's 1-ply values, each averaged over the copies of a board (a position met in several shards,
+    as the first few of a game are)."""
+    from bgai.labels import load_labels
+
+    sets = [load_labels(folder.strip()) for folder in folders.split(",") if folder.strip()]
+    if not sets:
+        raise BgaiError("a rollouts stage needs at least one folder of label shards (labels = ...)")
+    boards = np.concatenate([s.boards for s in sets])
+    probs = np.concatenate([s.probabilities for s in sets]).astype(np.float64)
+    ply1 = np.concatenate([s.ply1 for s in sets]).astype(np.float64)
+    distinct, inverse = np.unique(boards, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    counts = np.bincount(inverse, minlength=len(distinct))[:, None]
+
+    def mean(values):
+        return np.stack([np.bincount(inverse, values[:, k], minlength=len(distinct)) for k in range(5)], 1) / counts
+
+    return distinct, mean(probs).astype(np.float32), mean(ply1).astype(np.float32)
+
+
+def _rollout_stage(state: Run, stage: RolloutStage) -> None:
+    """Supervised epochs on rollout labels; ``state.step`` counts finished epochs. After each, the held-out
+    positions measure the model; the best epoch's weights are kept (``RUN_DIR/best-STAGE.pt``) and are the
+    model when the stage ends."""
+    boards, labels, ply1 = labelled_positions(stage.labels)
+    hold = held_out(boards, stage.validation)
+    if hold.all() or not hold.any():
+        raise BgaiError(f"stage {stage.name}: {len(boards)} labelled positions are too few to hold {stage.validation} "
+                        f"of them out")
+    targets = ((1 - stage.ply1) * labels + stage.ply1 * ply1).astype(np.float32)
+    train = Experience(boards[~hold], targets[~hold], 0, 0, 0, 0)
+    val_boards, val_labels = boards[hold], labels[hold]
+    best_path = state.run_dir / f"best-{stage.name}.pt"
+    log_path = state.run_dir / f"{stage.name}-epochs.json"
+    epochs = json.loads(log_path.read_text()) if state.step and log_path.exists() else []
+    learner = Learner(state.model, stage.lr, stage.batch_size, 1, stage.optimizer, stage.weight_decay)
+    if state.optimizer_state is not None:
+        learner.optimizer.load_state_dict(state.optimizer_state)
+    if not epochs:
+        start = evaluation_error(state.model, val_boards, val_labels)
+        epochs.append({"epoch": 0, **start})
+        if state.progress:
+            print(f"{stage.name}: {len(train.boards):,} positions to learn, {len(val_boards):,} held out; "
+                  f"held-out equity error {start['equity_mae']:.4f} before", flush=True)
+    while state.step < stage.epochs:
+        e = state.step
+        lr = (stage.lr + (stage.lr_end - stage.lr) * e / stage.epochs,
+              stage.lr + (stage.lr_end - stage.lr) * (e + 1) / stage.epochs)
+        started = time.perf_counter()
+        loss = learner.update(train, state.rng, lr_schedule=lr, progress=state.progress)
+        state.seconds += time.perf_counter() - started
+        after = evaluation_error(state.model, val_boards, val_labels)
+        state.step += 1
+        best = min((r for r in epochs if r["epoch"] > 0), key=lambda r: r["equity_mae"], default=None)
+        if best is None or after["equity_mae"] < best["equity_mae"]:
+            save_checkpoint(best_path, {**model_payload(state.model), "games": state.games, "seconds": state.seconds,
+                                        "validation": after, "step": state.step})
+        epochs.append({"epoch": state.step, "train_bce": loss, "lr": lr[1], **after})
+        write_atomically(log_path, lambda f: f.write((json.dumps(epochs, indent=1) + "\n").encode()))
+        w = state.writer
+        w.add_scalar(f"{stage.name}/loss/train_bce", loss, state.step)
+        for key, value in after.items():
+            w.add_scalar(f"{stage.name}/loss/validation_{key}", value, state.step)
+        if state.progress:
+            print(f"{stage.name} epoch {state.step}: train bce {loss:.4f}, held-out equity error "
+                  f"{after['equity_mae']:.4f} (bce {after['bce']:.4f})", flush=True)
+        if state.step % stage.bench_every == 0 or state.step == stage.epochs:
+            state.bench(stage.name, state.step)
+        state.save(learner.optimizer)
+    if best_path.exists():
+        kept = load_checkpoint(best_path)
+        state.model.load_state_dict(model_from_checkpoint(kept).state_dict())
+        state.save()
+        if state.progress:
+            print(f"{stage.name}: keeping epoch {kept['step']} (held-out equity error "
+                  f"{kept['validation']['equity_mae']:.4f})", flush=True)
+

@@ -646,3 +646,86 @@ def test_a_second_run_into_a_run_folder_in_use_is_refused_naming_the_first(tmp_p
     # The kill let go of the lock.
     run(load_config(path, {"generations": 1}, {"warm-up.games": 4, "search.games": 4}), folder, progress=False)
     assert (folder / "checkpoint.pt").exists()
+
+
+# Rollout labels (RolloutStage) ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def label_folder(tmp_path_factory):
+    from bgai.labels import LabelSettings, label_shard
+
+    folder = tmp_path_factory.mktemp("labels")
+    settings = LabelSettings(positions=60, candidates=1.5, trials=2, truncate=1, batch=30, seed=2)
+    bot = load_bot()
+    for shard in (0, 1):
+        label_shard(bot, folder, shard, settings, command="test")
+    return folder
+
+
+def test_held_out_positions_depend_on_the_board_alone():
+    from bgai.training import held_out
+
+    boards = sample_positions(EquityModel.create((8,), ("all",), 2), 20, 0, seed=4, epsilon=0.1,
+                              rng=np.random.default_rng(4), keep=400)
+    hold = held_out(boards, 0.25)
+    assert 0.15 < hold.mean() < 0.35
+    assert np.array_equal(held_out(boards[::-1], 0.25), hold[::-1])
+    assert np.array_equal(held_out(boards[:50], 0.25), hold[:50])
+
+
+def test_labelled_positions_are_learned_once_with_their_copies_labels_averaged(label_folder):
+    from bgai.labels import load_labels
+    from bgai.training import labelled_positions
+
+    raw = load_labels(label_folder)
+    boards, labels, ply1 = labelled_positions(str(label_folder))
+    assert len(boards) == len(np.unique(raw.boards, axis=0)) <= len(raw)
+    for i in (0, len(boards) // 2, len(boards) - 1):
+        copies = (raw.boards == boards[i]).all(axis=1)
+        np.testing.assert_allclose(labels[i], raw.probabilities[copies].mean(axis=0), atol=1e-6)
+        np.testing.assert_allclose(ply1[i], raw.ply1[copies].mean(axis=0), atol=1e-6)
+
+
+def test_a_tiny_generation_learns_its_rollout_labels_keeps_its_best_epoch_and_resumes(label_folder, tmp_path):
+    from bgai.training import RolloutStage, held_out, labelled_positions
+
+    config = load_config(None, {**TINY, "hidden": "8"})
+    config.stages = [RolloutStage(labels=str(label_folder), epochs=2, lr=3e-3, lr_end=1e-3, batch_size=16,
+                                  validation=0.25, optimizer="adamw", weight_decay=1e-4, bench_every=2)]
+    run(config, tmp_path / "run", progress=False)
+    epochs = json.loads((tmp_path / "run" / "rollouts-epochs.json").read_text())
+    assert [e["epoch"] for e in epochs] == [0, 1, 2]
+    best = min(epochs[1:], key=lambda e: e["equity_mae"])
+    kept = load_checkpoint(tmp_path / "run" / "best-rollouts.pt")
+    assert kept["step"] == best["epoch"]
+    # the run's model is the best epoch's, measured again on the held-out positions
+    boards, labels, _ = labelled_positions(str(label_folder))
+    hold = held_out(boards, 0.25)
+    final = model_from_checkpoint(load_checkpoint(tmp_path / "run" / "checkpoint.pt"))
+    again = training.evaluation_error(final, boards[hold], labels[hold])
+    assert again["equity_mae"] == pytest.approx(best["equity_mae"], abs=1e-6)
+    # a longer stage resumes from the checkpoint, its optimizer and its epochs
+    config.stages[0].epochs = 3
+    run(config, tmp_path / "run", resume=True, progress=False)
+    assert [e["epoch"] for e in json.loads((tmp_path / "run" / "rollouts-epochs.json").read_text())] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("optimizer = 'sgd'", "optimizer"), ("validation = 1.0", "validation"), ("ply1 = 2.0", "ply1"),
+    ("epochs = 0", "epochs"),
+])
+def test_a_rollouts_stage_refuses_bad_settings(tmp_path, setting, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(f"[[stage]]\nmethod = 'rollouts'\n{setting}\n")
+    with pytest.raises(BgaiError, match=message):
+        load_config(path)
+
+
+def test_a_rollouts_stage_without_shards_says_so(tmp_path):
+    from bgai.training import RolloutStage
+
+    config = load_config(None, TINY)
+    config.stages = [RolloutStage(labels=str(tmp_path / "none"), epochs=1)]
+    with pytest.raises(BgaiError, match="no label shards"):
+        run(config, tmp_path / "run", progress=False)
