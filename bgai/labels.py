@@ -189,10 +189,11 @@ BATCH_ARRAYS = ("probabilities", "se", "equity_se")
 
 
 def label_shard(bot, folder: str | Path, shard: int, settings: LabelSettings = LabelSettings(), *,
-                progress: bool = False, command: str | None = None) -> Path:
+                progress: bool = False, command: str | None = None, jobs: int = 1) -> Path:
     """Make shard ``shard`` in ``folder`` (see the module docstring) and return its file; a shard already there is
     left as it is. Work in progress is kept in ``shard-NNNNN.partial/`` (the positions, then one file a batch), so
-    the same call after a stop loses at most the batch that was running."""
+    the same call after a stop loses at most the batch that was running. ``jobs``: threads (or beyond four, worker
+    processes) sharing each batch's rollouts (``rollout_batch``; 0: one a core); the labels do not depend on it."""
     from bgai.rollout import rollout_batch
 
     if not (isinstance(shard, int) and not isinstance(shard, bool) and 0 <= shard < 100_000):
@@ -229,7 +230,8 @@ def label_shard(bot, folder: str | Path, shard: int, settings: LabelSettings = L
                 part = _read_npz(part_file, BATCH_ARRAYS)
             else:
                 result = rollout_batch(bot, rows, trials=settings.trials, truncate=settings.truncate or None,
-                                       seed=batch_seed(settings, shard, index), batch=settings.lockstep)
+                                       seed=batch_seed(settings, shard, index), batch=settings.lockstep,
+                                       jobs=jobs)
                 part = {"probabilities": result.probabilities.astype(np.float32),
                         "se": result.se.astype(np.float16), "equity_se": result.equity_se.astype(np.float16)}
                 _write_npz(part_file, **part)

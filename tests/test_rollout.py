@@ -322,7 +322,9 @@ def test_a_batch_rollout_gives_each_position_its_own_rollout_with_its_standard_e
     assert (together.equity_se > 0).all()
 
 
-def test_positions_shared_by_worker_processes_get_what_one_process_gives_them(bot):
+@pytest.mark.parametrize("thread_jobs", [4, 1], ids=["threads", "processes"])
+def test_positions_shared_by_threads_or_workers_get_what_one_thread_gives_them(bot, monkeypatch, thread_jobs):
+    monkeypatch.setattr(ro, "THREAD_JOBS", thread_jobs)
     boards = np.stack([Position.from_position_id(p).board for p in FEW + (START,)])
     here = ro.rollout_batch(bot, boards, trials=8, truncate=2, seed=3, jobs=1)
     parts = list(ro.rollout_chunks(bot, boards, trials=8, truncate=2, seed=3, jobs=2, chunk=1))
