@@ -144,12 +144,23 @@ def _train(args: argparse.Namespace) -> None:
     run_dir = args.run_dir or f"runs/{config.run_name}"
     summary = run(config, run_dir, resume=args.resume, progress=not args.quiet)
     final = summary["final"]
-    print(f"trained stages {', '.join(summary['stages'])}: {summary['games']} self-play games in "
-          f"{summary['hours']:.2f} h; checkpoint {run_dir}/checkpoint.pt")
+    if args.json:
+        print(json.dumps(summary))
+        return
+    print(f"trained stages {', '.join(summary['stages'])}: {summary['games']:,} self-play games in "
+          f"{summary['hours']:.2f} h")
     for name, figures in final.items():
-        print(f"  v {name:<9} {figures['ppg']:+.3f} ± {figures['ppg_se']:.3f} points/game, "
+        print(f"  v {name:<9} {figures['ppg']:+.3f} ± {figures['ppg_se']:.3f} points/game (± the standard error), "
               f"{100 * figures['win_rate']:.1f}% wins ({figures['games']} duplicate games)")
-    print(json.dumps(summary))
+    checkpoint = f"{run_dir}/checkpoint.pt"
+    print(f"the run is in {run_dir}/: checkpoint.pt (the network), summary.json (these figures), tensorboard/")
+    print("next:")
+    for command, what in ((f"tensorboard --logdir {run_dir}/tensorboard", "the training curves"),
+                          (f"bgai play --checkpoint {checkpoint}", "play it in the terminal"),
+                          (f"bgai bench --checkpoint {checkpoint} --opponent pubeval --games 2000",
+                           "measure it against pubeval"),
+                          (f"bgai train --config CONFIG --run-dir {run_dir} --resume", "train it on (a longer stage)")):
+        print(f"  {command:<72} # {what}")
 
 
 def _bench(args: argparse.Namespace) -> None:
@@ -604,6 +615,7 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
     train.add_argument("--run-dir", help="folder of the checkpoint and TensorBoard logs (default runs/RUN_NAME)")
     train.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its checkpoint")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.add_argument("--json", action="store_true", help="print the run's summary as JSON (summary.json) instead")
     train.add_argument("--set", action="append", metavar="STAGE.KEY=VALUE",
                        help="a setting of one stage by its name (e.g. --set ply1.lr=1e-4), or KEY=VALUE for a run "
                             "setting; repeat for several")

@@ -101,11 +101,23 @@ def test_bench_with_a_corrupt_checkpoint_is_a_one_line_error(tmp_path, capsys):
 def test_train_smoke_run_and_refusal_to_overwrite(tmp_path, capsys):
     argv = ["train", "--games", "32", "--parallel-games", "32", "--hidden", "8", "--bench-every", "1000000",
             "--bench-games", "2", "--final-bench-games", "2", "--threads", "1", "--run-dir", str(tmp_path), "--quiet"]
-    assert main(argv) == 0
+    assert main([*argv, "--json"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["games"] == 32 and (tmp_path / "checkpoint.pt").is_file()
+    assert json.loads((tmp_path / "summary.json").read_text())["games"] == 32
     assert main(argv) == 2
     assert "--resume" in capsys.readouterr().err
+
+
+def test_a_finished_training_run_says_where_it_is_and_what_to_do_next(tmp_path, capsys):
+    argv = ["train", "--games", "16", "--parallel-games", "16", "--hidden", "8", "--bench-every", "1000000",
+            "--bench-games", "2", "--final-bench-games", "2", "--threads", "1", "--run-dir", str(tmp_path), "--quiet"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "± " in out and f"the run is in {tmp_path}/" in out
+    assert f"tensorboard --logdir {tmp_path}/tensorboard" in out
+    assert f"bgai play --checkpoint {tmp_path}/checkpoint.pt" in out
+    assert not out.strip().splitlines()[-1].startswith("{")  # the JSON is for --json
 
 
 def test_gnubg_opponent_missing_is_a_clear_error(monkeypatch, capsys):
