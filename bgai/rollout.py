@@ -423,6 +423,9 @@ class _Luck:
         ended = len(self.table.boards) - len(rows)
         self.bar.update(ended - self.shown)
         self.shown = ended
+        if not self.bar.disable:  # games end late: the turn says the bar is alive before the first one does
+            self.bar.set_postfix_str(f"turn {turn + 1}", refresh=False)
+            self.bar.refresh()
         self.keys = self.plays = None
         if not self.reduce:
             return
@@ -489,10 +492,12 @@ def _stop_rule(bot0, stop: str):
     return db.exact
 
 
-def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: bool = False) -> TrialValues:
+def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: bool = False,
+               bar=None) -> TrialValues:
     """Roll out every start of ``start`` on the trials numbered ``trials`` (any range: chunks of one rollout run
     apart concatenate, ``TrialValues.concatenate``, to the same result), seat 0's side. Torch runs on one thread
-    meanwhile (``torch_threads``)."""
+    meanwhile (``torch_threads``). ``bar``: a progress bar (``tqdm``) to move by each game as it ends, shared by
+    the threads of a rollout, instead of one of its own (``progress``)."""
     trials = np.asarray(trials, dtype=np.int64)
     bot0 = _zero_ply(bot)
     checkers = _at_plies(bot, settings.plies)
@@ -506,7 +511,9 @@ def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: b
     cube_luck = np.zeros(total) if settings.cubeful else None
     stop = _stop_rule(bot0, settings.bearoff_stop)
     rng = np.random.default_rng(settings.seed)
-    with torch_threads(1), tqdm(total=total, disable=not progress, unit="trial", desc="rollout") as bar:
+    own = tqdm(total=total, disable=not progress or bar is not None, unit="trial", desc="rollout")
+    bar = own if bar is None else bar
+    with torch_threads(1), own:
         for lo in range(0, total, settings.batch):
             games = np.arange(lo, min(lo + settings.batch, total))
             which, trial = np.divmod(games, n_trials)
@@ -641,18 +648,18 @@ def _run_in_threads(bot, start, trials, settings, progress, jobs) -> TrialValues
 
     bearoff.database()  # loaded (or built) once, before the threads need it
 
-    def play(chunk):
-        with one_thread():
-            return run_trials(bot, start, chunk, settings)
-
     chunks = _chunks(trials, jobs)
     results: list = [None] * len(chunks)
-    with ThreadPoolExecutor(len(chunks), thread_name_prefix="bgai-rollout") as pool, \
-            tqdm(total=len(trials), disable=not progress, unit="trial", desc="rollout") as bar:
-        futures = {pool.submit(play, chunk): i for i, chunk in enumerate(chunks)}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            bar.update(len(chunks[futures[future]]))
+    # One bar for every thread, moved as each game ends (tqdm's updates take a lock), not once a chunk.
+    with tqdm(total=len(start.boards) * len(trials), disable=not progress, unit="trial", desc="rollout") as bar:
+        def play(chunk):
+            with one_thread():
+                return run_trials(bot, start, chunk, settings, bar=bar if progress else None)
+
+        with ThreadPoolExecutor(len(chunks), thread_name_prefix="bgai-rollout") as pool:
+            futures = {pool.submit(play, chunk): i for i, chunk in enumerate(chunks)}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
     return TrialValues.concatenate(results)
 
 
