@@ -353,7 +353,10 @@ def _play(args: argparse.Namespace) -> None:
     session = Session(bot, match_length=args.match or 0, seed=args.seed, jacoby=args.jacoby)
     if args.position:
         session.setup(args.position)
-    save = None if args.no_save else args.save or datetime.datetime.now().strftime("bgai-%Y%m%d-%H%M%S.mat")
+    from bgai.files import games_dir
+
+    stamp = datetime.datetime.now().strftime("bgai-%Y%m%d-%H%M%S.mat")
+    save = None if args.no_save else args.save or str(games_dir() / stamp)
     Terminal(session, save_path=save).run()
 
 
@@ -549,7 +552,8 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
     play.add_argument("--position", help="start from this Position ID or XGID (an XGID's cube, turn, dice and "
                                          "score too; X is you)")
     play.add_argument("--save", metavar="FILE", help="save the games as a .mat file on exit (default "
-                                                     "bgai-DATE-TIME.mat)")
+                                                     "~/.local/share/bgai/games/bgai-DATE-TIME.mat, or under "
+                                                     "$BGAI_GAMES_DIR or $XDG_DATA_HOME/bgai/games)")
     play.add_argument("--no-save", action="store_true", help="do not save the games")
     play.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     play.set_defaults(run=_play)

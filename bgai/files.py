@@ -84,3 +84,13 @@ def provenance(command: str | None = None) -> dict:
             "commit": commit,
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
 
+
+def games_dir() -> Path:
+    """Where ``bgai play`` saves its games unless told (``--save``): ``$BGAI_GAMES_DIR``, else
+    ``$XDG_DATA_HOME/bgai/games``, else ``~/.local/share/bgai/games`` (never the current folder: in a clone of the
+    repository that filled its root with untracked match files)."""
+    if os.environ.get("BGAI_GAMES_DIR"):
+        return Path(os.environ["BGAI_GAMES_DIR"])
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "bgai" / "games"
+

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bgai.errors import BgaiError
-from bgai.files import write_atomically
+from bgai.files import games_dir, write_atomically
 from bgai.position import render_board
 from bgai.session import BOT, HUMAN, Phase, Session
 
@@ -34,7 +34,7 @@ HELP = """Commands (any phase unless said):
   save [FILE]   save the match so far as a .mat file
   next | n      the next game, when one is over (Enter does it too)
   quit | q      stop; once you have played, the match is saved (to --save FILE,
-                else bgai-DATE-TIME.mat; not with --no-save)"""
+                else to ~/.local/share/bgai/games/; not with --no-save)"""
 
 PHASE_WORDS = ("roll", "r", "double", "d", "take", "t", "pass", "p", "drop", "undo", "u", "next", "n")
 RESIGN_WORDS = {"": 1, "1": 1, "s": 1, "single": 1, "2": 2, "g": 2, "gammon": 2, "3": 3, "b": 3, "bg": 3,
@@ -125,7 +125,7 @@ class Terminal:
         elif word == "cube":
             self.cube_hint()
         elif word == "save":
-            self.save(rest or self.save_path or "bgai-match.mat")
+            self.save(rest or self.save_path or games_dir() / "bgai-match.mat")
         elif word == "resign":
             if rest not in RESIGN_WORDS:
                 raise BgaiError(f"resign single, gammon or backgammon, not {rest!r}")

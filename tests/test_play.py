@@ -196,6 +196,21 @@ def test_bgai_play_saves_where_it_is_told(monkeypatch, capsys, tmp_path):
     assert path.read_text().startswith('; [Seed "3"]') and " 5 point match" in path.read_text()
 
 
+def test_bgai_play_saves_in_the_games_folder_not_the_current_one(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr("sys.stdin", io.StringIO("resign backgammon\n"))
+    monkeypatch.setenv("BGAI_GAMES_DIR", str(tmp_path / "games"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["play", "--seed", "3", "--match", "3"]) == 0
+    saved = list((tmp_path / "games").glob("bgai-*.mat"))
+    assert len(saved) == 1 and " 3 point match" in saved[0].read_text()
+    assert not list(tmp_path.glob("*.mat"))
+    monkeypatch.delenv("BGAI_GAMES_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    from bgai.files import games_dir
+
+    assert games_dir() == tmp_path / "data" / "bgai" / "games"
+
+
 def test_quitting_before_playing_writes_no_match_file(bot, tmp_path):
     session = Session(bot, seed=5)  # the person has the opening roll
     out = run_terminal(session, Script(["quit"], session=session), tmp_path)
