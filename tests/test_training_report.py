@@ -111,6 +111,14 @@ def test_the_report_tabulates_levers_tried_on_another_network_and_rerenders_with
     assert f"Each run's command and each result's command are in `{path}`." in text
     # the rest of the report is the same as before, and report.json keeps the levers for the next rendering
     assert "| network: `runs/x/checkpoint.pt` | +0.600 ± 0.010 |" in text
-    assert json.loads((tmp_path / "report.json").read_text())["levers"]["runs"].keys() == levers["runs"].keys()
+    assert json.loads((tmp_path / "report.json").read_text())["levers"][0]["runs"].keys() == levers["runs"].keys()
     report.main(["--render-only", "--out", str(tmp_path)])
     assert (tmp_path / "REPORT.md").read_text() == text
+    # a second table, with its own title, after the first
+    second = tmp_path / "more.json"
+    second.write_text(json.dumps({"what": "generations learned from rollouts", "title": "Rollout-labelled "
+                                  "generations", "runs": {"pilot": {"lever": "20,000 labels", "versus": []}}}))
+    report.main(["--render-only", "--out", str(tmp_path), "--levers", str(path), str(second)])
+    both = (tmp_path / "REPORT.md").read_text()
+    assert both.index("## Levers tried since") < both.index("## Rollout-labelled generations\n\nGenerations learned")
+    assert "| pilot | 20,000 labels | — | — | — | — | — |" in both

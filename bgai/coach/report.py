@@ -85,9 +85,9 @@ def main(argv=None) -> None:
     parser.add_argument("--gnubg", type=int, default=2000, help="dice sequences v gnubg 0-ply (x2 games)")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--ablation", type=Path, help="bgai.coach.ablation's JSON, for the ablation table")
-    parser.add_argument("--levers", type=Path,
-                        help="a JSON of levers tried on another network, one run each (benchmarks/results/"
-                             "issue20_generations.json), for a table of them")
+    parser.add_argument("--levers", type=Path, nargs="*", default=[],
+                        help="JSONs of levers tried on another network, one run each (benchmarks/results/"
+                             "issue20_generations.json), for a table of each")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite --out's REPORT.md from its report.json (adding --levers) without measuring")
     parser.add_argument("--plies", type=Path, help="bgai.coach.ply_strength results (JSON files) to tabulate",
@@ -99,7 +99,7 @@ def main(argv=None) -> None:
     parser.add_argument("--note", action="append", default=[],
                         help="a paragraph for the report (what the figures do not say); may be repeated")
     args = parser.parse_args(argv)
-    levers = _levers(args.levers) if args.levers else None
+    levers = [_levers(path) for path in args.levers] or None
     if args.render_only:
         report = json.loads((args.out / "report.json").read_text())
         report["levers"] = levers or report.get("levers")
@@ -308,10 +308,11 @@ def render(r: dict) -> str:
                          f"{_fmt(row, 'gnubg')} | {_moves(row)} | {_cube(row)} |")
         commands = a.get("commands") or [a["command"]]
         lines += ["", "Made by " + ", then ".join(f"`{c}`" for c in commands) + ".", ""]
-    if r.get("levers"):
-        levers = r["levers"]
+    tables = r.get("levers") or []
+    for levers in [tables] if isinstance(tables, dict) else tables:  # (one table, before there were several)
         what = levers["what"][0].upper() + levers["what"][1:]
-        lines += ["## Levers tried since, on the fast network", "", what + ".", "", *levers_table(levers), "",
+        title = levers.get("title", "Levers tried since, on the fast network")
+        lines += [f"## {title}", "", what + ".", "", *levers_table(levers), "",
                   f"Each run's command and each result's command are in `{levers['path']}`.", ""]
     if r.get("plies"):
         lines += [
