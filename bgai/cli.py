@@ -448,9 +448,10 @@ def _train_settings() -> dict:
     return settings
 
 
-def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
+def build_parser(train_settings: bool = True, label_settings: bool = True) -> argparse.ArgumentParser:
     """The command line. ``train_settings``: give ``bgai train`` its settings' options, which need the training
-    module and so torch (about 1.4 s to import); ``main`` leaves them out for the other commands."""
+    module and so torch (about 1.4 s to import); ``label_settings`` likewise ``bgai label``'s, from ``bgai.labels``
+    (numpy and the network's module: a third of a second); ``main`` leaves them out for the other commands."""
     from bgai import __version__
 
     parser = argparse.ArgumentParser(prog="bgai", description="bgai: a backgammon engine")
@@ -532,12 +533,13 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
     label.add_argument("--out", required=True, help="folder of the shards (shard-NNNNN.npz, MANIFEST.json)")
     label.add_argument("--shards", default="0", help="shard numbers: N, A-B or A- (from A on until stopped; "
                                                      "default 0)")
-    from bgai.labels import LabelSettings
+    if label_settings:
+        from bgai.labels import LabelSettings
 
-    defaults = LabelSettings()
-    for name in LABEL_OPTIONS:
-        label.add_argument(f"--{name}", type=type(getattr(defaults, name)), default=getattr(defaults, name),
-                           help=f"{LabelSettings.help(name)} (default {getattr(defaults, name)})")
+        defaults = LabelSettings()
+        for name in LABEL_OPTIONS:
+            label.add_argument(f"--{name}", type=type(getattr(defaults, name)), default=getattr(defaults, name),
+                               help=f"{LabelSettings.help(name)} (default {getattr(defaults, name)})")
     label.add_argument("--jobs", type=int, default=0, help="threads sharing the rollouts (default 0: one per core)")
     label.add_argument("--checkpoint", help="network that plays and labels (default: the network shipped for 0-ply)")
     label.add_argument("--status", action="store_true", help="print what the folder holds and stop")
@@ -661,7 +663,7 @@ def build_parser(train_settings: bool = True) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     command = next((word for word in words if not word.startswith("-")), None)
-    args = build_parser(train_settings=command == "train").parse_args(argv)
+    args = build_parser(train_settings=command == "train", label_settings=command == "label").parse_args(argv)
     try:
         args.run(args)
         if argv is None:
