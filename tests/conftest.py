@@ -1,10 +1,24 @@
-"""Fixtures shared by several test modules."""
+"""Fixtures shared by several test modules, and the rule that CI runs every test."""
 
+import os
 import socket
 import threading
 import time
 
 import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under ``CI=true`` (``.ci/run``) a skipped test fails: a test that skips itself when its oracle (gnubg,
+    bgsage, Chromium, ...) is missing would otherwise leave CI green with the check never made."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and os.environ.get("CI") == "true" and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = (f"skipped under CI=true, where every test must run: {reason} (make test installs what "
+                           f"the tests need)")
 
 
 @pytest.fixture(scope="module")

@@ -193,3 +193,18 @@ def test_output_cut_short_by_its_reader_stops_quietly():
         os.close(write)
     assert run.returncode == 141, run.stderr
     assert "Traceback" not in run.stderr and "Broken pipe" not in run.stderr
+
+
+def test_under_ci_a_skipped_test_fails(pytester, monkeypatch):
+    # tests/conftest.py's rule: CI (.ci/run sets CI=true) must not stay green with a check that never ran
+    from pathlib import Path
+
+    pytester.makeconftest(Path(__file__).with_name("conftest.py").read_text())
+    pytester.makepyfile(test_oracle="import pytest\n\n\ndef test_needs_it():\n"
+                                    "    pytest.importorskip('no_such_oracle')\n")
+    monkeypatch.delenv("CI", raising=False)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(skipped=1)
+    monkeypatch.setenv("CI", "true")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*skipped under CI=true*no_such_oracle*"])
