@@ -180,6 +180,9 @@ class RolloutStage:
                                      "measures best is the one the stage keeps")
     ply1: float = _field(0.0, "weight of the labelling network's own 1-ply values in the targets (0: the rollouts "
                               "alone; the held-out positions are always measured against the rollouts)")
+    picks: str = _field("all", "which of the labelled positions the stage learns and holds out: 'all', 'uniform' "
+                               "(those drawn uniformly from the games) or 'disagreement' (those picked where the "
+                               "labelling network's 1-ply and 0-ply values differ most)")
     bench_every: int = _field(5, "epochs between benchmarks against pubeval and the heuristic player")
 
 
@@ -1024,8 +1027,14 @@ def _check_rollout_stage(stage: RolloutStage) -> None:
         problems.append(f"ply1 must be a weight 0..1, got {stage.ply1}")
     if stage.bench_every < 1:
         problems.append(f"bench_every must be at least 1, got {stage.bench_every}")
+    if stage.picks not in LABEL_PICKS:
+        problems.append(f"picks must be one of {', '.join(LABEL_PICKS)}, got {stage.picks!r}")
     if problems:
         raise BgaiError(f"stage {stage.name}: " + "; ".join(problems))
+
+
+#: ``RolloutStage.picks``: the positions a stage learns, by how their shard picked them (``bgai.labels``).
+LABEL_PICKS = ("all", "uniform", "disagreement")
 
 
 def held_out(boards: np.ndarray, share: float) -> np.ndarray:
@@ -1039,15 +1048,17 @@ def held_out(boards: np.ndarray, share: float) -> np.ndarray:
 HOLD_PRIME = 1_000_003
 
 
-def labelled_positions(folders: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def labelled_positions(folders: str, picks: str = "all") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct boards of the label shards in ``folders`` (comma separated) with their rollout labels and the
     labelling network's 1-ply values, each averaged over the copies of a board (a position met in several shards,
-    as the first few of a game are)."""
+    as the first few of a game are); ``picks``: only those picked that way (``LABEL_PICKS``)."""
     from bgai.labels import load_labels
 
     sets = [load_labels(folder.strip()) for folder in folders.split(",") if folder.strip()]
     if not sets:
         raise BgaiError("a rollouts stage needs at least one folder of label shards (labels = ...)")
+    if picks != "all":
+        sets = [s.subset(s.picked == (1 if picks == "disagreement" else 0)) for s in sets]
     boards = np.concatenate([s.boards for s in sets])
     probs = np.concatenate([s.probabilities for s in sets]).astype(np.float64)
     ply1 = np.concatenate([s.ply1 for s in sets]).astype(np.float64)
@@ -1065,7 +1076,7 @@ def _rollout_stage(state: Run, stage: RolloutStage) -> None:
     """Supervised epochs on rollout labels; ``state.step`` counts finished epochs. After each, the held-out
     positions measure the model; the best epoch's weights are kept (``RUN_DIR/best-STAGE.pt``) and are the
     model when the stage ends."""
-    boards, labels, ply1 = labelled_positions(stage.labels)
+    boards, labels, ply1 = labelled_positions(stage.labels, stage.picks)
     hold = held_out(boards, stage.validation)
     if hold.all() or not hold.any():
         raise BgaiError(f"stage {stage.name}: {len(boards)} labelled positions are too few to hold {stage.validation} "

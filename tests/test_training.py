@@ -685,6 +685,12 @@ def test_labelled_positions_are_learned_once_with_their_copies_labels_averaged(l
         copies = (raw.boards == boards[i]).all(axis=1)
         np.testing.assert_allclose(labels[i], raw.probabilities[copies].mean(axis=0), atol=1e-6)
         np.testing.assert_allclose(ply1[i], raw.ply1[copies].mean(axis=0), atol=1e-6)
+    # by how their shards picked them: the two kinds together are all of them
+    uniform, _, _ = labelled_positions(str(label_folder), "uniform")
+    disputed, _, _ = labelled_positions(str(label_folder), "disagreement")
+    assert len(uniform) and len(disputed)
+    assert {b.tobytes() for b in uniform} | {b.tobytes() for b in disputed} == {b.tobytes() for b in boards}
+    assert {b.tobytes() for b in uniform} == {b.tobytes() for b in raw.boards[raw.picked == 0]}
 
 
 def test_a_tiny_generation_learns_its_rollout_labels_keeps_its_best_epoch_and_resumes(label_folder, tmp_path):
@@ -713,7 +719,7 @@ def test_a_tiny_generation_learns_its_rollout_labels_keeps_its_best_epoch_and_re
 
 @pytest.mark.parametrize("setting, message", [
     ("optimizer = 'sgd'", "optimizer"), ("validation = 1.0", "validation"), ("ply1 = 2.0", "ply1"),
-    ("epochs = 0", "epochs"),
+    ("epochs = 0", "epochs"), ("picks = 'some'", "picks"),
 ])
 def test_a_rollouts_stage_refuses_bad_settings(tmp_path, setting, message):
     path = tmp_path / "bad.toml"
