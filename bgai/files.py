@@ -64,6 +64,13 @@ def locked_folder(folder: str | Path, what: str = "training run") -> Iterator[Pa
         os.close(fd)  # closing the file lets go of the lock
 
 
+def write_npz(path: str | Path, **arrays) -> None:
+    """Write ``arrays`` to ``path`` as a compressed ``.npz``, atomically (``write_atomically``)."""
+    import numpy as np
+
+    write_atomically(path, lambda handle: np.savez_compressed(handle, **arrays))
+
+
 def provenance(command: str | None = None) -> dict:
     """Where a results or data file came from: the ``command`` that wrote it (default: this process's own command
     line), the date (UTC), the commit of the code (``git``, where the code is a checkout) and the machine."""

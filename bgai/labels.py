@@ -42,9 +42,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bgai.errors import BgaiError
-from bgai.files import provenance, write_atomically
+from bgai.files import provenance, write_atomically, write_npz
 from bgai.phase import BEAROFF, NAMES, OVER, RACE, classify
-from bgai.weights import equity
+from bgai.weights import ModelSnapshot, equity
 
 #: A shard's file: its number, five digits.
 SHARD_NAME = "shard-{:05d}.npz"
@@ -160,15 +160,11 @@ def batch_seed(settings: LabelSettings, shard: int, index: int) -> int:
 def network_digest(bot) -> str:
     """A short digest of the bot's weights (which network labelled a shard)."""
     h = hashlib.sha256()
-    weights = getattr(bot.model, "weights", {})
+    weights = ModelSnapshot.of(bot.model).weights  # (a torch model's too)
     for key in sorted(weights):
         h.update(key.encode())
         h.update(np.ascontiguousarray(weights[key]).tobytes())
     return h.hexdigest()[:16]
-
-
-def _write_npz(path: Path, **arrays) -> None:
-    write_atomically(path, lambda handle: np.savez_compressed(handle, **arrays))
 
 
 def _read_npz(path: Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
@@ -218,7 +214,7 @@ def label_shard(bot, folder: str | Path, shard: int, settings: LabelSettings = L
         positions = _read_npz(positions_file, POSITION_ARRAYS)
     else:
         positions = shard_positions(bot, shard, settings)
-        _write_npz(positions_file, **positions)
+        write_npz(positions_file, **positions)
     boards = positions["boards"]
     batches = range(0, len(boards), settings.batch)
     parts = []
@@ -234,7 +230,7 @@ def label_shard(bot, folder: str | Path, shard: int, settings: LabelSettings = L
                                        jobs=jobs)
                 part = {"probabilities": result.probabilities.astype(np.float32),
                         "se": result.se.astype(np.float16), "equity_se": result.equity_se.astype(np.float16)}
-                _write_npz(part_file, **part)
+                write_npz(part_file, **part)
             parts.append(part)
             bar.update(len(rows))
     labels = {name: np.concatenate([p[name] for p in parts]) for name in BATCH_ARRAYS}
@@ -251,7 +247,7 @@ def label_shard(bot, folder: str | Path, shard: int, settings: LabelSettings = L
         **provenance(command),
         "seconds_this_run": round(time.perf_counter() - started, 1),
     }
-    _write_npz(path, **{k: positions[k] for k in POSITION_ARRAYS}, **labels, meta=np.array(json.dumps(meta)))
+    write_npz(path, **{k: positions[k] for k in POSITION_ARRAYS}, **labels, meta=np.array(json.dumps(meta)))
     shutil.rmtree(partial, ignore_errors=True)
     write_manifest(folder)
     return path

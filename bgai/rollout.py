@@ -63,6 +63,7 @@ double at its first turn.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -809,9 +810,9 @@ def rollout_chunks(bot, boards: np.ndarray, *, trials: int = 72, truncate: int |
     """``rollout_batch`` a chunk at a time: yields ``(rows, BatchRollout)`` (``rows`` the chunk's indices into
     ``boards``) as each chunk finishes, for a caller that writes results as they come (``bgai rollout
     --positions --out``): in this process (``jobs`` 1), on ``jobs`` threads of it up to ``THREAD_JOBS`` (the
-    kernels run without the interpreter lock: 120 positions took 7.2-7.9 s on 2 threads, 8.9 s on 2 worker
-    processes with their start, 14.2 s on one thread), on worker processes beyond (0: one a core); in the order
-    they finish. Positions of finished games get their result (standard errors 0)."""
+    kernels run without the interpreter lock, and threads need no start-up: docs/rollouts.md has the figures),
+    on worker processes beyond (0: one a core); in the order they finish. Positions of finished games get their
+    result (standard errors 0)."""
     boards = np.asarray(boards, dtype=np.int8)
     if boards.ndim != 2 or boards.shape[1] != 26:
         raise BgaiError(f"boards must be (N, 26), got shape {boards.shape}")
@@ -990,8 +991,6 @@ def rollout_file(bot, entries: list[PositionLine], *, out: str | Path | None = N
     positions and settings) as the chunk finishes, and the finished file is rewritten in order; run again with
     the same arguments, it rolls out only what the file lacks, so a stopped run loses at most the chunks in
     progress."""
-    import hashlib
-
     settings = RolloutSettings(trials=trials, truncate=truncate, plies=plies, seed=seed,
                                variance_reduction=variance_reduction, bearoff=bearoff_stop)
     digest = hashlib.sha256("\n".join(e.position.position_id() for e in entries).encode()).hexdigest()[:16]

@@ -75,7 +75,7 @@ from bgai import bearoff, encoding
 from bgai.bot import MAX_PLIES, PRUNE_KEEP, Bot, load_pruner
 from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.errors import BgaiError
-from bgai.files import locked_folder, write_atomically
+from bgai.files import locked_folder, write_atomically, write_npz
 from bgai.game import play_duplicate
 from bgai.network import EquityModel, ModelSnapshot, bf16_supported, equity, flip, phase_nets
 from bgai.phase import BEAROFF, OVER, classify
@@ -643,11 +643,6 @@ class _TDRounds:
 # Lookahead generations ----------------------------------------------------------------------------------------
 
 
-def _write_npz(path: Path, **arrays) -> None:
-    """Write ``arrays`` to ``path`` atomically."""
-    write_atomically(path, lambda handle: np.savez_compressed(handle, **arrays))
-
-
 def sample_positions(model: EquityModel, games: int, first_game: int, seed: int, epsilon: float,
                      rng: np.random.Generator, keep: int, pool: Pool | None = None,
                      progress: bool = False) -> np.ndarray:
@@ -867,7 +862,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         sample = sample_trajectories if stage.lam > 0 else sample_positions
         data = sample(source, stage.games, first_game, state.config.seed, stage.epsilon, state.rng,
                       stage.positions, state.pool, state.progress)
-        _write_npz(positions, **(data if stage.lam > 0 else {"boards": data}), first_game=first_game)
+        write_npz(positions, **(data if stage.lam > 0 else {"boards": data}), first_game=first_game)
         state.games += stage.games
         state.save()
     with np.load(positions) as stored:
@@ -889,7 +884,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
                 started = time.perf_counter()
                 part = _part_targets(frozen, boards[lo:lo + stage.part], stage.plies, stage.deeper, bf16, traced,
                                      RolloutTargets.of(stage), pruning)
-                _write_npz(path(i), **part)
+                write_npz(path(i), **part)
                 elapsed = time.perf_counter() - started
                 state.seconds += elapsed
                 state.writer.add_scalar(f"{stage.name}/perf/targets_per_s", len(part["targets"]) / elapsed,
@@ -905,7 +900,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
                   RolloutTargets.of(stage), pruning) for i in missing]
         started, last, done = time.perf_counter(), time.perf_counter(), 0
         for k, part in state.pool.imap(_targets_task, tasks, frozen):
-            _write_npz(path(missing[k]), **part)
+            write_npz(path(missing[k]), **part)
             now = time.perf_counter()
             state.seconds += now - last
             last, done = now, done + len(part["targets"])
