@@ -215,7 +215,7 @@ def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_aft
     save_checkpoint(tmp_path / "start.pt", model_payload(start))
     config = load_config(None, {**TINY, "nets": "contact,race", "init": str(tmp_path / "start.pt")})
     config.stages = [LookaheadStage(name="search", generations=1, games=8, positions=120, part=30, epochs=1)]
-    write, parts_written = training._write_npz, []
+    write, parts_written = training.write_npz, []
 
     def stops_after_one_part(path, **arrays):
         if "targets" in arrays:
@@ -224,7 +224,7 @@ def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_aft
             parts_written.append(path.name)
         write(path, **arrays)
 
-    monkeypatch.setattr(training, "_write_npz", stops_after_one_part)
+    monkeypatch.setattr(training, "write_npz", stops_after_one_part)
     with pytest.raises(KeyboardInterrupt):
         run(config, tmp_path / "run", progress=False, pool=pool)
     folder = tmp_path / "run" / "data" / "search-000"
@@ -232,7 +232,7 @@ def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_aft
     first_written = first.stat().st_mtime_ns
 
     # When it is resumed
-    monkeypatch.setattr(training, "_write_npz", write)
+    monkeypatch.setattr(training, "write_npz", write)
     run(config, tmp_path / "run", resume=True, progress=False, pool=pool)
 
     # Then the part written before is kept, and every target is the start model's 1-ply value
