@@ -98,16 +98,25 @@ def without_impossible_outcomes(boards: np.ndarray, probs: np.ndarray) -> np.nda
 
 @dataclass(frozen=True)
 class RankedPlay:
-    """One play of a hint: the ``move``, its cubeless ``equity`` for the mover, the ``plies`` it was judged at and
-    the ``evaluation`` (the mover's chances after the play, the same equity)."""
+    """One play of a hint: the ``move``, its cubeless ``equity`` for the mover, the ``plies`` it was judged at, the
+    ``evaluation`` (the mover's chances after the play, the same equity) and its ``difference`` from the first
+    play of the hint: its equity minus the first play's equity at the same ``plies``. A play that move filtering
+    dropped keeps the equity of a shallower ply than the first play's, and its difference compares it with the
+    first play judged at that ply too, never with a deeper value."""
 
     move: object  # a bgai.notation.Move
     equity: float
     plies: int
     evaluation: Evaluation
+    difference: float = 0.0
 
 
 MAX_PLIES = 2
+#: The lookahead of the bot a person plays and asks (``bgai play``, ``bgai serve``'s page and API, ``bgai hint``,
+#: ``bgai eval``) unless told otherwise. 1-ply: a play takes 1.2-1.5 ms, so nobody waits, and it loses 1.60
+#: millipoints a move to GNU Backgammon 2-ply's judgement against 2.77 at 0-ply (+0.031 points a game head to
+#: head); 2-ply gains +0.021 more for 15 times the time (README's figures).
+PLAY_PLIES = 1
 
 # Memory bounds. A network pass takes at most NET_CHUNK boards; the encoder's temporaries make that about 5 KB a
 # board. A lookahead level expands at most PAIR_CHUNK (position, roll) pairs at once (about 20 plays each: a few
@@ -226,7 +235,8 @@ class Bot:
 
     def __init__(self, model, *, name: str = "bgai", plies: int = 0, info: dict | None = None,
                  filters: tuple[MoveFilter | None, ...] | None = None, use_bearoff: bool = True,
-                 bf16: bool = False, pruner: ModelSnapshot | None = None, prune: int = PRUNE_KEEP) -> None:
+                 bf16: bool = False, pruner: ModelSnapshot | None = None, prune: int = PRUNE_KEEP,
+                 network: str | None = None) -> None:
         if not (isinstance(plies, int) and not isinstance(plies, bool) and 0 <= plies <= MAX_PLIES):
             raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {plies!r}")
         filters = FILTERS[plies] if filters is None else tuple(filters)
@@ -243,6 +253,9 @@ class Bot:
                 model = EquityModel({"all": model}, version)
         self.model = model.eval()
         self.name = name
+        # The network's own name, the same at every ply (``name`` may say the plies: ``bgai:bgai-fast@1ply``), for
+        # displays that give each value's ply apart.
+        self.network = name if network is None else network
         self.plies = plies
         self.filters = filters
         self.info = info or {}
@@ -255,11 +268,11 @@ class Bot:
 
     def replace(self, **changes) -> Bot:
         """A copy of this bot with some of its constructor's settings changed (``model``, ``name``, ``plies``,
-        ``info``, ``filters``, ``use_bearoff``, ``bf16``, ``pruner``, ``prune``); the rest are kept. A new ``plies``
-        without ``filters`` gets that ply's default filters."""
+        ``info``, ``filters``, ``use_bearoff``, ``bf16``, ``pruner``, ``prune``, ``network``); the rest are kept. A
+        new ``plies`` without ``filters`` gets that ply's default filters."""
         settings = {"model": self.model, "name": self.name, "plies": self.plies, "info": self.info,
                     "filters": self.filters, "use_bearoff": self.use_bearoff, "bf16": self.bf16,
-                    "pruner": self.pruner, "prune": self.prune}
+                    "pruner": self.pruner, "prune": self.prune, "network": self.network}
         unknown = sorted(set(changes) - set(settings))
         if unknown:
             raise BgaiError(f"a bot has no setting {', '.join(unknown)}")
@@ -480,7 +493,8 @@ class Bot:
 
         The plays that survive the filters come first, judged at the bot's plies; the plays a filter dropped
         follow, each with the equity of the ply it was dropped at (deepest first, then best), as in GNU
-        Backgammon's hints. With ``filters=()`` every play is judged at the bot's plies.
+        Backgammon's hints. With ``filters=()`` every play is judged at the bot's plies. Equities of different
+        plies do not compare: ``hint`` gives each play's difference from the first at the same ply.
         """
         ranked = self.hint(pos, dice)
         if with_plies:
@@ -488,13 +502,20 @@ class Bot:
         return [(r.move, r.equity) for r in ranked]
 
     def hint(self, pos: Position, dice) -> list[RankedPlay]:
-        """``rank_moves`` with the probabilities behind each equity: a ``RankedPlay`` per legal play, best first."""
+        """``rank_moves`` with the probabilities behind each equity and each play's difference from the first
+        play at the same ply: a ``RankedPlay`` per legal play, best first."""
         moves = pos.legal_moves(parse_dice(dice))
         after = np.stack([m.after.board for m in moves])
         values, depth, probs = self.judge(after, np.zeros(len(after), dtype=np.int64), 1, return_probs=True)
         order = np.lexsort((-values, -depth))
-        return [RankedPlay(moves[i], float(values[i]), int(depth[i]),
-                           Evaluation(*probs[i].tolist(), float(values[i]))) for i in order]
+        first = order[0]
+        # The first play survived every filter, so it has a value at each ply a dropped play stopped at: one
+        # lookahead of one board per such ply (the value judge had for it there).
+        first_at = {int(depth[first]): float(values[first])}
+        for ply in sorted(set(depth.tolist()) - set(first_at)):
+            first_at[ply] = float(equity(flip(self.lookahead(after[first][None], ply).astype(np.float64)))[0])
+        return [RankedPlay(moves[i], float(values[i]), int(depth[i]), Evaluation(*probs[i].tolist(), float(values[i])),
+                           float(values[i]) - first_at[int(depth[i])]) for i in order]
 
     def choose_many(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
         """The chosen afterstates (N×26, opponent's view) of N positions and rolls."""
@@ -667,8 +688,10 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     pruning, keep = None, PRUNE_KEEP
     if pruner not in (None, False):
         pruning, keep = load_pruner(pruner)
-    name = f"bgai:{path.stem}" + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
-    return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning, prune=keep)
+    network = f"bgai:{path.stem}"
+    name = network + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
+    return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning, prune=keep,
+               network=network)
 
 
 def export_shipped(checkpoint: str | Path = SHIPPED, target: str | Path = SHIPPED_NPZ) -> None:

@@ -54,20 +54,37 @@ def _play_match(first, second, args: argparse.Namespace, labels: dict) -> None:
     results = play_duplicate(first, second, args.games, seed=args.seed, batch=args.batch, progress=not args.quiet,
                              luck=luck)
     s = results.summary()
-    print(f"{first.name} v {second.name}: {s['games']} duplicate games ({args.games} dice sequences x 2 seats)")
-    print(f"  points per game  {s['ppg']:+.3f} ± {s['ppg_se']:.3f} (for {first.name}; ± the standard error, "
+    _print_summary(first.name, second.name, s, args.games)
+    _print_record(args, {**labels, **s})
+
+
+def _print_summary(first: str, second: str, s: dict, sequences: int) -> None:
+    """The figures of ``GameResults.summary`` (``s``) of duplicate games of ``first`` against ``second``."""
+    print(f"{first} v {second}: {s['games']} duplicate games ({sequences} dice sequences x 2 seats)")
+    print(f"  points per game  {s['ppg']:+.3f} ± {s['ppg_se']:.3f} (for {first}; ± the standard error, "
           f"paired by dice sequence)")
-    if luck is not None:
+    if "ppg_luck_adjusted" in s:
         print(f"  luck-adjusted    {s['ppg_luck_adjusted']:+.3f} ± {s['ppg_luck_adjusted_se']:.3f} (luck of every roll "
               f"by the network at 0-ply)")
     print(f"  wins             {100 * s['win_rate']:.1f}%")
     print(f"  gammons          {100 * s['gammon_rate']:.1f}%   backgammons {100 * s['backgammon_rate']:.1f}%")
     print(f"  speed            {s['games_per_s']:.0f} games/s")
-    print(json.dumps({**labels, **s}))
 
 
-LABEL_OPTIONS = ("positions", "trials", "truncate", "batch", "seed", "epsilon", "race", "disagreement", "candidates",
-                 "lockstep")
+def _print_record(args: argparse.Namespace, record: dict) -> None:
+    """The results as one JSON line, for scripts; with ``--json PATH`` also written to PATH, atomically (the file
+    is the whole record or not there)."""
+    print(json.dumps(record))
+    path = getattr(args, "json", None)
+    if path:
+        from bgai.files import write_atomically
+
+        text = json.dumps(record, indent=1) + "\n"
+        write_atomically(path, lambda handle: handle.write(text.encode()))
+
+
+LABEL_OPTIONS = ("positions", "plays", "trials", "truncate", "batch", "seed", "epsilon", "race", "disagreement",
+                 "candidates", "lockstep")
 
 
 def _rollout_file(args: argparse.Namespace) -> None:
@@ -167,6 +184,12 @@ def _bench(args: argparse.Namespace) -> None:
     from bgai.bot import load_bot
     from bgai.players import make_player
 
+    if args.agent is not None or args.engine is not None:
+        return _bench_agent(args)
+    if args.timeout is not None:
+        raise BgaiError("--timeout is for --agent and --engine")
+    if args.batch is None:
+        args.batch = 1024
     if args.cube or args.match is not None:
         return _bench_cube(args)
     if args.jacoby:
@@ -182,6 +205,42 @@ def _bench(args: argparse.Namespace) -> None:
     else:
         opponent = make_player(name)
     _play_match(bot, opponent, args, {"bot": bot.name, "opponent": name, "plies": args.plies})
+
+
+def _bench_agent(args: argparse.Namespace) -> None:
+    """``bench --agent`` or ``--engine``: duplicate cubeless games against each opponent (``bgai.agents``)."""
+    from tqdm.auto import tqdm
+
+    from bgai.agents import DEFAULT_TIMEOUT, FORFEIT_POINTS, bench_agent
+
+    if args.agent is not None and args.engine is not None:
+        raise BgaiError("bench --agent or --engine, not both")
+    if args.cube or args.match is not None or args.jacoby:
+        raise BgaiError("an agent's bench is cubeless: drop --cube, --match and --jacoby")
+    if args.games < 1:
+        raise BgaiError(f"--games must be at least 1, got {args.games}")
+    if args.batch is not None and args.batch < 1:
+        raise BgaiError(f"--batch must be at least 1, got {args.batch}")
+    shown_faults, faults = 5, []
+
+    def told(fault) -> None:  # the first few as they happen; every one is in the record
+        faults.append(fault)
+        if len(faults) <= shown_faults:
+            tqdm.write(f"bgai bench: forfeit: {fault}", file=sys.stderr)
+
+    opponents = None if args.opponent is None else [name.strip() for name in args.opponent.split(",")]
+    bench = bench_agent(args.agent, opponents, engine=args.engine, games=args.games, seed=args.seed, luck=args.luck,
+                        timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout or None, batch=args.batch,
+                        checkpoint=args.checkpoint, plies=args.plies, progress=not args.quiet, on_fault=told)
+    for result in bench.results:
+        s = result.summary()
+        _print_summary(bench.agent, result.opponent, s, bench.sequences)
+        if result.faults:
+            print(f"  forfeits         {len(result.faults)} of {s['games']} games, each scored {FORFEIT_POINTS} (the "
+                  f"first: {result.faults[0]})")
+    if len(faults) > shown_faults:
+        print(f"({len(faults)} forfeits in all; every one is in the JSON record)", file=sys.stderr)
+    _print_record(args, bench.to_dict())
 
 
 def _bench_cube(args: argparse.Namespace) -> None:
@@ -226,13 +285,33 @@ def _bench_cube(args: argparse.Namespace) -> None:
         print(f"  games per match  {s['mean_games']:.2f}   mean cube {s['mean_cube']:.2f}   "
               f"passes {100 * s['pass_rate']:.1f}%")
         print(f"  speed            {s['games_per_s']:.0f} games/s")
-    print(json.dumps({**labels, **s}))
+    _print_record(args, {**labels, **s})
 
 
 def _ubgi(args: argparse.Namespace) -> None:
     from bgai.ubgi import main
 
     main(plies=args.plies, checkpoint=args.checkpoint)
+
+
+def _export(args: argparse.Namespace) -> None:
+    from bgai.export import export_onnx
+
+    if args.checkpoint is not None and not os.path.isfile(args.checkpoint):
+        raise BgaiError(f"no checkpoint file {args.checkpoint}")
+    report = export_onnx(args.onnx, args.checkpoint, check=args.check)
+    if args.json:
+        print(json.dumps(report))
+        return
+    inputs = " and ".join(f"'{name}'" for name in report["inputs"])
+    print(f"wrote {report['path']} ({report['bytes'] / 1e6:.1f} MB): {report['network']}; inputs {inputs} "
+          f"(bgai.onnx_feeds), output 'probabilities' (N, 5)")
+    if args.check:
+        print(f"onnxruntime agrees with bgai within {report['max_difference']:.1e} on {report['positions']:,} "
+              f"positions of games (the largest difference of a probability)")
+        print(f"boards a second, one thread, from the boards: onnxruntime {report['onnxruntime_boards_per_s']:,.0f} "
+              f"in one batch, {report['onnxruntime_move_boards_per_s']:,.0f} in batches of 20; bgai "
+              f"{report['bgai_boards_per_s']:,.0f} and {report['bgai_move_boards_per_s']:,.0f}")
 
 
 def _cube_context(args: argparse.Namespace, text: str):
@@ -260,14 +339,28 @@ def _eval(args: argparse.Namespace) -> None:
 
     pos = Position.parse(args.position)
     cube, owner, match = _cube_context(args, args.position)
-    bot = load_bot(args.checkpoint, plies=args.plies)
+    bot = load_bot(args.checkpoint, plies=_person_plies(args))
     decision = bot.cube_decision(pos, cube, owner, match, jacoby=args.jacoby, beavers=args.beavers)
     print(pos)
-    print(f"Position ID: {pos.position_id()}   ({bot.name}, {args.plies}-ply, player on roll's view, before the roll)")
+    print(f"Position ID: {pos.position_id()}   ({bot.network}, {bot.plies}-ply, player on roll's view, before the "
+          "roll)")
     evaluation = bot.evaluate(pos)
     print(evaluation)
     print(f"evaluated by {SOURCES[evaluation.source]}")
     print(decision)
+
+
+# The commands a person plays or asks (play, serve, hint, eval) share one default lookahead, bgai.bot.PLAY_PLIES. The
+# parser leaves --plies None so as not to import the bot (about a second) for every command; its help says the
+# value, which tests/test_cli.py holds to the constant.
+PERSON_PLIES_DEFAULT = "default 1, shared by bgai play, serve, hint and eval"
+
+
+def _person_plies(args: argparse.Namespace) -> int:
+    """``--plies`` of play, serve, hint and eval: ``bgai.bot.PLAY_PLIES`` when not given."""
+    from bgai.bot import PLAY_PLIES
+
+    return PLAY_PLIES if args.plies is None else args.plies
 
 
 def _hint(args: argparse.Namespace) -> None:
@@ -275,15 +368,22 @@ def _hint(args: argparse.Namespace) -> None:
 
     pos = Position.parse(args.position)
     dice = parse_dice(args.dice)
-    bot = load_bot(args.checkpoint, plies=args.plies)
-    ranked = bot.rank_moves(pos, dice, with_plies=True)
+    bot = load_bot(args.checkpoint, plies=_person_plies(args))
+    ranked = bot.hint(pos, dice)
     print(pos)
-    print(f"{len(ranked)} legal play{'s' if len(ranked) != 1 else ''} of {dice[0]}{dice[1]}, ranked by {bot.name} "
-          f"(cubeless equity of the mover; plays dropped by move filtering keep the ply they were judged at):")
-    best = ranked[0][1]
-    for i, (move, value, plies) in enumerate(ranked[: args.top], 1):
-        diff = "" if i == 1 else f"  ({value - best:+.3f})"
-        print(f"{i:4d}. {str(move):<28} {plies}-ply  {value:+.3f}{diff}")
+    print(f"{len(ranked)} legal play{'s' if len(ranked) != 1 else ''} of {dice[0]}{dice[1]}, ranked by {bot.network} "
+          f"at {bot.plies}-ply: the mover's cubeless equity after each play.")
+    deep = sum(r.plies == bot.plies for r in ranked)
+    if deep < len(ranked):  # some plays were dropped by move filtering: their values are of a shallower ply
+        print(f"Move filtering kept {deep} play{'s' if deep != 1 else ''} to {bot.plies}-ply; each of the others "
+              f"keeps the equity of the ply where it was dropped (Ply).")
+        print("Diff: the play's equity minus the first play's at the same ply.")
+    else:
+        print("Diff: the play's equity minus the first play's.")
+    print(f"   #  {'Play':<28} Ply  {'Equity':>6}  {'Diff':>7}")
+    for i, r in enumerate(ranked[: args.top], 1):
+        diff = "" if i == 1 else f"{r.difference:+.3f}"
+        print(f"{i:4d}. {str(r.move):<28} {r.plies:>3}  {r.equity:+.3f}  {diff:>7}".rstrip())
     if len(ranked) > args.top:
         print(f"      ... {len(ranked) - args.top} more (--top)")
 
@@ -349,7 +449,7 @@ def _play(args: argparse.Namespace) -> None:
 
     if args.match is not None and args.match < 1:
         raise BgaiError(f"--match must be at least 1 point, got {args.match}")
-    bot = load_bot(args.checkpoint, plies=args.plies)
+    bot = load_bot(args.checkpoint, plies=_person_plies(args))
     session = Session(bot, match_length=args.match or 0, seed=args.seed, jacoby=args.jacoby)
     if args.position:
         session.setup(args.position)
@@ -371,14 +471,15 @@ def _serve(args: argparse.Namespace) -> None:
         raise BgaiError(f"the web app needs the web extra: pip install 'bgai[web]' ({error})") from None
     from bgai.bot import MAX_PLIES
 
-    if not 0 <= args.plies <= MAX_PLIES:
-        raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {args.plies}")
+    plies = _person_plies(args)
+    if not 0 <= plies <= MAX_PLIES:
+        raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {plies}")
     if not 0 < args.port < 65536:
         raise BgaiError(f"--port must be 1..65535, got {args.port}")
     from bgai.web.app import LOCAL_HOSTS
 
     hosts = (*LOCAL_HOSTS, *([] if args.host in ("0.0.0.0", "::") else [args.host]), *args.allow_host)
-    app = create_app(plies=args.plies, checkpoint=args.checkpoint, hosts=hosts)
+    app = create_app(plies=plies, checkpoint=args.checkpoint, hosts=hosts)
     app.state.bots.get()  # load the bot before the first request
     print(f"bgai serve: play at http://{args.host}:{args.port}/  (API docs: /docs; Ctrl-C to stop)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
@@ -469,7 +570,7 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
 
     evaluate = commands.add_parser("eval", help="evaluate a position: probabilities, equity and cube action")
     evaluate.add_argument("position", help="GNU Backgammon Position ID or XGID (an XGID's cube and score are used)")
-    evaluate.add_argument("--plies", type=int, default=0, help="lookahead: 0, 1 or 2 (default 0)")
+    evaluate.add_argument("--plies", type=int, help=f"lookahead: 0, 1 or 2 ({PERSON_PLIES_DEFAULT})")
     evaluate.add_argument("--cube", type=int, help="cube value 1..64 (default 1, centered)")
     evaluate.add_argument("--owner", help="cube owner: center, me (the player on roll) or opponent (default "
                                           "center; me with --cube)")
@@ -485,7 +586,7 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
     hint = commands.add_parser("hint", help="rank the plays of a position and roll")
     hint.add_argument("position", help="GNU Backgammon Position ID or XGID")
     hint.add_argument("dice", help="the roll, e.g. 63 or 6-3")
-    hint.add_argument("--plies", type=int, default=0, help="lookahead: 0, 1 or 2 (default 0)")
+    hint.add_argument("--plies", type=int, help=f"lookahead: 0, 1 or 2 ({PERSON_PLIES_DEFAULT})")
     hint.add_argument("--top", type=int, default=10, help="plays shown (default 10)")
     hint.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     hint.set_defaults(run=_hint)
@@ -548,7 +649,7 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
 
     play = commands.add_parser("play", help="play the bot in the terminal (money games or a match, with the cube)")
     play.add_argument("--match", type=int, metavar="N", help="a match to N points (default: money games)")
-    play.add_argument("--plies", type=int, default=0, help="the bot's lookahead: 0, 1 or 2 (default 0)")
+    play.add_argument("--plies", type=int, help=f"the bot's lookahead: 0, 1 or 2 ({PERSON_PLIES_DEFAULT})")
     play.add_argument("--seed", type=int, help="seed of the dice, to replay a session (default: random)")
     play.add_argument("--jacoby", action="store_true", help="money: the Jacoby rule")
     play.add_argument("--position", help="start from this Position ID or XGID (an XGID's cube, turn, dice and "
@@ -564,8 +665,8 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1: this machine only)")
-    serve.add_argument("--plies", type=int, default=1, help="default lookahead of the bot and its hints: 0, 1 or 2 "
-                                                            "(default 1)")
+    serve.add_argument("--plies", type=int, help="default lookahead of the bot and its hints: 0, 1 or 2 "
+                                                 f"({PERSON_PLIES_DEFAULT})")
     serve.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                        help="a further name the Host header may give (this machine's names and --host are allowed; "
@@ -632,16 +733,34 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
                            help=f"{f.metadata['help']} (default {f.default!r})", **bare)
     train.set_defaults(run=_train)
 
-    bench = commands.add_parser("bench", help="duplicate games of a trained bot against an opponent")
+    bench = commands.add_parser("bench", help="duplicate games of a trained bot, your agent or a UBGI engine against "
+                                              "an opponent",
+                                description="Duplicate games (every dice sequence played twice, the seats swapped) "
+                                            "of the bot, or of your agent (--agent) or UBGI engine (--engine, "
+                                            "bgai.agents), against an opponent.")
     bench.add_argument("--opponent",
                        help="random, heuristic, pubeval, gnubg, bgai (the same network at 0-ply) or a checkpoint file "
                             "(FILE.pt: another network at 0-ply, head to head); default pubeval, or with --cube the "
-                            "same bot without its cube")
+                            "same bot without its cube; with --agent or --engine several, comma-separated (default "
+                            "every built-in one: random, heuristic, pubeval, gnubg where installed, bgai)")
+    bench.add_argument("--agent", metavar="MODULE:CALLABLE",
+                       help="bench your Python agent instead: a function agent(position, dice, plays) returning a "
+                            "play (an index into plays, a Move or its notation) or a player with choose "
+                            "(bgai.agents); MODULE may be a .py file")
+    bench.add_argument("--engine", metavar="COMMAND",
+                       help="bench a UBGI engine instead, run as COMMAND (e.g. \"bgai ubgi --plies 1\") and spoken to "
+                            "on standard input and output")
+    bench.add_argument("--timeout", type=float, metavar="SECONDS",
+                       help="with --agent or --engine: the time a decision may take before its game is forfeited, "
+                            "an engine killed and restarted (default 10; 0: no limit)")
+    bench.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH (atomically: the whole "
+                                                      "record or no file; with --agent or --engine every forfeit)")
     bench.add_argument("--games", type=int, default=1000, help="dice sequences, each played twice (default 1000)")
     bench.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     bench.add_argument("--plies", type=int, default=0, help="lookahead of the bot: 0, 1 or 2 (default 0)")
     bench.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
-    bench.add_argument("--batch", type=int, default=1024, help="games played at once (default 1024)")
+    bench.add_argument("--batch", type=int, help="games played at once (default 1024; with --agent 64, with --engine "
+                                                 "1: game after game)")
     bench.add_argument("--quiet", action="store_true", help="no progress bar")
     bench.add_argument("--luck", action="store_true", help=LUCK_HELP)
     bench.add_argument("--cube", action="store_true",
@@ -657,13 +776,49 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
                                                            "Plies option changes it)")
     ubgi.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     ubgi.set_defaults(run=_ubgi)
+
+    export = commands.add_parser("export", help="write the 0-ply network as one ONNX file, for other runtimes",
+                                 description="Write the network bgai plays 0-ply with as one ONNX file (bgai.export; "
+                                             "inputs: bgai.onnx_feeds(boards)), after onnxruntime has evaluated it "
+                                             "on positions of games within 1e-5 of bgai (needs the env extra).")
+    export.add_argument("--onnx", required=True, metavar="FILE", help="the ONNX file to write")
+    export.add_argument("--checkpoint", help="network to export (default: the one load_bot() plays 0-ply with)")
+    export.add_argument("--check", type=int, default=1000, metavar="N",
+                        help="positions onnxruntime is checked on before the file is written (default 1000; 0: "
+                             "no check)")
+    export.add_argument("--json", action="store_true", help="print what was written and measured as JSON")
+    export.set_defaults(run=_export)
     return parser
+
+
+# Packages of the extras, by the name an import of them fails with: (the extra, what it is).
+_EXTRAS = {
+    "torch": ("train", "torch (training, and reading .pt checkpoints)"),
+    "tensorboard": ("train", "tensorboard (the training curves)"),
+    "onnx": ("env", "onnx"),
+    "onnxruntime": ("env", "onnxruntime"),
+    "gymnasium": ("env", "gymnasium"),
+}
+
+
+def _missing_extra(error: ModuleNotFoundError, command: str | None) -> int:
+    """One line naming the extra that installs a missing package, or the error itself for any other module."""
+    extra = _EXTRAS.get((error.name or "").partition(".")[0])
+    if extra is None:
+        raise error
+    print(f"bgai {command}: error: this needs {extra[1]}, which a player's install leaves out: "
+          f"pip install 'bgai[{extra[0]}]'", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     command = next((word for word in words if not word.startswith("-")), None)
-    args = build_parser(train_settings=command == "train", label_settings=command == "label").parse_args(argv)
+    try:
+        # (bgai train's options come from the training module: torch, which a player's install leaves out)
+        args = build_parser(train_settings=command == "train", label_settings=command == "label").parse_args(argv)
+    except ModuleNotFoundError as error:
+        return _missing_extra(error, command)
     try:
         args.run(args)
         if argv is None:
@@ -675,6 +830,8 @@ def main(argv: list[str] | None = None) -> int:
         message = " ".join(str(error).split())  # always one line
         print(f"bgai {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as error:
+        return _missing_extra(error, args.command)
     except BrokenPipeError:  # the reader went away (``bgai hint ... | head``): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
         return 141  # 128 + SIGPIPE, what a shell reports for a tool a closed pipe stopped

@@ -239,17 +239,25 @@ def play_games(
     return GameResults(points, turns, seconds, stakes if cube else None, passed if cube else None, luck_sum)
 
 
-def _play_batch(players, game_ids, seed, rng, max_turns, rules: CubeRules | None = None, luck=None):
-    """Play one batch of games to the end: seat 0's points, turns, final cube values, passes and (with ``luck``,
-    see ``play_games``) luck, game by game. Without ``rules`` no one is asked about the cube."""
+def new_games(game_ids: np.ndarray, seed: int):
+    """The games ``game_ids`` of ``seed`` at their start, and their dice: ``(table, dice)``, ``dice(rows, turn)``
+    as ``run_turns`` asks for it. Whoever rolled the higher die moves first, with the opening roll; each game's
+    dice come from its id alone."""
     n = len(game_ids)
     opening = roll_dice(seed, game_ids, np.zeros(n, dtype=np.int64))
-    # Whoever rolled the higher die moves first, with the opening roll.
     table = Table.start(np.repeat(START_BOARD[None], n, axis=0), np.where(opening[:, 0] > opening[:, 1], 0, 1))
 
     def dice(rows, turn):
         return opening[rows] if turn == 0 else roll_dice(seed, game_ids[rows], np.full(len(rows), turn))
 
+    return table, dice
+
+
+def _play_batch(players, game_ids, seed, rng, max_turns, rules: CubeRules | None = None, luck=None):
+    """Play one batch of games to the end: seat 0's points, turns, final cube values, passes and (with ``luck``,
+    see ``play_games``) luck, game by game. Without ``rules`` no one is asked about the cube."""
+    n = len(game_ids)
+    table, dice = new_games(game_ids, seed)
     seat0_luck = np.zeros(n, dtype=np.float64) if luck is not None else None
 
     def observe(turn, rows, boards, rolls, seat):

@@ -202,14 +202,17 @@ def _error_card(analysis: MatchAnalysis, d: Decision) -> str:
             f"<span class='badge' style='background:{colour}'>{d.mark} {-d.error:+.3f}</span></h3>")
     rows = []
     if d.kind == "move":
-        best = d.candidates[0][1]
+        _, best, deepest = d.candidates[0]
         rows.append("<tr><th>Play</th><th>Equity</th><th>Diff</th><th>Ply</th></tr>")
         for text, value, ply in d.candidates:
             cls = " class='played'" if text == d.played else (" class='best'" if text == d.best else "")
-            rows.append(f"<tr{cls}><td>{escape(text)}</td><td>{value:+.3f}</td><td>{value - best:+.3f}</td>"
-                        f"<td>{ply}</td></tr>")
+            diff = f"{value - best:+.3f}" if ply == deepest else "—"  # equities of different plies do not compare
+            rows.append(f"<tr{cls}><td>{escape(text)}</td><td>{value:+.3f}</td><td>{diff}</td><td>{ply}</td></tr>")
+        shallow = any(ply != deepest for _, _, ply in d.candidates)
         legend = "<p class='small'>Arrows: <b style='color:#e03131'>played</b>, <b style='color:#2f9e44'>best</b>." \
-                 " Equities in EMG for the player to move.</p>"
+                 " Equities in EMG for the player to move, each at its Ply" + (
+                     f"; a play of a lower Ply was dropped by move filtering before {deepest}-ply, and its equity, "
+                     "of that ply, is not compared with the best play's (—)" if shallow else "") + ".</p>"
     else:
         rows.append("<tr><th>Cube action</th><th>Equity</th></tr>")
         chosen = {"double": "Double", "no double": "No double", "take": "Double, take", "pass": "Double, pass"}

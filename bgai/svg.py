@@ -177,10 +177,10 @@ def board_svg(
         colour = THEME["point_dark"] if point % 2 else THEME["point_light"]
         add(f'<polygon class="point" points="{x - PW / 2 + 2},{base} {x + PW / 2 - 2},{base} {x},{tip}" '
             f'fill="{colour}" stroke="rgba(0,0,0,0.25)" stroke-width="1"/>')
-        if point_numbers:
-            ny = BOTTOM + NUMBERS / 2 + 6 if up else NUMBERS / 2 + 5
-            add(f'<text class="number" x="{x}" y="{ny}" text-anchor="middle" font-size="16" font-weight="700" '
-                f'fill="{THEME["numbers"]}">{point}</text>')
+        if point_numbers:  # centred on the frame (dominant-baseline): a page may draw them larger
+            ny = BOTTOM + NUMBERS / 2 if up else NUMBERS / 2
+            add(f'<text class="number" x="{x}" y="{ny}" text-anchor="middle" dominant-baseline="central" '
+                f'font-size="16" font-weight="700" fill="{THEME["numbers"]}">{point}</text>')
     moved_from = [drawn(int(a), last_mover) for a, _ in last_move]
     moved_to = [drawn(int(b), last_mover) for _, b in last_move]
     # Checkers.
@@ -225,12 +225,13 @@ def board_svg(
         p_bottom = int(np.where(board > 0, board, 0) @ np.arange(26))
         p_top = int(np.where(board < 0, -board, 0) @ (25 - np.arange(26)))
         cx = TRAY_X + TRAY_W / 2
+        add('<g class="pip-counts">')
         for side, value, y in (("top", p_top, MID - 3), ("bottom", p_bottom, MID + 15)):
             add(f'<circle cx="{cx - 24}" cy="{y - 5}" r="5" fill="url(#bg-{side})" stroke="#1a1512" '
                 f'stroke-width="0.8"/><text class="pips {side}" x="{cx + 6}" y="{y}" text-anchor="middle" '
                 f'font-size="14" font-weight="700" fill="{THEME["numbers"]}">{value}</text>')
         add(f'<text x="{cx}" y="{MID - 22}" text-anchor="middle" font-size="10" fill="{THEME["numbers"]}" '
-            f'opacity="0.75">PIPS</text>')
+            f'opacity="0.75">PIPS</text></g>')
     if cube_owner is not None or cube_offered:
         add(_cube(cube, None if cube_owner in ("centered", None) else side_of(cube_owner), cube_offered))
     if interactive:
@@ -303,8 +304,8 @@ def _checker(x: float, y: float, side: str, point, label: int | None) -> str:
     t = THEME
     text = ""
     if label is not None:
-        text = (f'<text x="{x}" y="{y + 6}" text-anchor="middle" font-size="17" font-weight="700" '
-                f'fill="{t[side + "_text"]}">{label}</text>')
+        text = (f'<text x="{x}" y="{y}" text-anchor="middle" dominant-baseline="central" font-size="17" '
+                f'font-weight="700" fill="{t[side + "_text"]}">{label}</text>')
     return (f'<g class="checker {side}" data-point="{point}" filter="url(#bg-shadow)">'
             f'<circle cx="{x}" cy="{y}" r="{R - 1}" fill="url(#bg-{side})" stroke="{t[side + "_edge"]}" '
             f'stroke-width="2"/><circle cx="{x}" cy="{y}" r="{R - 8}" fill="none" stroke="{t[side + "_edge"]}" '
@@ -367,8 +368,8 @@ def _cube(value: int, owner: str | None, offered: bool) -> str:
     return (f'<g class="cube" data-owner="{owner or "center"}"><rect x="{x - size / 2}" y="{y - size / 2}" '
             f'width="{size}" height="{size}" rx="7" fill="#fbf7ee" stroke="{stroke}" '
             f'stroke-width="{4 if offered else 2}" filter="url(#bg-shadow)"/>'
-            f'<text x="{x}" y="{y + 8}" text-anchor="middle" font-size="{22 if shown < 10 else 19}" '
-            f'font-weight="800" fill="#3b2a1a">{shown}</text></g>')
+            f'<text x="{x}" y="{y}" text-anchor="middle" dominant-baseline="central" '
+            f'font-size="{22 if shown < 10 else 19}" font-weight="800" fill="#3b2a1a">{shown}</text></g>')
 
 
 _PIPS = {1: [(0, 0)], 2: [(-1, -1), (1, 1)], 3: [(-1, -1), (0, 0), (1, 1)], 4: [(-1, -1), (1, -1), (-1, 1), (1, 1)],

@@ -7,6 +7,7 @@ the session's. Bad input of any kind gets a one-line explanation and the prompt 
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -63,7 +64,7 @@ class Terminal:
     def run(self) -> int:
         s = self.session
         kind = f"{s.match_length}-point match" if s.is_match else "money session"
-        self.say(f"bgai ({s.bot.name}, {s.bot.plies}-ply) v {s.names[HUMAN]}: {kind}, dice seed {s.seed}.")
+        self.say(f"bgai ({s.bot.network}, {s.bot.plies}-ply) v {s.names[HUMAN]}: {kind}, dice seed {s.seed}.")
         self.say("Type help for the commands.")
         self.show()
         while s.phase is not Phase.MATCH_OVER:
@@ -194,23 +195,31 @@ class Terminal:
         return f"{cube} · {kind}: {s.names[HUMAN]} {s.score[HUMAN]}, {s.names[BOT]} {s.score[BOT]}{flag}"
 
     def hint(self, top: int) -> None:
+        """The ``top`` plays of the roll, under column headings. Each play's cubeless equity and chances are of the
+        ply it was judged at (Ply: move filtering drops plays at a shallower ply), and Diff compares it with the
+        first play at that same ply; the cubeful equity is at the bot's plies for every play."""
         s = self.session
         ranked = s.hint()
         cubeful = s.cubeful_equities([r.move for r in ranked[:top]])
+        plies = s.bot.plies
         unit = "winning the match" if s.is_match else "points"
-        self.say(f"  Your plays of {s.dice[0]}{s.dice[1]}, ranked by bgai at {s.bot.plies}-ply. "
-                 f"After each: the cubeful")
-        self.say(f"  equity ({unit}, the cube as it is), the cubeless one, your chances")
-        self.say("  to win, gammon, backgammon | to lose a gammon, a backgammon (*: fewer plies)")
-        best = ranked[0].equity
+        filtered = any(r.plies < plies for r in ranked[:top])
+        text = (f"Your plays of {s.dice[0]}{s.dice[1]}, ranked by {s.bot.network} at {plies}-ply, for you after each "
+                f"play: Cubeful, the equity ({unit}, the cube as it is) at {plies}-ply; Cubeless, the equity at the "
+                f"play's Ply, and Diff, the difference from the first play's"
+                + (" at the same ply" if filtered else "") + "; the chances in % to win, win a gammon (Gam) or a "
+                "backgammon (Bg), lose a gammon (LGam) or a backgammon (LBg)."
+                + (f" Plays of a lower Ply were dropped by move filtering before {plies}-ply." if filtered else ""))
+        self.say(textwrap.fill(text, 78, initial_indent="  ", subsequent_indent="  "))
+        self.say(f"   #  {'Play':<19}{'Cubeful':>8}{'Cubeless':>9}{'Ply':>4}{'Diff':>8}{'Win':>5}{'Gam':>5}{'Bg':>5}"
+                 f"{'LGam':>5}{'LBg':>5}")
         for i, (r, c) in enumerate(zip(ranked[:top], cubeful), 1):
             e = r.evaluation
-            diff = "" if i == 1 else f" ({r.equity - best:+.3f})"
-            shallow = "*" if r.plies < s.bot.plies else " "
-            full = f"{100 * c:5.1f}%" if s.is_match else f"{c:+.3f}"
-            self.say(f"  {i:2d}. {str(r.move):<19} {full} {r.equity:+.3f}{diff:<9}{shallow}{100 * e.win:4.1f} "
-                     f"{100 * e.win_gammon:4.1f} {100 * e.win_backgammon:3.1f}|{100 * e.lose_gammon:4.1f} "
-                     f"{100 * e.lose_backgammon:3.1f}")
+            diff = "" if i == 1 else f"{r.difference:+.3f}"
+            full = f"{100 * c:.1f}%" if s.is_match else f"{c:+.3f}"
+            chances = "".join(f"{100 * p:5.1f}" for p in (e.win, e.win_gammon, e.win_backgammon, e.lose_gammon,
+                                                          e.lose_backgammon))
+            self.say(f"  {i:2d}. {str(r.move):<19}{full:>8}{r.equity:>+9.3f}{r.plies:>4}{diff:>8}{chances}")
         if len(ranked) > top:
             self.say(f"      ... {len(ranked) - top} more (hint {len(ranked)})")
 

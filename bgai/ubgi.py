@@ -1,6 +1,7 @@
 """bgai as a UBGI engine: the Universal Backgammon Interface, a line protocol on stdin/stdout for GUIs and duellers.
 
-The protocol is the UBGI v0.1 draft, https://github.com/bungogood/bgci/blob/main/docs/ubgi-v0.1-spec.md: a
+The protocol is the UBGI v0.1 draft, https://github.com/bungogood/bgci/blob/main/docs/ubgi-v0.1-spec.md, and beside
+it the v0.2 draft (``docs/ubgi-v0.2-spec.md`` there; what changed is below): a
 UCI-like handshake (``ubgi`` ... ``ubgiok``, ``isready``/``readyok``), ``setoption``, session context
 (``newgame``, ``newsession``, ``setscore``, ``setcube``, ``setturn``), ``position``, ``dice`` and ``go``, answered
 by ``bestmove``, ``bestcube`` or ``bestturn``, with ``info`` lines before them and ``error <code> <message>`` for
@@ -12,6 +13,7 @@ A session, GUI lines marked ``>``::
     > ubgi
     id name bgai 0.1.0
     id author the bgai authors
+    proto 0.2
     option name Plies type spin default 0 min 0 max 2
     ...
     ubgiok
@@ -71,10 +73,32 @@ gnubgid``, ``dice``, ``go role chequer``, ``bestmove``, ``quit``), Level 1 (cube
 options ``Seed`` and ``Deterministic``: bgai has no randomness, so it is always deterministic and ``Seed`` changes
 nothing; ``bestmoveid``), and ``info`` lines. ``stop`` is accepted and does nothing: every search has finished
 before the next line is read, so ``search_in_progress`` never arises. Not supported: ``EvalMode cubeful`` (bgai's
-checker play is cubeless), ``Threads``, variants other than backgammon, time and node budgets, rollouts, the
-v0.2 draft's ``set``/``get``/``keys`` and its error codes (v0.2 also drops ``setoption``, ``newsession``,
-``setscore``, ``setcube``, ``setturn`` and ``bestmoveid``, and its ``bestturn`` carries ``move=<play>``); its bare
-``go`` and ``go <role>`` are accepted.
+checker play is cubeless), ``Threads``, variants other than backgammon, time and node budgets, rollouts.
+
+**v0.2.** The v0.2 draft keeps the handshake, ``newgame``, ``position``, ``dice``, ``bestmove`` and ``bestcube``, and
+changes the rest: the handshake says ``proto 0.2`` (bgai's does, after ``id``; v0.1 GUIs read past it to
+``ubgiok``); options become keys, ``set <key> <value>``, ``get <key>`` (answered ``value <key> <value>``) and
+``keys`` (one ``key <name> <type> <value> [!] <description>`` line each, ``!`` marking a minor key); ``go``,
+``go chequer``, ``go cube`` and ``go turn`` replace ``go role ...``, and ``bestturn`` carries the play,
+``move=<play>``, instead of ``moveid=``; ``newsession``, ``setscore``, ``setcube``, ``setturn`` and ``bestmoveid``
+are gone (an XGID carries the cube and score); the error codes are four, ``bad_command`` (an unknown or malformed
+command), ``bad_value``, ``bad_state`` (``go`` without a position or dice) and ``unsupported``. bgai speaks both:
+v0.1 until the GUI sends a command only v0.2 has (``set``, ``get``, ``keys``, ``go`` without ``role``), v0.2 from
+then on (its error codes, bgai's own failures as ``bad_state``, ``bestturn ... move=``, no ``bestmoveid``); every
+v0.1 command stays accepted, as the draft's section 8 allows. The keys (``KEYS``): ``engine.ply`` (1..3,
+root-inclusive as the draft defines it: ``Plies`` + 1), ``game.jacoby``, ``game.beavers``, ``game.variant``
+(backgammon), and the minor ``engine.seed`` and ``engine.deterministic``. A v0.2 session, GUI lines marked ``>``::
+
+    > set engine.ply 2
+    > get engine.ply
+    value engine.ply 2
+    > position gnubgid 4HPwATDgc/ABMA
+    > dice 3 1
+    > go turn
+    info role turn depth 2 time_ms 41 eq 0.1142 pwin 0.5291 pgammon 0.1328 pbg 0.0054 pv 8/5 6/5
+    bestturn cube=nodouble move=8/5 6/5
+    > set engine.ply 7
+    error bad_value engine.ply must be in 1..3, got 7
 """
 
 from __future__ import annotations
@@ -108,11 +132,24 @@ SEATS = {"p0": 0, "p1": 1}
 
 
 class UbgiError(Exception):
-    """A command that cannot be carried out: answered ``error <code> <message>``."""
+    """A command that cannot be carried out: answered ``error <code> <message>``. ``code`` is v0.1's; ``syntax``
+    tells v0.2's ``bad_command`` (a malformed command) from its ``bad_value`` (a value that cannot be)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, syntax: bool = False) -> None:
         super().__init__(message)
         self.code = code
+        self.syntax = syntax
+
+
+def _syntax(message: str) -> UbgiError:
+    """A malformed command: v0.1's ``bad_argument``, v0.2's ``bad_command``."""
+    return UbgiError("bad_argument", message, syntax=True)
+
+
+#: v0.1's error codes as the v0.2 draft's four (``bad_argument`` is ``bad_value``, or ``bad_command`` for a
+#: malformed command; v0.2 has no code of its own for bgai's own failures).
+V02_CODES = {"unknown_command": "bad_command", "missing_context": "bad_state", "unsupported_feature": "unsupported",
+             "internal": "bad_state"}
 
 
 def _one_line(text: object) -> str:
@@ -166,6 +203,55 @@ class Option:
         return word
 
 
+@dataclass(frozen=True)
+class Key:
+    """A v0.2 key as ``keys`` lists it: ``kind`` int, bool or enum, ``low``/``high`` an int's bounds (``None``:
+    unbounded, written ``*``), ``choices`` an enum's, ``minor`` the draft's ``!`` (not part of the engine's
+    identity for ratings). The default a line shows is the engine's value now."""
+
+    name: str
+    kind: str
+    description: str
+    low: int | None = None
+    high: int | None = None
+    choices: tuple[str, ...] = ()
+    minor: bool = False
+
+    def show(self, value) -> str:
+        return str(value).lower() if self.kind == "bool" else str(value)
+
+    def line(self, value) -> str:
+        if self.kind == "int":
+            kind = "int " + ("*" if self.low is None else f"{self.low}..{self.high}")
+        elif self.kind == "enum":
+            kind = "enum " + "|".join(self.choices)
+        else:
+            kind = self.kind
+        return f"key {self.name} {kind} {self.show(value)}{' !' if self.minor else ''} {self.description}"
+
+    def parse(self, word: str):
+        if self.kind == "int":
+            return _integer(word, self.name, self.low, self.high)
+        if self.kind == "bool":
+            if word not in ("true", "false"):
+                raise UbgiError("bad_argument", f"{self.name} is true or false, got {shown(word)}")
+            return word == "true"
+        if word not in self.choices:
+            raise UbgiError("bad_argument", f"{self.name} is one of {', '.join(self.choices)}, got {shown(word)}")
+        return word
+
+
+#: The v0.2 draft's keys bgai has (``set``, ``get``, ``keys``): its options under the draft's names.
+KEYS = {key.name: key for key in (
+    Key("engine.ply", "int", "root-inclusive checker-play depth (1 is bgai's 0-ply)", 1, MAX_PLIES + 1),
+    Key("engine.seed", "int", "accepted and unused: bgai has no randomness", 0, 2**31 - 1, minor=True),
+    Key("engine.deterministic", "bool", "always true", minor=True),
+    Key("game.variant", "enum", "the game", choices=("backgammon",)),
+    Key("game.jacoby", "bool", "money: gammons count single while the cube is centered"),
+    Key("game.beavers", "bool", "money: bgai may beaver a double"),
+)}
+
+
 def _options(plies: int) -> dict[str, Option]:
     options = [
         Option("Plies", "spin", plies, 0, MAX_PLIES),
@@ -196,6 +282,7 @@ class Engine:
         self.options = _options(plies)
         self.values: dict[str, Any] = {key: option.default for key, option in self.options.items()}
         self._bots: dict[int, Any] = {}
+        self.protocol = "0.1"  # the draft the GUI speaks, as far as it has shown: "0.2" from its first v0.2 command
         self.turn = 0
         self._new_session(length=0, jacoby=False, crawford_rule=True)
 
@@ -227,21 +314,30 @@ class Engine:
         words = line.split()
         if not words:
             return []
+        if words[0] in ("set", "get", "keys") or (words[0] == "go" and words[1:2] != ["role"]):
+            self.protocol = "0.2"  # commands only the v0.2 draft has: answer in its terms from now on
         command = self.COMMANDS.get(words[0])
         try:
             if command is None:
                 raise UbgiError("unknown_command", f"{shown(words[0])} is no UBGI command")
             replies = command(self, words[1:])
         except UbgiError as error:
-            replies = [f"error {error.code} {_one_line(error)}"]
+            replies = [self._error(error)]
         except BgaiError as error:  # bgai's input errors say what was wrong
-            replies = [f"error bad_argument {_one_line(error)}"]
+            replies = [self._error(UbgiError("bad_argument", str(error)))]
         except Exception as error:  # a bug of bgai's: answered, so the GUI goes on, and told on stderr too
             message = _one_line(f"{type(error).__name__}: {error}")
             print(f"bgai ubgi: internal error on {shown(line, 80)}: {message}", file=sys.stderr, flush=True)
-            replies = [f"error internal {message}"]
+            replies = [self._error(UbgiError("internal", message))]
         self.send(replies)
         return replies
+
+    def _error(self, error: UbgiError) -> str:
+        """The ``error <code> <message>`` line, with the code of the draft the GUI speaks."""
+        code = error.code
+        if self.protocol == "0.2":
+            code = ("bad_command" if error.syntax else "bad_value") if code == "bad_argument" else V02_CODES[code]
+        return f"error {code} {_one_line(error)}"
 
     def send(self, replies: list[str]) -> None:
         """Write ``replies`` to ``out`` (when given), flushing after each line, as the protocol asks."""
@@ -254,14 +350,15 @@ class Engine:
 
     def _ubgi(self, args: list[str]) -> list[str]:
         self._no_arguments("ubgi", args)
-        return [f"id name {NAME}", f"id author {AUTHOR}", *(o.line() for o in self.options.values()), "ubgiok"]
+        return [f"id name {NAME}", f"id author {AUTHOR}", "proto 0.2", *(o.line() for o in self.options.values()),
+                "ubgiok"]
 
     def _isready(self, args: list[str]) -> list[str]:
         self._no_arguments("isready", args)
         try:
             self._bot()
         except Exception as error:  # still ready for the next command: the error says why there is no bot
-            return [f"error internal cannot load the bot: {_one_line(error)}", "readyok"]
+            return [self._error(UbgiError("internal", f"cannot load the bot: {error}")), "readyok"]
         return ["readyok"]
 
     def _quit(self, args: list[str]) -> list[str]:
@@ -275,7 +372,7 @@ class Engine:
 
     def _setoption(self, args: list[str]) -> list[str]:
         if len(args) < 4 or args[0] != "name" or "value" not in args[2:]:
-            raise UbgiError("bad_argument", "expected setoption name <Name> value <Value>")
+            raise _syntax("expected setoption name <Name> value <Value>")
         split = args.index("value", 2)
         name, value = " ".join(args[1:split]), " ".join(args[split + 1:])
         key = name.lower()
@@ -295,6 +392,48 @@ class Engine:
         self.values[key] = parsed
         return []
 
+    # v0.2's keys ---------------------------------------------------------------------------------------------
+
+    def _keys(self, args: list[str]) -> list[str]:
+        self._no_arguments("keys", args)
+        return [key.line(self._key_value(key)) for key in KEYS.values()]
+
+    def _get(self, args: list[str]) -> list[str]:
+        if len(args) != 1:
+            raise _syntax("expected get <key>")
+        key = self._key(args[0])
+        return [f"value {key.name} {key.show(self._key_value(key))}"]
+
+    def _set(self, args: list[str]) -> list[str]:
+        if len(args) != 2:
+            raise _syntax("expected set <key> <value>")
+        key = self._key(args[0])
+        if key.name == "game.variant" and args[1] != "backgammon":
+            raise UbgiError("unsupported_feature", f"game.variant {shown(args[1])}: bgai plays backgammon only")
+        value = key.parse(args[1])
+        if key.name == "engine.ply":
+            self.values["plies"] = value - 1
+        elif key.name == "game.jacoby":
+            self.jacoby = value
+        elif key.name == "game.beavers":
+            self.values["beavers"] = value
+        elif key.name == "engine.seed":
+            self.values["seed"] = value
+        elif key.name == "engine.deterministic" and not value:
+            raise UbgiError("unsupported_feature", "engine.deterministic false: bgai has no randomness to turn on")
+        return []
+
+    @staticmethod
+    def _key(name: str) -> Key:
+        if name not in KEYS:
+            raise UbgiError("unsupported_feature", f"no key {shown(name)}; the keys are {', '.join(KEYS)}")
+        return KEYS[name]
+
+    def _key_value(self, key: Key):
+        return {"engine.ply": self.values["plies"] + 1, "engine.seed": self.values["seed"],
+                "engine.deterministic": True, "game.variant": "backgammon", "game.jacoby": self.jacoby,
+                "game.beavers": self.values["beavers"]}[key.name]
+
     # Context ------------------------------------------------------------------------------------------------
 
     def _newgame(self, args: list[str]) -> list[str]:
@@ -306,7 +445,7 @@ class Engine:
         pairs = self._pairs("newsession", args, ("type", "length", "jacoby", "crawford"))
         kind = pairs.get("type")
         if kind not in ("money", "match"):
-            raise UbgiError("bad_argument", "expected newsession type <money|match> [length <N>] [jacoby <on|off>] "
+            raise _syntax("expected newsession type <money|match> [length <N>] [jacoby <on|off>] "
                                             "[crawford <on|off>]")
         jacoby = _switch(pairs.get("jacoby", "off"), "jacoby")
         crawford_rule = _switch(pairs.get("crawford", "on"), "crawford")
@@ -327,7 +466,7 @@ class Engine:
 
     def _setscore(self, args: list[str]) -> list[str]:
         if len(args) not in (2, 3) or (len(args) == 3 and args[2] not in ("crawford", "postcrawford")):
-            raise UbgiError("bad_argument", "expected setscore <p0> <p1> (points won by each seat), optionally "
+            raise _syntax("expected setscore <p0> <p1> (points won by each seat), optionally "
                                             "followed by crawford or postcrawford")
         score = (_integer(args[0], "p0's score", 0), _integer(args[1], "p1's score", 0))
         if self.length and max(score) >= self.length:
@@ -342,7 +481,7 @@ class Engine:
     def _setcube(self, args: list[str]) -> list[str]:
         pairs = self._pairs("setcube", args, ("value", "owner"))
         if set(pairs) != {"value", "owner"}:
-            raise UbgiError("bad_argument", "expected setcube value <N> owner <center|p0|p1>")
+            raise _syntax("expected setcube value <N> owner <center|p0|p1>")
         value = _integer(pairs["value"], "cube value", 1, CUBE_VALUES[-1])
         if value not in CUBE_VALUES:
             raise UbgiError("bad_argument", f"the cube is 1, 2, 4, ..., 64, got {value}")
@@ -357,7 +496,7 @@ class Engine:
 
     def _setturn(self, args: list[str]) -> list[str]:
         if len(args) != 1 or args[0] not in SEATS:
-            raise UbgiError("bad_argument", "expected setturn <p0|p1>")
+            raise _syntax("expected setturn <p0|p1>")
         self.turn = SEATS[args[0]]
         return []
 
@@ -365,7 +504,7 @@ class Engine:
         from bgai.position import Position
 
         if len(args) != 2:
-            raise UbgiError("bad_argument", "expected position gnubgid <Position ID> or position xgid <XGID>")
+            raise _syntax("expected position gnubgid <Position ID> or position xgid <XGID>")
         kind, text = args
         if kind == "gnubgid":
             position = Position.from_position_id(text)
@@ -402,7 +541,9 @@ class Engine:
         self.position, self.dice = position, dice
 
     def _dice(self, args: list[str]) -> list[str]:
-        if len(args) != 2 or not all(re.fullmatch(r"[1-6]", d, re.ASCII) for d in args):
+        if len(args) != 2:
+            raise _syntax(f"expected dice <d1> <d2>, each 1..6, got {shown(' '.join(args))}")
+        if not all(re.fullmatch(r"[1-6]", d, re.ASCII) for d in args):
             raise UbgiError("bad_argument", f"expected dice <d1> <d2>, each 1..6, got {shown(' '.join(args))}")
         self.dice = (int(args[0]), int(args[1]))
         return []
@@ -413,7 +554,7 @@ class Engine:
         role, rest = "chequer", args
         if args and args[0] == "role":
             if len(args) < 2 or args[1] not in ROLES:
-                raise UbgiError("bad_argument", f"expected go role <{'|'.join(ROLES)}>, got "
+                raise _syntax(f"expected go role <{'|'.join(ROLES)}>, got "
                                                 f"{shown(' '.join(args[1:2]))}")
             role, rest = args[1], args[2:]
         elif args and args[0] in ROLES:  # the v0.2 draft's go <role>
@@ -443,7 +584,8 @@ class Engine:
             return [self._cube_info(bot, role, plies, started, decision), f"bestcube {cube}"]
         move = bot.choose_move(self.position, self.dice)
         info = self._cube_info(bot, role, plies, started, decision)
-        return [f"{info} pv {play_text(move)}", f"bestturn cube={cube} moveid={move.after.position_id()}"]
+        answer = f"move={play_text(move)}" if self.protocol == "0.2" else f"moveid={move.after.position_id()}"
+        return [f"{info} pv {play_text(move)}", f"bestturn cube={cube} {answer}"]
 
     def _chequer(self, bot, plies: int, started: float) -> list[str]:
         best = bot.hint(self.position, self.dice)[0]
@@ -453,7 +595,7 @@ class Engine:
                 f"pwin {chances.win:.4f} pgammon {chances.win_gammon:.4f} pbg {chances.win_backgammon:.4f} "
                 f"pv {play}")
         replies = [info]
-        if self.values["bestmoveid"]:
+        if self.values["bestmoveid"] and self.protocol == "0.1":
             replies.append(f"bestmoveid {best.move.after.position_id()}")
         return replies + [f"bestmove {play}"]
 
@@ -522,26 +664,27 @@ class Engine:
     @staticmethod
     def _no_arguments(command: str, args: list[str]) -> None:
         if args:
-            raise UbgiError("bad_argument", f"{command} takes no arguments, got {shown(' '.join(args))}")
+            raise _syntax(f"{command} takes no arguments, got {shown(' '.join(args))}")
 
     @staticmethod
     def _pairs(command: str, args: list[str], keys: tuple[str, ...]) -> dict[str, str]:
         """``key value`` pairs, each key one of ``keys`` at most once."""
         if len(args) % 2:
-            raise UbgiError("bad_argument", f"{command}: {shown(args[-1])} has no value")
+            raise _syntax(f"{command}: {shown(args[-1])} has no value")
         pairs: dict[str, str] = {}
         for key, value in zip(args[::2], args[1::2]):
             if key not in keys:
-                raise UbgiError("bad_argument", f"{command} takes {', '.join(keys)}; got {shown(key)}")
+                raise _syntax(f"{command} takes {', '.join(keys)}; got {shown(key)}")
             if key in pairs:
-                raise UbgiError("bad_argument", f"{command}: {key} given twice")
+                raise _syntax(f"{command}: {key} given twice")
             pairs[key] = value
         return pairs
 
     COMMANDS = {
         "ubgi": _ubgi, "isready": _isready, "quit": _quit, "stop": _stop, "setoption": _setoption,
         "newgame": _newgame, "newsession": _newsession, "setscore": _setscore, "setcube": _setcube,
-        "setturn": _setturn, "position": _position, "dice": _dice, "go": _go,
+        "setturn": _setturn, "position": _position, "dice": _dice, "go": _go, "set": _set, "get": _get,
+        "keys": _keys,
     }
 
 

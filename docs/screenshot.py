@@ -21,6 +21,7 @@ import httpx
 import uvicorn
 from playwright.sync_api import sync_playwright
 
+from bgai.bot import PLAY_PLIES
 from bgai.web import create_app
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -39,7 +40,7 @@ def main() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(plies=1), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
         time.sleep(0.05)
@@ -47,7 +48,7 @@ def main() -> None:
 
     # A 7-point match; the person plays the bot's favourite plays and takes, until its play of turn --turns.
     api = httpx.Client(base_url=base, timeout=60)
-    state = api.post("/api/sessions", json={"match_length": 7, "seed": args.seed, "plies": 1}).json()
+    state = api.post("/api/sessions", json={"match_length": 7, "seed": args.seed, "plies": PLAY_PLIES}).json()
     key, turns = state["id"], 0
     while True:
         if state["phase"] == "roll":

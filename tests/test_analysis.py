@@ -50,6 +50,17 @@ def test_at_1_ply_the_play_made_and_the_best_are_judged_at_1_ply():
         if d.kind == "move" and d.counted:
             depths = {text: ply for text, _, ply in d.candidates}
             assert depths[d.best] == 1 and depths[d.played] == 1
+    # The report's error cards compare a play with the best only when both were judged at the same ply; a play that
+    # move filtering left at 0-ply shows its ply and no difference.
+    cards = re.findall(r"<tr><th>Play</th>.*?</table>", html_report(analysis))
+    rows = [re.findall(r"<td>([^<]*)</td><td>([+-][\d.]+)</td><td>([^<]*)</td><td>(\d)</td>", card) for card in cards]
+    assert cards and all(rows)
+    for card in rows:
+        (_, best, _, deepest), *others = card
+        assert deepest == "1" and any(ply == "0" for *_, ply in others) == any(diff == "—" for _, _, diff, _ in others)
+        for _, value, diff, ply in others:
+            assert diff == "—" if ply != deepest else float(diff) == pytest.approx(float(value) - float(best), abs=2e-3)
+    assert any(ply == "0" for card in rows for *_, ply in card)  # the rule was put to the test
 
 
 def test_a_forced_play_has_no_error_and_is_not_counted(bot):

@@ -235,3 +235,26 @@ def test_the_terminal_fits_80_columns_and_says_who_leads_the_race(plies):
     assert pips_line(ahead) == "Pips: You 69, bgai 74: You lead by 5"
     ahead.setup(xgid(DOUBLE_TAKE, human_on_roll=False))
     assert pips_line(ahead) == "Pips: You 74, bgai 69: bgai leads by 5"
+
+
+@pytest.mark.parametrize("plies", [0, 1])
+def test_the_terminals_hint_has_column_headings_and_compares_plays_only_at_one_ply(plies):
+    """Given the opening 64 to play (14 plays; at 1-ply move filtering keeps 5 to 1-ply), When the person asks for
+    all of them, Then the hint has its column headings, names one network, says each play's ply, mentions move
+    filtering only when it dropped plays, and gives each play's difference from the first play's equity at the same
+    ply (the bot's own ``difference``), never across plies."""
+    import re
+
+    session = Session(load_bot(plies=plies), seed=1)
+    session.setup(xgid(Position.start(), dice=(6, 4)))
+    out = run_terminal(session, Script(["hint 14", "quit"], session=session))
+    hint = out[out.index("Your plays of 64"):]
+    assert re.search(r"^   #  Play +Cubeful +Cubeless +Ply +Diff +Win +Gam +Bg +LGam +LBg$", hint, re.M)
+    assert f"ranked by bgai:bgai-fast at {plies}-ply" in hint.replace("\n  ", " ") and "@" not in hint
+    assert ("move filtering" in hint.replace("\n  ", " ")) == (plies == 1)
+    rows = re.findall(r"^ +\d+\. (.+?) +[+-]\d\.\d{3} +([+-]\d\.\d{3}) +(\d) +([+-]\d\.\d{3})?", hint, re.M)
+    ranked = session.bot.hint(session.position, (6, 4))
+    assert [(play, int(ply)) for play, _, ply, _ in rows] == [(str(r.move), r.plies) for r in ranked]
+    assert {int(ply) for _, _, ply, _ in rows} == ({0, 1} if plies else {0})
+    for (_, _, _, diff), r in zip(rows[1:], ranked[1:]):
+        assert float(diff) == pytest.approx(r.difference, abs=6e-4)

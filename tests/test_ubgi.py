@@ -131,8 +131,9 @@ def test_handshake_names_the_engine_lists_its_options_and_ends_with_ubgiok_witho
     replies = engine.handle("ubgi")
     assert replies[0].startswith("id name bgai ")
     assert replies[1].startswith("id author ")
+    assert replies[2] == "proto 0.2"  # the v0.2 draft's line (tests/test_ubgi_v02.py); v0.1 GUIs read past it
     assert replies[-1] == "ubgiok"
-    options = replies[2:-1]
+    options = replies[3:-1]
     assert options and all(line.startswith("option name ") and " type " in line for line in options)
     assert "option name Plies type spin default 0 min 0 max 2" in options
     assert calls == []  # the handshake answers at once; the bot comes later

@@ -72,6 +72,20 @@ def test_moves_ranks_the_plays_of_a_roll_best_first(client):
     assert deeper["plies"] == 1 and deeper["plays"][0]["plies"] == 1
 
 
+def test_a_plays_difference_is_from_the_first_play_at_its_own_ply(client):
+    """Given 64 from the opening at 1-ply, where move filtering leaves 9 of the 14 plays at 0-ply, Then each play's
+    difference is its equity minus the first play's equity at that play's ply: for a play left at 0-ply, the first
+    play's 0-ply equity (as a 0-ply request gives it, the same network), never its 1-ply one."""
+    deep = client.post("/api/moves", json={"position": START, "dice": "64", "plies": 1}).json()
+    flat = client.post("/api/moves", json={"position": START, "dice": "64", "plies": 0}).json()
+    assert deep["network"] == flat["network"] == "bgai:bgai-fast"
+    first = deep["plays"][0]
+    first_at = {1: first["equity"], 0: next(p["equity"] for p in flat["plays"] if p["play"] == first["play"])}
+    assert abs(first_at[1] - first_at[0]) > 1e-3 and {p["plies"] for p in deep["plays"]} == {0, 1}
+    for p in deep["plays"]:
+        assert p["difference"] == pytest.approx(p["equity"] - first_at[p["plies"]], abs=1e-5), p["play"]
+
+
 @pytest.mark.parametrize("path, body, field, message", [
     ("/api/evaluate", {"position": "4HPwATDgc/ABM"}, "position", "14 base64 characters"),
     ("/api/evaluate", {"position": "XGID=nonsense"}, "position", "26 characters"),
@@ -401,3 +415,31 @@ def test_the_bots_last_roll_is_shown_on_its_side_until_the_person_rolls(client):
     state = client.post("/api/sessions?svg=true", json={"seed": 0}).json()  # bgai opened with 31; the person rolls
     assert state["phase"] == "roll" and state["last_move"]["player"] == "bot"
     assert 'class="dice" data-roller="top"' in state["svg"]
+
+
+def test_the_terminal_the_page_and_the_hint_share_one_default_ply(monkeypatch):
+    """Without --plies, bgai play, bgai serve, bgai hint and bgai eval all get bgai.bot.PLAY_PLIES, and so do the
+    app's new sessions and its positions' requests; each command's help says the value, and the page's New game
+    form offers it before it knows the game."""
+    from pathlib import Path
+
+    import bgai.cli as cli
+    from bgai.bot import PLAY_PLIES
+
+    parser = cli.build_parser(train_settings=False, label_settings=False)
+    commands = {"play": [], "serve": [], "hint": [START, "31"], "eval": [START]}
+    for command, rest in commands.items():
+        assert cli._person_plies(parser.parse_args([command, *rest])) == PLAY_PLIES, command
+        assert cli._person_plies(parser.parse_args([command, *rest, "--plies", "2"])) == 2, command
+    assert cli.PERSON_PLIES_DEFAULT.startswith(f"default {PLAY_PLIES},")
+    served = {}
+    monkeypatch.setattr("uvicorn.run", lambda app, **options: served.update(app=app))
+    monkeypatch.setattr("bgai.terminal.Terminal.run", lambda terminal: served.update(terminal=terminal.session.bot))
+    assert cli.main(["serve"]) == 0 and cli.main(["play", "--no-save"]) == 0
+    assert served["app"].state.bots.default_plies == served["terminal"].plies == PLAY_PLIES
+    with TestClient(create_app(), base_url="http://127.0.0.1:8000") as c:
+        assert c.app.state.bots.default_plies == PLAY_PLIES
+        assert c.post("/api/sessions", json={"seed": 1}).json()["plies"] == PLAY_PLIES
+        assert c.post("/api/moves", json={"position": START, "dice": "31"}).json()["plies"] == PLAY_PLIES
+    page = (Path(cli.__file__).parent / "web" / "static" / "index.html").read_text()
+    assert f'<option value="{PLAY_PLIES}" selected>' in page

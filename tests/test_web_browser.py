@@ -288,3 +288,99 @@ def test_a_roll_with_no_play_is_shown_with_its_dice(page):
     status = page.inner_text("#status")
     assert re.search(r"You roll \d\d: no play", status), status
     assert "bgai rolls" in status
+
+
+def test_the_first_paint_claims_no_game(page):
+    """Given the page drawn before its script runs (JavaScript off), When a money game is asked for, Then no action
+    button is lit or enabled, and nothing says a match length (the New game form, which the script fills in with
+    the game's own, is hidden); the page says it needs its script."""
+    session = page.context.new_cdp_session(page)
+    session.send("Emulation.setScriptExecutionDisabled", {"value": True})
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{page.base}/?match=0")
+    enabled = page.eval_on_selector_all("button, select, #play-text",
+                                        "els => els.filter(e => !e.disabled && e.getClientRects().length)"
+                                        ".map(e => e.id || e.textContent)")
+    assert enabled == []
+    lit = page.eval_on_selector_all("button", "els => els.filter(e => getComputedStyle(e).backgroundColor !== "
+                                              "getComputedStyle(document.querySelector('#roll')).backgroundColor)"
+                                              ".map(e => e.id)")
+    assert lit == []  # Take, Done and Next game are green only when enabled
+    text = page.inner_text("body")
+    assert not re.search(r"\d+[- ]points?\b|match", text, re.I), text
+    assert page.is_hidden("#new-card") and page.is_hidden("#download")
+    assert "turn JavaScript on" in text
+
+
+def visible_text_sizes(page) -> list:
+    """[text, size in screen pixels] of every piece of text drawn: the board's (its font size times the board's
+    scale on screen), every text node and every form control of the page."""
+    return page.evaluate("""() => {
+      const out = [];
+      const svg = document.querySelector("#board svg");
+      const scale = svg.getScreenCTM().a;
+      for (const t of svg.querySelectorAll("text")) {
+        if (t.getClientRects().length && t.getBoundingClientRect().width > 0) {
+          out.push([t.textContent, parseFloat(getComputedStyle(t).fontSize) * scale]);
+        }
+      }
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      while (walker.nextNode()) {
+        const node = walker.currentNode, element = node.parentElement;
+        if (!node.textContent.trim() || element.closest("svg, option, script, noscript")) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        if (range.getClientRects().length) {
+          out.push([node.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(element).fontSize)]);
+        }
+      }
+      for (const e of document.querySelectorAll("input, select, button")) {
+        if (e.getClientRects().length) out.push([e.id || e.tagName, parseFloat(getComputedStyle(e).fontSize)]);
+      }
+      return out;
+    }""")
+
+
+def test_on_a_phone_no_text_is_under_11_px(page):
+    """At 390 x 844, with the hint open on a board with a stack of six (its count drawn on the checker), checkers
+    borne off (their count in the tray) and the cube turned: the pip counts, in the score line there, and every other
+    text, the board's included (its font size times its scale on screen), are at least 11 px high."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    stacked = Position.from_points({6: 7, 5: 3, 4: 2}, {19: 6, 20: 4, 24: 2})  # 3 off each
+    s = open_game(page, "match=0&plies=0&position=" + format_xgid(stacked.board, dice=(3, 1), cube=2, owner=1)
+                  .replace("=", "%3D"))
+    assert s["phase"] == "move"
+    page.click("#hint")
+    page.wait_for_selector("#advice:not([hidden]) tr.pick")
+    pips = page.eval_on_selector_all("#scoreboard .pips", "els => els.map(e => [e.textContent, "
+                                                          "parseFloat(getComputedStyle(e).fontSize)])")
+    assert [text for text, _ in pips] == [f"{s['pips'][0]} pips", f"{s['pips'][1]} pips"]
+    assert all(size >= 11 for _, size in pips) and page.is_visible("#scoreboard .pips")
+    assert page.is_hidden("#board .pip-counts")  # the board's own would be under 6 px
+    sizes = visible_text_sizes(page)
+    drawn = [text for text, _ in sizes]
+    assert {"7", "3", "2", "24", "1"} <= set(drawn)  # the stack's count, the trays', the cube, point numbers
+    small = [(text, round(size, 1)) for text, size in sizes if size < 11]
+    assert small == []
+    page.set_viewport_size({"width": 1280, "height": 800})  # a wide screen: the board's pip counts, none in the line
+    assert page.is_visible("#board .pip-counts") and page.is_hidden("#scoreboard .pips")
+
+
+def test_the_pages_hint_says_each_plays_ply_and_compares_plays_only_at_one_ply(page):
+    """Given the opening 64 against the 1-ply bot (move filtering leaves 9 of its 14 plays at 0-ply), When the person
+    asks for a hint, Then each row shows its ply and its difference from the first play at that ply (the API's), the
+    first row none, and the note names the one network and says that filtering dropped plays."""
+    s = open_game(page, "match=0&plies=1&position=" + format_xgid(Position.start().board, dice=(6, 4))
+                  .replace("=", "%3D"))
+    page.click("#hint")
+    page.wait_for_selector("#advice:not([hidden]) tr.pick")
+    heads = page.eval_on_selector_all("#advice th", "els => els.map(e => e.textContent)")
+    assert heads[:6] == ["#", "Play", "Cubeful", "Cubeless", "Ply", "Diff"]
+    rows = page.eval_on_selector_all("#advice tr.pick", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    api = page.evaluate(f"() => fetch('/api/sessions/{s['id']}/hint?limit=8').then(r => r.json())")
+    assert [(row[1], int(row[4])) for row in rows] == [(p["play"], p["plies"]) for p in api["plays"]]
+    assert {p["plies"] for p in api["plays"]} == {0, 1} and rows[0][5] == ""
+    for row, p in zip(rows[1:], api["plays"][1:]):
+        assert float(row[5]) == pytest.approx(p["difference"], abs=6e-4)
+    note = page.inner_text("#advice .note")
+    assert note.count("bgai:") == 1 and f"{api['network']} at 1-ply" in note and "move filtering" in note

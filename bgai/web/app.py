@@ -34,7 +34,7 @@ from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from bgai.bot import Bot, load_bot
+from bgai.bot import PLAY_PLIES, Bot, load_bot
 from bgai.cube import CubeDecision
 from bgai.errors import BgaiError, GameStateError
 from bgai.session import BOT, HUMAN, Phase, Session
@@ -51,7 +51,7 @@ CUBEFUL_PLAYS = 10  # a session hint's plays given their cubeful equity too (the
 class Bots:
     """The bot at each lookahead, loaded once and shared (evaluation is read-only)."""
 
-    def __init__(self, checkpoint=None, default_plies: int = 1) -> None:
+    def __init__(self, checkpoint=None, default_plies: int = PLAY_PLIES) -> None:
         self.checkpoint = checkpoint
         self.default_plies = default_plies
         self._bots: dict[int, Bot] = {}
@@ -181,9 +181,10 @@ def _clean(value, limit: int = 200):
     return _clean(str(value))
 
 
-def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 100, hosts=LOCAL_HOSTS,
+def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100, hosts=LOCAL_HOSTS,
                work: Work | None = None) -> FastAPI:
-    """The app: ``plies`` is the default lookahead of hints, evaluations and the bot of new sessions; ``hosts``
+    """The app: ``plies`` is the default lookahead of hints, evaluations and the bot of new sessions (that of
+    ``bgai play`` too, ``PLAY_PLIES``); ``hosts``
     the names the Host header may give (``("*",)``: any); ``work`` bounds the searches running at once."""
     app = FastAPIOffline(  # FastAPI whose /docs serves Swagger UI's files from the package: nothing off the machine
         favicon_url="/favicon.ico",
@@ -250,7 +251,7 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 100, hosts=L
         with work.slot():
             ranked = bot.hint(pos, body.dice)
         return m.MovesOut(position_id=pos.position_id(), dice=tuple(body.dice), plies=bot.plies,
-                          plays=_plays(ranked, body.limit))
+                          network=bot.network, plays=_plays(ranked, body.limit))
 
     @app.post("/api/cube", response_model=m.CubeOut, tags=["positions"],
               summary="The cube action of the player on roll, before it rolls")
@@ -355,9 +356,9 @@ def create_app(plies: int = 1, checkpoint=None, max_sessions: int = 100, hosts=L
         with work.slot(), lock:
             ranked = session.hint()[:limit]
             cubeful = session.cubeful_equities([r.move for r in ranked[:CUBEFUL_PLAYS]])
-            pos, dice, plies = session.position, session.dice, session.bot.plies
-        return m.MovesOut(position_id=pos.position_id(), dice=dice, plies=plies, perspective="you",
-                          plays=_plays(ranked, None, cubeful))
+            pos, dice, bot = session.position, session.dice, session.bot
+        return m.MovesOut(position_id=pos.position_id(), dice=dice, plies=bot.plies, network=bot.network,
+                          perspective="you", plays=_plays(ranked, None, cubeful))
 
     @app.get("/api/sessions/{key}/cube-hint", response_model=m.CubeHintOut, tags=["sessions"],
              summary="The bot's advice on your cube decision: to double, or to take")
@@ -405,10 +406,9 @@ def _cube_out(d: CubeDecision) -> m.CubeOut:
 
 
 def _plays(ranked, limit: int | None, cubeful: list[float] = ()) -> list[m.RankedPlayOut]:
-    best = ranked[0].equity
     return [
         m.RankedPlayOut(play=str(r.move), steps=r.move.checker_steps(), equity=r.equity,
-                        difference=r.equity - best, plies=r.plies,
+                        difference=r.difference, plies=r.plies,
                         chances=m.Probabilities(**r.evaluation.__dict__), position_id=r.move.after.position_id(),
                         cubeful_equity=cubeful[i] if i < len(cubeful) else None)
         for i, r in enumerate(ranked[:limit])

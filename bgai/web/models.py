@@ -149,7 +149,9 @@ class RankedPlayOut(BaseModel):
     play: str = Field(description="Standard notation, points numbered from the mover's side.")
     steps: list[tuple[int, int, bool]] = Field(description="[from, to, hit] per checker step (25 bar, 0 off).")
     equity: float = Field(description="Cubeless equity for the mover after the play.")
-    difference: float = Field(description="Equity minus the best play's.")
+    difference: float = Field(description="Equity minus the first play's equity at the same ply (plies): a play "
+                                          "that move filtering dropped is compared with the first play judged at "
+                                          "its own, shallower ply, never with a deeper value.")
     plies: int = Field(description="The ply the play was judged at (plays dropped by move filtering: shallower).")
     chances: Probabilities = Field(description="The mover's chances after the play.")
     position_id: str = Field(description="The position after the play, from the opponent's side (on roll next).")
@@ -162,7 +164,8 @@ class RankedPlayOut(BaseModel):
 class MovesOut(BaseModel):
     position_id: str
     dice: tuple[int, int]
-    plies: int
+    plies: int = Field(description="The bot's lookahead: the ply of the plays that move filtering kept to the end.")
+    network: str = Field(description="The network that judged every play, at every ply.")
     perspective: str = "the player on roll, who makes the play"
     plays: list[RankedPlayOut]
 

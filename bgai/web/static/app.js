@@ -87,7 +87,15 @@ async function newSession(options) {
   }
 }
 
+// The page is first drawn with every control disabled and the New game form hidden (index.html): until the server
+// has said which game this is, nothing on the page may claim one.
 async function load() {
+  await openGame();
+  $("new-card").hidden = false;
+  if (!state) $("status").textContent = "";  // no game: the error box says why
+}
+
+async function openGame() {
   const params = new URLSearchParams(location.search);
   const saved = params.get("session") || localStorage.getItem("bgai-session");
   if (!params.has("new") && !params.has("match") && !params.has("seed") && !params.has("position") && saved) {
@@ -145,6 +153,10 @@ function render() {
     resign: phase === "roll" || phase === "move",
   };
   for (const [id, on] of Object.entries(enable)) $(id).disabled = !on;
+  $("resign-level").disabled = !enable.resign;
+  $("play-submit").disabled = phase !== "move";
+  $("setup-submit").disabled = false;
+  $("download").hidden = false;
   $("finish").classList.toggle("pulse", enable.finish);
   $("double").textContent = s.cube.owner === "you" ? "Redouble" : "Double";
   // The resignations as this game counts them: times the cube, gammons single under Jacoby with the cube centered.
@@ -178,16 +190,19 @@ function renderScore(s) {
   if (s.post_crawford) tags.push("post-Crawford");
   const cube = s.cube.owner ? `cube ${s.cube.value} (${s.cube.owner === "you" ? "yours" : "bgai's"})` : "cube centered";
   board.innerHTML = "";
-  const player = (name, dotClass, points, onRoll) => {
+  // The pip counts here are for a narrow screen (style.css), where the board's own would be drawn too small to read.
+  const player = (name, dotClass, points, pips, onRoll) => {
     const el = document.createElement("span");
     el.className = "player" + (onRoll ? " on-roll" : "");
-    el.innerHTML = `<span class="dot ${dotClass}"></span><span></span><span class="points"></span>`;
+    el.innerHTML = `<span class="dot ${dotClass}"></span><span></span><span class="points"></span>` +
+      "<span class=pips></span>";
     el.children[1].textContent = name;
     el.children[2].textContent = points;
+    el.children[3].textContent = `${pips} pips`;
     return el;
   };
-  board.appendChild(player(s.names[0], "you", s.score[0], s.turn === "you"));
-  board.appendChild(player(s.names[1], "bot", s.score[1], s.turn === "bot"));
+  board.appendChild(player(s.names[0], "you", s.score[0], s.pips[0], s.turn === "you"));
+  board.appendChild(player(s.names[1], "bot", s.score[1], s.pips[1], s.turn === "bot"));
   const info = document.createElement("span");
   info.textContent = `${kind} · ${cube} · game ${s.game}`;
   board.appendChild(info);
@@ -377,30 +392,39 @@ async function showHint() {
     box.innerHTML = `<h3>Your best plays of ${hint.dice[0]}-${hint.dice[1]}</h3>`;
     const table = document.createElement("table");
     const match = state.match_length > 0;
+    // A play's cubeless equity and chances are of the ply it was judged at (Ply), and its Diff compares it with the
+    // first play at that same ply: values of different plies are never compared.
     table.innerHTML = "<tr><th>#</th><th>Play</th><th class=num>Cubeful</th><th class=num>Cubeless</th>" +
-      "<th class=num>Win</th><th class='num extra'>Gammon</th><th class='num extra'>Lose g</th></tr>";
+      "<th class=num>Ply</th><th class=num>Diff</th><th class=num>Win</th><th class='num extra'>Gammon</th>" +
+      "<th class='num extra'>Lose g</th></tr>";
     hint.plays.forEach((p, i) => {
       const row = document.createElement("tr");
       row.className = "pick" + (i === 0 ? " best" : "");
-      row.title = `${p.plies}-ply; click to put this play on the board`;
+      row.title = `win ${pct(p.chances.win)}, win a gammon ${pct(p.chances.win_gammon)}, lose a gammon ` +
+        `${pct(p.chances.lose_gammon)} (at ${p.plies}-ply); click to put this play on the board`;
       const cubeful = p.cubeful_equity === null ? "—" : match ? pct(p.cubeful_equity) : eq(p.cubeful_equity);
-      const cells = [i + 1, p.play, cubeful, i === 0 ? eq(p.equity) : `${eq(p.equity)} (${eq(p.difference)})`,
+      const cells = [i + 1, p.play, cubeful, eq(p.equity), p.plies, i === 0 ? "" : eq(p.difference),
         pct(p.chances.win), pct(p.chances.win_gammon), pct(p.chances.lose_gammon)];
       cells.forEach((value, j) => {
         const td = document.createElement("td");
         td.textContent = value;
-        if (j >= 2) td.className = j >= 5 ? "num extra" : "num";
+        if (j === 1) td.className = "play";
+        if (j >= 2) td.className = j >= 7 ? "num extra" : "num";
         row.appendChild(td);
       });
       row.addEventListener("click", () => act("play", { move: p.play, finish: false, reset: true }));
       table.appendChild(row);
     });
     box.appendChild(table);
+    const filtered = hint.plays.some((p) => p.plies < hint.plies);
     const note = document.createElement("div");
     note.className = "note";
-    note.textContent = `${state.bot}, ${hint.plies}-ply, for you after each play: cubeful equity with the cube as ` +
-      `it is (${match ? "match-winning chances" : "units of the stake"}; the bot answering with its best cube ` +
-      "action), cubeless equity and chances. Ranked by the bot's own choice, cubeless.";
+    const unit = match ? "match-winning chances" : "units of the stake";
+    note.textContent = `Ranked by ${hint.network} at ${hint.plies}-ply, for you after each play: the cubeful ` +
+      `equity at ${hint.plies}-ply with the cube as it is (${unit}; the bot answering with its best cube action), ` +
+      "the cubeless equity and chances at the play's Ply, and Diff, the cubeless difference from the first play" +
+      (filtered ? ` at the same ply. Plays of a lower Ply were dropped by move filtering before ${hint.plies}-ply.`
+        : ".");
     box.appendChild(note);
     showAdvice("plays", key);
   } catch (error) {
