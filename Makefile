@@ -27,6 +27,9 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
+	@# numba compiles each kernel on its first call on a machine (about 10 s of CPU for the move generator alone)
+	@# and caches it: compile the ones play and hints use now, so the first hint answers at once.
+	$(VENV)/bin/bgai hint 4HPwATDgc/ABMA 31 --plies 1 > /dev/null
 	touch $(STAMP)
 
 # The main job: train a bot from scratch by TD(λ) self-play with the default config, then benchmark it.

@@ -17,11 +17,16 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # The bot needs torch; import it only when asked for, so the rules alone load fast.
+    # The bot loads the network and the compiled kernels (numpy and numba, no torch); import it only when asked
+    # for, so the rules alone load fast.
     if name in ("load_bot", "Bot", "Evaluation"):
         from bgai import bot
 
         return getattr(bot, name)
+    if name == "onnx_feeds":  # the ONNX export's module: the encoder, and onnx only for a file's metadata
+        from bgai import export
+
+        return export.onnx_feeds
     raise AttributeError(f"module 'bgai' has no attribute {name!r}")
 
 
@@ -38,4 +43,5 @@ __all__ = [
     "Position",
     "afterstates",
     "load_bot",
+    "onnx_feeds",
 ]

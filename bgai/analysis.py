@@ -55,9 +55,9 @@ from bgai.match import match_equity
 from bgai.matchfile import CheckerPlay, Double, Drop, GameRecord, MatchRecord, Take
 from bgai.matchfile.mat import row_numbers
 from bgai.movegen import Afterstates, afterstates
-from bgai.network import equity, flip
 from bgai.notation import format_steps
 from bgai.position import Position
+from bgai.weights import equity, flip
 
 # GNU Backgammon 1.07's default thresholds (its "show analysis"), in EMG.
 MARKS = ((0.12, "very bad"), (0.06, "bad"), (0.03, "doubtful"))

@@ -44,10 +44,17 @@ estimate; it ignores that a side trailing in the race may choose other plays):
     lose_gammon           = sum_m P_them(m) * P_us(first off >= m + 1)
     backgammons           = 0                                           (no checker is left in a winner's home)
 
-The database is built on first use (about half a minute on two cores) and cached under the user's cache directory
-(``$BGAI_CACHE_DIR``, else ``$XDG_CACHE_HOME/bgai``, else ``~/.cache/bgai``) as one versioned, checksummed file:
-building it is faster than a fresh install would download it, and 20 MB of generated tables do not belong in the
-package. A file that is unreadable or whose checksum disagrees is reported on stderr and rebuilt, never used.
+The file
+--------
+The tables ship with the package as one versioned, checksummed file, ``bgai/data/bearoff-v1.npz`` (13 MB), written
+by ``python -m bgai.bearoff --write bgai/data/bearoff-v1.npz`` (a test checks it equals a fresh build). Building
+them takes about 15 s on an idle machine, most of it the move generator over 1.1 million (position, roll) pairs;
+loading the file takes a fraction of a second, so a player's first bear-off hint does not wait for a build.
+
+Without the shipped file (a source tree that lacks it, or a damaged one, reported on stderr) the tables are built on
+first use, with a progress bar, and cached under the user's cache directory (``$BGAI_CACHE_DIR``, else
+``$XDG_CACHE_HOME/bgai``, else ``~/.cache/bgai``). A file that is unreadable or whose checksum disagrees is never
+used.
 """
 
 from __future__ import annotations
@@ -73,6 +80,7 @@ MAX_ROLLS = 32  # 15 checkers on the 6 point need at most 30 rolls (checked when
 TWO_SIDED_CHECKERS = 6
 VERSION = 1
 FILE_NAME = f"bearoff-v{VERSION}.npz"
+SHIPPED = Path(__file__).resolve().parent / "data" / FILE_NAME
 
 
 
@@ -250,13 +258,20 @@ def _two_sided(pos6: np.ndarray, pair: np.ndarray, succ: np.ndarray) -> tuple[np
     return win, no_double
 
 
-def build() -> dict[str, np.ndarray]:
-    """Compute every table from scratch (see the module docstring)."""
+def build(progress: bool = False) -> dict[str, np.ndarray]:
+    """Compute every table from scratch (see the module docstring); ``progress``: a bar on stderr, one step per
+    table."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=4, desc="bear-off database", unit="table", disable=not progress, leave=False)
     pos = positions()
     pair, succ = _successors(pos)
+    bar.update()
     checkers = pos.sum(axis=1)
     rolls = _one_sided(pos, pair, succ, checkers == 0)
+    bar.update()
     first_off = _one_sided(pos, pair, succ, checkers < CHECKERS)
+    bar.update()
     small = checkers <= TWO_SIDED_CHECKERS
     to_small = np.full(len(pos), -1, dtype=np.int64)
     to_small[small] = rank(pos[small], TWO_SIDED_CHECKERS)
@@ -264,6 +279,8 @@ def build() -> dict[str, np.ndarray]:
     small_pair = to_small[pair[keep] // len(ROLLS)] * len(ROLLS) + pair[keep] % len(ROLLS)
     order = np.argsort(small_pair, kind="stable")
     win, no_double = _two_sided(positions(TWO_SIDED_CHECKERS), small_pair[order], to_small[succ[keep]][order])
+    bar.update()
+    bar.close()
     return {
         "rolls": rolls.astype(np.float32),
         "first_off": first_off[checkers == CHECKERS].astype(np.float32),
@@ -328,12 +345,23 @@ _DATABASE: BearoffDatabase | None = None
 
 
 def database() -> BearoffDatabase:
-    """The bear-off database, loaded from the cache or built (and cached) on first use."""
+    """The bear-off database: the file shipped with the package, else the user's cached copy, else built (and
+    cached) on first use."""
     global _DATABASE
     with _LOCK:
         if _DATABASE is None:
-            _DATABASE = BearoffDatabase(load_or_build(cache_dir() / FILE_NAME))
+            _DATABASE = BearoffDatabase(_shipped() or load_or_build(cache_dir() / FILE_NAME))
         return _DATABASE
+
+
+def _shipped() -> dict[str, np.ndarray] | None:
+    if not SHIPPED.exists():
+        return None
+    try:
+        return load(SHIPPED)
+    except BearoffError as error:
+        print(f"bgai: {error}; using the cached copy or building one instead", file=sys.stderr)
+        return None
 
 
 def load_or_build(path: Path, progress: bool = True) -> dict[str, np.ndarray]:
@@ -345,7 +373,7 @@ def load_or_build(path: Path, progress: bool = True) -> dict[str, np.ndarray]:
             print(f"bgai: {error}; rebuilding it", file=sys.stderr)
     if progress:
         print(f"bgai: building the bear-off database (once, cached in {path})", file=sys.stderr)
-    tables = build()
+    tables = build(progress=progress)
     try:
         save(tables, path)
     except OSError as error:
@@ -429,3 +457,20 @@ class BearoffDatabase:
         """(N,) money equity per unit of the cube with the best cube action now (see ``cube_equities``)."""
         nd, dt = self.cube_equities(boards, cube_owner)
         return np.where(np.isnan(dt), nd, np.maximum(nd, np.minimum(dt, 1.0)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bgai.bearoff --write FILE``: build the tables and write them to FILE (the shipped file is
+    ``bgai/data/bearoff-v1.npz``)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bgai.bearoff", description=main.__doc__)
+    parser.add_argument("--write", required=True, metavar="FILE", help="where to write the database")
+    args = parser.parse_args(argv)
+    save(build(progress=True), Path(args.write))
+    print(f"wrote {args.write}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

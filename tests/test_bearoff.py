@@ -202,11 +202,48 @@ def test_a_damaged_file_is_reported_and_rebuilt(db, tmp_path, monkeypatch, capsy
 
     # When it is loaded through the cache, Then the damage is reported and the file is rebuilt (here: the build is
     # replaced by the known tables, to keep the test fast)
-    monkeypatch.setattr(bearoff, "build", lambda: tables)
+    monkeypatch.setattr(bearoff, "build", lambda progress=False: tables)
     rebuilt = bearoff.load_or_build(path)
     assert "rebuilding" in capsys.readouterr().err
     assert np.array_equal(rebuilt["no_double"], db.no_double)
     assert np.array_equal(bearoff.load(path)["rolls"], tables["rolls"])
+
+
+@pytest.mark.slow
+def test_the_shipped_file_is_what_a_fresh_build_computes():
+    shipped = bearoff.load(bearoff.SHIPPED)
+    built = bearoff.build()
+    assert set(shipped) == set(built)
+    for name, table in built.items():
+        assert np.abs(shipped[name] - table).max() <= 1e-6, name
+
+
+def test_the_database_comes_from_the_shipped_file_with_no_build_and_no_cache(tmp_path, monkeypatch):
+    def no_build(progress=False):
+        raise AssertionError("built although the package ships the database")
+
+    monkeypatch.setattr(bearoff, "build", no_build)
+    monkeypatch.setenv("BGAI_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(bearoff, "_DATABASE", None)
+    db = bearoff.database()
+    assert db.win.shape == (924, 924)
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_damaged_shipped_file_is_reported_and_never_used(db, tmp_path, monkeypatch, capsys):
+    damaged = tmp_path / "shipped" / bearoff.FILE_NAME
+    damaged.parent.mkdir()
+    damaged.write_bytes(bearoff.SHIPPED.read_bytes()[:5000])
+    tables = {"rolls": db.rolls.astype(np.float32), "first_off": db.first_off[db.checkers == 15].astype(np.float32),
+              "win": db.win, "no_double": db.no_double}
+    monkeypatch.setattr(bearoff, "SHIPPED", damaged)
+    monkeypatch.setattr(bearoff, "build", lambda progress=False: tables)
+    monkeypatch.setenv("BGAI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(bearoff, "_DATABASE", None)
+    assert np.array_equal(bearoff.database().no_double, db.no_double)
+    err = capsys.readouterr().err
+    assert f"{damaged} is not a readable bear-off database" in err and "building" in err
+    assert (tmp_path / "cache" / bearoff.FILE_NAME).is_file()
 
 
 def test_a_checksum_mismatch_is_never_used(db, tmp_path):

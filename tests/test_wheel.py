@@ -1,10 +1,10 @@
 """The package a user installs: ``python -m build`` makes a source archive and, from it, a wheel; pip installs the
-wheel with no extras into a fresh virtual environment (no system site-packages), and its commands work from a folder
-outside the repository.
+wheel with no extras into a fresh virtual environment (no system site-packages, no torch: a player's install), and
+its commands work from a folder outside the repository.
 
-One slow test (about 2 minutes, most of it pip unpacking torch) builds and installs once, then checks each command
-as a subtest. One test, not a module fixture shared by several: pytest-xdist could hand those to both workers, and
-each would build and install its own."""
+One slow test (under a minute) builds and installs once, then checks each command as a subtest. One test, not a
+module fixture shared by several: pytest-xdist could hand those to both workers, and each would build and install
+its own. The faster tests before it run a player's commands where torch cannot be imported."""
 
 import os
 import re
@@ -22,11 +22,10 @@ from bgai.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-TORCH = "torch==2.13.0"  # the CPU build pip finds locally; an unpinned torch pulls a multi-GB CUDA build
 START = "4HPwATDgc/ABMA"
 BEAROFF = "MgMAwLABAAAAAA"  # X: 2 on the 6, 5 and 1 points; O: 2 on its 6 and 4 points, 1 on its 2 point
 SHIPPED = ("bgai/data/bgai-default.pt", "bgai/data/bgai-default.npz", "bgai/data/bgai-pruner.npz",
-           "bgai/data/bgai-fast.npz", "bgai/data/bgai-fast-pruner.npz",
+           "bgai/data/bgai-fast.npz", "bgai/data/bgai-fast-pruner.npz", "bgai/data/bearoff-v1.npz",
            "bgai/data/met/kazaross-xg2.json", "bgai/web/static/index.html", "bgai/web/static/app.js")
 
 
@@ -38,6 +37,45 @@ def test_serve_without_the_web_extra_names_it(monkeypatch, capsys):
     assert err.count("\n") == 1
 
 
+# A player's commands, run where torch and tensorboard cannot be imported (a player's install has neither): each must
+# work; training must name the extra that adds them.
+_NO_TORCH = """
+import sys
+from importlib.abc import MetaPathFinder
+
+class NoTraining(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("torch", "tensorboard"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, NoTraining())
+from bgai.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["hint", START, "31"], "8/5 6/5"),
+    (["eval", START], "equity"),
+    (["rollout", START, "--trials", "36", "--truncate", "2", "--quiet"], "trials"),
+    (["analyse", str(ROOT / "tests/data/matches/gnubg-3pt-seed6.mat"), "--quiet"], "Analysed by bgai"),
+    (["hint", BEAROFF, "31"], "6/3 1/off"),
+])
+def test_a_players_commands_need_no_torch(args, expect, tmp_path):
+    done = subprocess.run([sys.executable, "-c", _NO_TORCH, *args], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert expect in done.stdout
+
+
+def test_training_without_torch_names_the_extra(tmp_path):
+    done = subprocess.run([sys.executable, "-c", _NO_TORCH, "train", "--games", "10"], capture_output=True,
+                          text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600)
+    assert done.returncode == 2
+    assert done.stderr.startswith("bgai train: error: this needs torch") and "pip install 'bgai[train]'" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
 @pytest.mark.slow
 def test_the_wheel_installs_without_extras_and_runs_from_any_folder(tmp_path, subtests):
     user = _install(tmp_path)
@@ -45,12 +83,20 @@ def test_the_wheel_installs_without_extras_and_runs_from_any_folder(tmp_path, su
         _check_contents(user)
     with subtests.test("bgai runs from the installed package, not the repository"):
         assert user.site.is_relative_to(user.venv) and not user.site.is_relative_to(ROOT)
+    with subtests.test("a player's install has no torch, and training names the extra that adds it"):
+        done = _run([user.venv / "bin" / "python", "-c", "import importlib.util as u; print(u.find_spec('torch'))"],
+                    cwd=user.work, env=user.env)
+        assert done.stdout.strip() == "None"
+        done = _bgai(user, "train", "--games", "10")
+        assert done.returncode == 2
+        assert "pip install 'bgai[train]'" in done.stderr
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     with subtests.test("bgai --version"):
         done = _bgai(user, "--version")
         assert (done.returncode, done.stdout.strip()) == (0, f"bgai {VERSION}")
     with subtests.test("bgai hint"):
         _check_hint(user)
-    with subtests.test("the bear-off database is built into the user's cache"):
+    with subtests.test("the bear-off database ships with the package: nothing is built or cached"):
         _check_bearoff(user)
     with subtests.test("bgai play, driven from stdin"):
         _check_play(user)
@@ -64,7 +110,7 @@ def test_the_wheel_installs_without_extras_and_runs_from_any_folder(tmp_path, su
         done = _bgai(user, "external", "--help")
         assert done.returncode == 0, done.stderr
         assert "usage: bgai external" in done.stdout
-    shutil.rmtree(user.venv)  # 1.3 GB, mostly torch; pytest keeps the temporary folders of the last three runs
+    shutil.rmtree(user.venv)  # pytest keeps the temporary folders of the last three runs
 
 
 def _install(tmp: Path) -> SimpleNamespace:
@@ -77,7 +123,6 @@ def _install(tmp: Path) -> SimpleNamespace:
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     python = venv / "bin" / "python"
-    _run([python, "-m", "pip", "install", "--quiet", TORCH])
     _run([python, "-m", "pip", "install", "--quiet", str(wheel)])
     env = {name: value for name, value in os.environ.items()
            if name not in ("PYTHONPATH", "VIRTUAL_ENV", "BGAI_CACHE_DIR", "XDG_CACHE_HOME", "NUMBA_CACHE_DIR")}
@@ -118,9 +163,9 @@ def _bgai(user: SimpleNamespace, *args: str, stdin: str = "") -> subprocess.Comp
 
 
 def _ranked(out: str) -> list[tuple[int, str, float]]:
-    """(rank, play, equity) of each line of a hint."""
+    """(rank, play, equity) of each line of a hint (its columns: rank, play, ply, equity, difference)."""
     return [(int(rank), play, float(equity))
-            for rank, play, equity in re.findall(r"^\s+(\d+)\. (\S.*?)\s+\d-ply\s+([+-]\d+\.\d+)", out, re.M)]
+            for rank, play, equity in re.findall(r"^\s+(\d+)\. (\S.*?)\s+\d\s+([+-]\d+\.\d+)", out, re.M)]
 
 
 def _check_contents(user: SimpleNamespace) -> None:
@@ -133,7 +178,7 @@ def _check_contents(user: SimpleNamespace) -> None:
 
 
 def _check_hint(user: SimpleNamespace) -> None:
-    done = _bgai(user, "hint", START, "31")
+    done = _bgai(user, "hint", START, "31", "--plies", "0")
     assert done.returncode == 0, done.stderr
     assert "16 legal plays of 31" in done.stdout
     ranked = _ranked(done.stdout)
@@ -143,13 +188,13 @@ def _check_hint(user: SimpleNamespace) -> None:
 
 
 def _check_bearoff(user: SimpleNamespace) -> None:
-    """Not shipped: built on first use (about half a minute) under ~/.cache/bgai, never into site-packages."""
+    """Shipped in the package (bgai/data/bearoff-v1.npz): the first bear-off hint builds nothing and caches
+    nothing."""
     done = _bgai(user, "hint", BEAROFF, "31")
     assert done.returncode == 0, done.stderr
-    cached = user.home / ".cache" / "bgai" / "bearoff-v1.npz"
-    assert f"building the bear-off database (once, cached in {cached})" in done.stderr
-    assert cached.is_file()
-    assert not list(user.site.rglob("bearoff*.npz"))
+    assert "building" not in done.stderr
+    assert not (user.home / ".cache" / "bgai" / "bearoff-v1.npz").exists()
+    assert (user.site / "data" / "bearoff-v1.npz").is_file()
     assert _ranked(done.stdout)[0][1] == "6/3 1/off"
 
 
