@@ -12,6 +12,12 @@ bgai, in shards that a run can stop and resume and that a repository can hold:
    drawn uniformly (``picked`` 0) and the other half is the group's other positions whose 1-ply value is farthest
    from their 0-ply value (``picked`` 1): where the network and its own search disagree, as wildbg's later
    position finding and Sheppard's advice do. Both values are kept (``ply0``, ``ply1``).
+
+   With ``plays`` k above 0 the sampled positions are decisions instead: each gets a seeded roll, and the positions
+   after its k best plays by 0-ply (the opponent on roll) are the shard's positions, ``decision`` naming the sampled
+   position each came from. A network chooses a play by comparing such positions, most of which its own play never
+   reaches: labelling a roll's plays side by side teaches it the comparisons it makes (the first 100,000 labels of
+   sampled positions alone, fitted better, ranked plays worse: docs/strength.md).
 2. **Labels** (``label_shard``): each position rolled out by the bot (``bgai.rollout.rollout_batch``: 0-ply,
    cubeless, variance reduction, ``trials`` trials truncated after ``truncate`` plies), ``batch`` positions at a
    time on the same dice, each batch's dice seeded by (seed, shard, batch). The means are the labels, with their
@@ -23,7 +29,8 @@ stood (``.partial`` folder: the positions, then a file a batch) and gives the fi
 A shard is one ``shard-NNNNN.npz``: ``boards`` (N, 26) int8, on-roll view before the roll; ``probabilities``
 (N, 5) float32, the five cumulative probabilities of the player on roll (win, win gammon, win backgammon, lose
 gammon, lose backgammon); ``se`` (N, 5) and ``equity_se`` (N,) float16, the standard errors; ``ply0`` and ``ply1``
-(N, 5) float32, the labelling network's own values; ``picked`` (N,) int8; and ``meta``, a JSON string: the
+(N, 5) float32, the labelling network's own values; ``picked`` (N,) int8; ``decision`` (N,) int32, the sampled
+position a play's position came from (-1 without ``plays``); and ``meta``, a JSON string: the
 settings, the labelling network and a digest of its weights, the command, commit, date, machine and seconds.
 ``MANIFEST.json`` in the folder lists the shards. No value in a shard comes from another engine.
 """
@@ -48,7 +55,7 @@ from bgai.weights import ModelSnapshot, equity
 
 #: A shard's file: its number, five digits.
 SHARD_NAME = "shard-{:05d}.npz"
-LABEL_FORMAT = 1
+LABEL_FORMAT = 2  # 2: ``decision`` (format 1 shards are read with decision -1)
 
 
 def _field(default, help: str):
@@ -72,10 +79,13 @@ class LabelSettings:
                              "batch)")
     lockstep: int = _field(2592, "games played in lock-step by the rollout (``RolloutSettings.batch``)")
     seed: int = _field(1, "seed of the self-play games, the picks and the rollouts' dice")
+    plays: int = _field(0, "0: label the sampled positions themselves; k: for each sampled position a seeded roll, "
+                           "and its k best plays by 0-ply labelled side by side (the positions after them, the "
+                           "opponent on roll): what ranking a roll's plays needs")
 
     def __post_init__(self) -> None:
         for name, low in (("positions", 1), ("trials", 2), ("truncate", 0), ("batch", 1), ("lockstep", 1),
-                          ("seed", 0)):
+                          ("seed", 0), ("plays", 0)):
             value = getattr(self, name)
             if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low):
                 raise BgaiError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -126,9 +136,9 @@ def _self_play_positions(bot, shard: int, settings: LabelSettings, wanted: int) 
 
 
 def shard_positions(bot, shard: int, settings: LabelSettings) -> dict[str, np.ndarray]:
-    """The positions of shard ``shard`` with the bot's 0-ply and 1-ply values and how each was picked (see the
-    module docstring): ``boards``, ``ply0``, ``ply1``, ``picked``."""
-    wanted = settings.positions
+    """The positions of shard ``shard`` with the bot's 0-ply and 1-ply values, how each was picked and the decision
+    it is a play of (see the module docstring): ``boards``, ``ply0``, ``ply1``, ``picked``, ``decision``."""
+    wanted = settings.positions if not settings.plays else -(-settings.positions // settings.plays)
     candidates = _self_play_positions(bot, shard, settings, int(math.ceil(settings.candidates * wanted)))
     rng = np.random.default_rng([settings.seed, shard, 1])
     ply0 = bot.lookahead(candidates, 0).astype(np.float32)
@@ -146,7 +156,31 @@ def shard_positions(bot, shard: int, settings: LabelSettings) -> dict[str, np.nd
         rows += [chosen, top]
         picked += [np.zeros(len(chosen), dtype=np.int8), np.ones(len(top), dtype=np.int8)]
     index = np.concatenate(rows)
-    return {"boards": candidates[index], "ply0": ply0[index], "ply1": ply1[index], "picked": np.concatenate(picked)}
+    if settings.plays:
+        return _decision_plays(bot, shard, settings, candidates[index], np.concatenate(picked))
+    return {"boards": candidates[index], "ply0": ply0[index], "ply1": ply1[index], "picked": np.concatenate(picked),
+            "decision": np.full(len(index), -1, dtype=np.int32)}
+
+
+def _decision_plays(bot, shard: int, settings: LabelSettings, roots: np.ndarray, picked: np.ndarray
+                    ) -> dict[str, np.ndarray]:
+    """For each root position a seeded roll and its ``plays`` best plays by the bot's 0-ply value: the positions
+    after them (the opponent on roll), ``decision`` the root each came from and ``picked`` the root's pick. Plays
+    that finish the game or reach a bear-off are left out (the database and the result answer those)."""
+    from bgai.movegen import afterstates
+
+    rng = np.random.default_rng([settings.seed, shard, 3])
+    dice = rng.integers(1, 7, size=(len(roots), 2))
+    moves = afterstates(roots, dice)
+    ours = -equity(bot.lookahead(moves.after, 0).astype(np.float64))  # the mover's equity after each play
+    order = np.lexsort((-ours, moves.owner))  # by root, the best play first
+    owner = moves.owner[order]
+    place = np.arange(len(order)) - np.searchsorted(owner, owner)
+    keep = order[place < settings.plays]
+    keep = keep[~np.isin(classify(moves.after[keep]), (OVER, BEAROFF))]
+    boards, decision = moves.after[keep], moves.owner[keep].astype(np.int32)
+    return {"boards": boards, "ply0": bot.lookahead(boards, 0).astype(np.float32),
+            "ply1": bot.lookahead(boards, 1).astype(np.float32), "picked": picked[decision], "decision": decision}
 
 
 # Labels -----------------------------------------------------------------------------------------------------------
@@ -170,17 +204,20 @@ def network_digest(bot) -> str:
 def _read_npz(path: Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as stored:
-            missing = [n for n in names if n not in stored.files]
+            missing = [n for n in names if n not in stored.files and n != "decision"]
             if missing:
                 raise BgaiError(f"{path}: not a bgai label file (no {', '.join(missing)})")
-            return {n: stored[n] for n in names}
+            arrays = {n: stored[n] for n in names if n in stored.files}
+            if "decision" in names and "decision" not in arrays:  # format 1: every position a sampled one
+                arrays["decision"] = np.full(len(arrays["boards"]), -1, dtype=np.int32)
+            return arrays
     except BgaiError:
         raise
     except Exception as e:  # a truncated or corrupt archive
         raise BgaiError(f"{path}: unreadable label file ({type(e).__name__}: {e})") from None
 
 
-POSITION_ARRAYS = ("boards", "ply0", "ply1", "picked")
+POSITION_ARRAYS = ("boards", "ply0", "ply1", "picked", "decision")
 BATCH_ARRAYS = ("probabilities", "se", "equity_se")
 
 
@@ -268,6 +305,7 @@ class LabelSet:
     ply0: np.ndarray
     ply1: np.ndarray
     picked: np.ndarray
+    decision: np.ndarray
     shard: np.ndarray
 
     def __len__(self) -> int:
@@ -291,7 +329,7 @@ def read_shard(path: str | Path) -> tuple[LabelSet, dict]:
         raise BgaiError(f"{path}: its meta is not JSON") from None
     n = len(arrays["boards"])
     shapes = {"boards": (n, 26), "probabilities": (n, 5), "se": (n, 5), "equity_se": (n,), "ply0": (n, 5),
-              "ply1": (n, 5), "picked": (n,)}
+              "ply1": (n, 5), "picked": (n,), "decision": (n,)}
     for name, shape in shapes.items():
         if arrays[name].shape != shape:
             raise BgaiError(f"{path}: {name} has shape {arrays[name].shape}, expected {shape}")

@@ -31,6 +31,7 @@ def shard(bot, tmp_path_factory):
 @pytest.mark.parametrize("change, message", [
     ({"positions": 0}, "positions"), ({"trials": 1}, "trials"), ({"epsilon": 1.5}, "epsilon"),
     ({"race": -0.1}, "race"), ({"candidates": 0.5}, "candidates"), ({"batch": 2.5}, "batch"),
+    ({"plays": -1}, "plays"),
 ])
 def test_label_settings_refuse_what_cannot_be(change, message):
     with pytest.raises(BgaiError, match=message):
@@ -56,6 +57,29 @@ def test_a_shard_takes_live_positions_a_share_of_races_and_half_where_1_ply_move
     assert all(np.array_equal(picked[k], again[k]) for k in picked)  # seeded
     other = lb.shard_positions(bot, 1, settings)
     assert not np.array_equal(other["boards"], boards)  # another shard, other games
+
+
+def test_with_plays_a_shard_holds_the_best_plays_of_a_roll_of_each_sampled_position(bot):
+    from bgai.dice import ROLLS
+    from bgai.movegen import afterstates
+
+    settings = lb.LabelSettings(positions=16, plays=4, candidates=2.0, seed=3)
+    roots = lb.shard_positions(bot, 2, lb.LabelSettings(positions=4, candidates=2.0, seed=3))
+    got = lb.shard_positions(bot, 2, settings)
+    assert set(got["decision"]) <= set(range(4)) and len(got["boards"]) <= 16
+    assert np.array_equal(got["picked"], roots["picked"][got["decision"]])
+    assert np.allclose(got["ply0"], bot.lookahead(got["boards"], 0), atol=1e-6)
+    for d in np.unique(got["decision"]):
+        group = {b.tobytes() for b in got["boards"][got["decision"] == d]}
+        # Some roll's 4 best plays by 0-ply (those that leave a live, not bear-off position) are the group
+        found = False
+        for dice in ROLLS:
+            moves = afterstates(roots["boards"][d][None], dice[None])
+            ours = -equity(bot.lookahead(moves.after, 0).astype(np.float64))
+            best = moves.after[np.argsort(-ours, kind="stable")[:4]]
+            best = best[~np.isin(classify(best), (OVER, BEAROFF))]
+            found |= {b.tobytes() for b in best} == group
+        assert found, f"decision {d}: its positions are not the best plays of any roll"
 
 
 def test_a_shards_labels_are_the_rollouts_of_its_positions_on_its_batches_dice(bot, shard):
