@@ -615,14 +615,41 @@ class Bot:
         return eq.should_double, eq.should_take
 
     def cube_decision(self, pos: Position, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
-                      beavers: bool = False) -> CubeDecision:
+                      beavers: bool = False, rollout: bool | dict = False) -> CubeDecision:
         """The cube decision of the player on roll in ``pos``, before it rolls (see ``bgai.cube.decide``).
 
         ``cube`` 1..64; ``owner`` "centered", "me" (the player on roll) or "opponent"; ``match`` ``None`` for a
         money game or a ``bgai.match.MatchScore``; ``jacoby`` and ``beavers`` are money-game options.
+
+        ``rollout``: ``True`` decides from a cubeful, variance-reduced, truncated rollout by this bot (no double and
+        double/take on the same dice; ``CUBE_ROLLOUT``'s settings), or a dict of ``bgai.rollout.rollout``'s options
+        to change them. Money games without the Jacoby rule or beavers only, the rollout's own rules. Its
+        ``efficiency`` is NaN: no cube efficiency is assumed.
         """
         state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
-        return decision(self.cube_equities(pos.board[None], state), state, match)
+        if not rollout:
+            return decision(self.cube_equities(pos.board[None], state), state, match)
+        if match is not None or jacoby or beavers:
+            raise BgaiError("a rollout cube decision is for money games without the Jacoby rule or beavers (the "
+                            "rollout's rules); leave out the match, --jacoby and --beavers, or the rollout")
+        from bgai.rollout import rollout as roll_out
+
+        options = {**CUBE_ROLLOUT, **(rollout if isinstance(rollout, dict) else {})}
+        result = roll_out(self, pos, cubeful=True, cube_owner=int(state.owner[0]), **options)
+        allowed = may_double(state)
+        nan = np.array([np.nan])
+        dt = np.array([result.double_take.mean]) if result.double_take is not None else nan
+        eq = CubeEquities(no_double=np.array([result.no_double.mean]), double_take=np.where(allowed, dt, nan),
+                          double_pass=np.where(allowed, 1.0, nan), may_double=allowed, beaver=np.zeros(1, bool),
+                          efficiency=nan, cubeless=np.array([result.equity.mean]),
+                          stake=np.array([[-1.0, 1.0]]))
+        return decision(eq, state, None)
+
+
+#: The settings of a rollout cube decision (``Bot.cube_decision(..., rollout=True)``): 72 trials truncated after 5
+#: plies with variance reduction, as Open Sage's cube rollouts, checker play at 0-ply whatever the bot's own
+#: lookahead, on every core (docs/cube.md has what they cost and lose).
+CUBE_ROLLOUT = {"trials": 72, "truncate": 5, "plies": 0, "jobs": 0}
 
 
 #: The shipped network: its checkpoint (for training from it, and for torch), and the same weights for play

@@ -340,7 +340,8 @@ def _eval(args: argparse.Namespace) -> None:
     pos = Position.parse(args.position)
     cube, owner, match = _cube_context(args, args.position)
     bot = load_bot(args.checkpoint, plies=_person_plies(args))
-    decision = bot.cube_decision(pos, cube, owner, match, jacoby=args.jacoby, beavers=args.beavers)
+    decision = bot.cube_decision(pos, cube, owner, match, jacoby=args.jacoby, beavers=args.beavers,
+                                 rollout=args.rollout)
     print(pos)
     print(f"Position ID: {pos.position_id()}   ({bot.network}, {bot.plies}-ply, player on roll's view, before the "
           "roll)")
@@ -580,6 +581,10 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
                           help="with a player one point away: the Crawford game has been played")
     evaluate.add_argument("--jacoby", action="store_true", help="money: Jacoby rule")
     evaluate.add_argument("--beavers", action="store_true", help="money: beavers allowed")
+    evaluate.add_argument("--rollout", action="store_true",
+                          help="the cube decision from a cubeful rollout (money, no Jacoby or beavers: 72 trials "
+                               "truncated at 5 plies, variance reduction, 0-ply play, every core; bgai.bot."
+                               "CUBE_ROLLOUT), not from the cube formula")
     evaluate.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     evaluate.set_defaults(run=_eval)
 

@@ -12,6 +12,7 @@ cube) or ``OPPONENT``; ``away`` counts the points each side still needs to win t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -413,7 +414,8 @@ class CubeDecision:
                  OPPONENT: f"cube {self.cube} owned by the opponent"}[self.owner]
         setting = "money game" if self.match is None else str(self.match)
         unit = "MWC" if self.match is not None else "equity"
-        lines = [f"Cube decision ({setting}, {owner}; cube efficiency {self.efficiency:.2f})"]
+        how = "a cubeful rollout" if math.isnan(self.efficiency) else f"cube efficiency {self.efficiency:.2f}"
+        lines = [f"Cube decision ({setting}, {owner}; {how})"]
 
         def fmt(v, emg=None):
             if self.match is None:

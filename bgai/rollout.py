@@ -69,7 +69,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -303,7 +303,7 @@ class RolloutSettings:
 @dataclass(frozen=True)
 class Start:
     """Where the games of a rollout start: ``boards`` (S×26, on-roll view, before the roll); the cube of each
-    (``stake``, and ``holder``: 1 for the opponent of the player on roll, -1 centered); ``first_offer``: the first
+    (``stake``, and ``holder``: 0 the player on roll, 1 its opponent, -1 centered); ``first_offer``: the first
     turn at which a player may double (0: the player on roll may double at once)."""
 
     boards: np.ndarray
@@ -535,7 +535,7 @@ def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: b
                 players = (_LuckPlays(player, observer),) * 2
             run_turns(players, table, dice, rng, rules=CubeRules() if settings.cubeful else None,
                       first_offer=start.first_offer, plies=settings.truncate, stop=stop, observe=observer)
-            p, c = _final_values(bot0, table)
+            p, c = _final_values(bot0, table, start.first_offer)
             plain[games], luck[games] = p, observer.probs
             if settings.cubeful:
                 cube_plain[games], cube_luck[games] = c, observer.cube
@@ -546,10 +546,12 @@ def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: b
                        None if cube_luck is None else cube_luck.reshape(shape))
 
 
-def _final_values(bot0, table: Table) -> tuple[np.ndarray, np.ndarray]:
+def _final_values(bot0, table: Table, first_offer: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Each game's result for seat 0: (N, 5) cubeless probabilities (0 or 1 for a game played out; the 0-ply
     evaluation where it was cut short or passed) and (N,) points per initial cube (0-ply cubeful equity times the
-    stake where it was cut short)."""
+    stake where it was cut short; its no-double equity where the game stopped before its first turn and that turn
+    could not double, ``first_offer`` above 0: a start that is an exact bear-off is the no-double branch's own
+    value, not the cube action it may not take)."""
     n = len(table.boards)
     probs = np.zeros((n, 5))
     points = table.points.astype(np.float64)
@@ -569,7 +571,9 @@ def _final_values(bot0, table: Table) -> tuple[np.ndarray, np.ndarray]:
         if len(cut):
             games = judged[cut]
             state = _cube_states(table, games, seat[cut])
-            eq = bot0.cube_equities(boards[cut], state, probs=here[cut]).equity * table.stake[games]
+            cubeful = bot0.cube_equities(boards[cut], state, probs=here[cut])
+            unmoved = (table.turns[games] == 0) & (first_offer > 0)
+            eq = np.where(unmoved, cubeful.no_double, cubeful.equity) * table.stake[games]
             points[games] = np.where(seat[cut] == 0, eq, -eq)
     return probs, points
 
@@ -738,25 +742,36 @@ def _check_jobs(jobs) -> int:
 
 def rollout(bot, position, *, trials: int = 1296, truncate: int | None = None, plies: int | None = None,
             seed: int = 0, cubeful: bool = False, variance_reduction: bool = True, bearoff_stop: str | None = None,
-            opening: bool = False, progress: bool = False, jobs: int = 1, batch: int = 2592) -> RolloutResult:
+            opening: bool = False, progress: bool = False, jobs: int = 1, batch: int = 2592,
+            cube_owner: int = CENTERED) -> RolloutResult:
     """Roll out ``position`` (a ``Position``, Position ID or XGID; the player on roll before its roll) with ``bot``
-    playing both sides. ``plies`` defaults to the bot's own. See the module docstring for the rest."""
+    playing both sides. ``plies`` defaults to the bot's own. With ``cubeful``, ``cube_owner`` says who holds the
+    cube at the start (``bgai.cube``'s ``CENTERED``, ``ON_ROLL`` or ``OPPONENT``; the cube's value is the unit):
+    where the opponent holds it the player on roll cannot double, and only the no-double branch is rolled out. See
+    the module docstring for the rest."""
     settings = _settings(trials, truncate, plies, seed, cubeful, variance_reduction, bearoff_stop, opening, batch,
                          bot)
     jobs = _check_jobs(jobs)
+    if cube_owner not in (CENTERED, ON_ROLL, OPPONENT):
+        raise BgaiError(f"cube_owner must be bgai.cube's CENTERED, ON_ROLL or OPPONENT, got {cube_owner!r}")
     pos = _position(position)
     if pos.is_game_over():
         raise BgaiError("the game is over in this position: there is nothing to roll out")
     board = pos.board[None]
-    if cubeful:  # no double (centered cube) and double/take (cube 2 on the opponent's side), the same dice
-        start = Start(np.repeat(board, 2, axis=0), np.array([1, 2]), np.array([-1, 1]), first_offer=1)
+    # Start.holder: -1 centered, 0 the player on roll, 1 its opponent
+    holder = {CENTERED: -1, ON_ROLL: 0, OPPONENT: 1}[cube_owner]
+    if cubeful and cube_owner != OPPONENT:
+        # no double (the cube as it is) and double/take (twice the cube, on the opponent's side), the same dice
+        start = Start(np.repeat(board, 2, axis=0), np.array([1, 2]), np.array([holder, 1]), first_offer=1)
     else:
-        start = Start(board, np.array([1]), np.array([-1]))
+        start = Start(board, np.array([1]), np.array([holder if cubeful else -1]), first_offer=1)
     values, seconds = _run(bot, start, settings, progress, jobs)
     probs, eq, nd = _estimates(values, 0, variance_reduction, mover=False)
     result = RolloutResult(pos.position_id(), None, settings.trials, probs, eq, settings.describe(bot), seconds)
     if not cubeful:
         return result
+    if cube_owner == OPPONENT:
+        return replace(result, cubeful=nd, no_double=nd, cube_action="no double (the opponent holds the cube)")
     _, _, dt = _estimates(values, 1, variance_reduction, mover=False)
     best, action = _cube_choice(nd, dt)
     return RolloutResult(pos.position_id(), None, settings.trials, probs, eq, settings.describe(bot), seconds,

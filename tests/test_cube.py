@@ -338,3 +338,75 @@ def test_one_ply_cubeful_equity_averages_the_opponents_cube_decision_over_its_ro
         assert got.no_double[0] == pytest.approx(expected[0], abs=1e-5)
         assert got.double_take[0] == pytest.approx(expected[1], abs=1e-5)  # per unit of the current cube
         assert got.double_pass[0] == 1.0
+
+
+# The rollout cube decision (Bot.cube_decision(..., rollout=...)) ----------------------------------------------------
+
+
+def _bear_off(ours, theirs) -> np.ndarray:
+    b = np.zeros(26, dtype=np.int8)
+    b[1:7] = ours
+    b[24:18:-1] = -np.asarray(theirs)
+    return b
+
+
+@pytest.fixture(scope="module")
+def bot():
+    from bgai.bot import load_bot
+
+    return load_bot()
+
+
+# Seven checkers on the ace point: every roll bears off at least two, so after any play both sides have at most six
+# and the two-sided database knows the rest exactly. ND and DT are then one roll's expectation of exact equities.
+@pytest.mark.parametrize("theirs, action", [
+    ((1, 1, 1, 1, 1, 0), "No double, take"),
+    ((0, 0, 0, 2, 2, 1), "Double, take"),
+    ((0, 0, 0, 1, 2, 3), "Double, pass"),
+])
+def test_a_rollout_cube_decision_equals_the_exact_one_of_the_bear_off_database(bot, theirs, action):
+    from bgai import bearoff
+    from bgai.dice import ROLL_WEIGHTS, ROLLS
+    from bgai.movegen import afterstates
+
+    db = bearoff.database()
+    board = _bear_off((7, 0, 0, 0, 0, 0), theirs)
+    assert not db.exact(board[None])[0]
+    plays = afterstates(np.repeat(board[None], len(ROLLS), axis=0), ROLLS)
+    assert np.array_equal(plays.owner, np.arange(len(ROLLS)))  # one play a roll: bear off from the ace point
+    assert db.exact(plays.after).all()
+    exact_nd = -(db.cubeful_equity(plays.after, CENTERED) * ROLL_WEIGHTS).sum()
+    exact_dt = -(2 * db.cubeful_equity(plays.after, ON_ROLL) * ROLL_WEIGHTS).sum()  # they own a 2-cube
+    got = bot.cube_decision(Position(board), rollout={"trials": 72, "jobs": 1})
+    assert got.no_double == pytest.approx(exact_nd, abs=1e-4)
+    assert got.double_take == pytest.approx(exact_dt, abs=1e-4)
+    assert got.action == action
+    assert "a cubeful rollout" in str(got)
+
+
+def test_a_rollout_cube_decision_in_an_exact_bear_off_is_the_databases(bot):
+    from bgai import bearoff
+
+    db = bearoff.database()
+    for owner, cube in (("centered", 1), ("me", 2)):
+        board = _bear_off((0, 2, 2, 0, 0, 0), (1, 0, 1, 1, 1, 0))  # a double (redouble) and a take
+        nd, dt = db.cube_equities(board[None], CENTERED if owner == "centered" else ON_ROLL)
+        got = bot.cube_decision(Position(board), cube=cube, owner=owner, rollout={"trials": 36, "jobs": 1})
+        assert (got.no_double, got.double_take) == (pytest.approx(nd[0], abs=1e-5), pytest.approx(dt[0], abs=1e-5))
+        assert got.should_double and got.should_take
+
+
+def test_a_rollout_cube_decision_where_the_opponent_owns_the_cube_rolls_out_no_double_only(bot):
+    got = bot.cube_decision(Position.start(), cube=2, owner="opponent", rollout={"trials": 36, "truncate": 2,
+                                                                                  "jobs": 1})
+    assert not got.may_double and got.double_take is None
+    assert got.action == "No double: the opponent owns the cube"
+    assert -1 < got.no_double < 1
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"match": MatchScore(5, (2, 3))}, "money games"), ({"jacoby": True}, "Jacoby"), ({"beavers": True}, "beavers"),
+])
+def test_a_rollout_cube_decision_refuses_rules_its_rollout_does_not_play(bot, options, message):
+    with pytest.raises(BgaiError, match=message):
+        bot.cube_decision(Position.start(), rollout=True, **options)
