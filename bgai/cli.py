@@ -167,6 +167,8 @@ def _train(args: argparse.Namespace) -> None:
     print(f"trained stages {', '.join(summary['stages'])}: {summary['games']:,} self-play games in "
           f"{summary['hours']:.2f} h")
     for name, figures in final.items():
+        if not figures["games"]:  # final_bench_games = 0
+            continue
         print(f"  v {name:<9} {figures['ppg']:+.3f} ± {figures['ppg_se']:.3f} points/game (± the standard error), "
               f"{100 * figures['win_rate']:.1f}% wins ({figures['games']} duplicate games)")
     checkpoint = f"{run_dir}/checkpoint.pt"

@@ -77,6 +77,7 @@ from bgai.checkpoint import CheckpointError, load_checkpoint, model_from_checkpo
 from bgai.errors import BgaiError
 from bgai.files import locked_folder, write_atomically, write_npz
 from bgai.game import play_duplicate
+from bgai.movegen import afterstates
 from bgai.network import EquityModel, ModelSnapshot, bf16_supported, equity, flip, phase_nets
 from bgai.phase import BEAROFF, OVER, classify
 from bgai.players import HeuristicPlayer, PubevalPlayer
@@ -183,6 +184,11 @@ class RolloutStage:
     picks: str = _field("all", "which of the labelled positions the stage learns and holds out: 'all', 'uniform' "
                                "(those drawn uniformly from the games) or 'disagreement' (those picked where the "
                                "labelling network's 1-ply and 0-ply values differ most)")
+    anchor: float = _field(0.0, "anchor positions learned beside the labelled ones, as a multiple of their number: "
+                                "the plays of a seeded roll of each labelled position (most of which its own play "
+                                "never reaches, but which choosing a play compares), with the starting network's "
+                                "own 0-ply values as targets, so that it keeps its judgement where no label is (0: "
+                                "none)")
     bench_every: int = _field(5, "epochs between benchmarks against pubeval and the heuristic player")
 
 
@@ -1024,6 +1030,8 @@ def _check_rollout_stage(stage: RolloutStage) -> None:
         problems.append(f"bench_every must be at least 1, got {stage.bench_every}")
     if stage.picks not in LABEL_PICKS:
         problems.append(f"picks must be one of {', '.join(LABEL_PICKS)}, got {stage.picks!r}")
+    if not stage.anchor >= 0:
+        problems.append(f"anchor must be 0 or more (a multiple of the labelled positions), got {stage.anchor}")
     if problems:
         raise BgaiError(f"stage {stage.name}: " + "; ".join(problems))
 
@@ -1067,6 +1075,39 @@ def labelled_positions(folders: str, picks: str = "all") -> tuple[np.ndarray, np
     return distinct, mean(probs).astype(np.float32), mean(ply1).astype(np.float32)
 
 
+def anchor_positions(model: EquityModel, boards: np.ndarray, share: float, seed: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """About ``share`` times ``len(boards)`` anchor positions and their targets (``RolloutStage.anchor``): the
+    plays of a seeded roll of each board, live and not bear-offs, a seeded sample of them, with ``model``'s own
+    0-ply probabilities."""
+    rng = np.random.default_rng([seed, 37])
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    moves = afterstates(boards, dice)
+    after = moves.after[~np.isin(classify(moves.after), (OVER, BEAROFF))]
+    want = min(len(after), int(round(share * len(boards))))
+    after = after[np.sort(rng.choice(len(after), want, replace=False))]
+    model.eval()
+    with torch.inference_mode():
+        x, phase = inputs(model, after)
+        probs = model(x, phase).numpy().astype(np.float32)
+    return after, probs
+
+
+def _stage_anchors(state: Run, stage: RolloutStage, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The stage's anchors, valued by the model as the stage found it: drawn before its first epoch and kept in
+    ``RUN_DIR/anchors-STAGE.npz``, which a resumed stage reads back."""
+    path = state.run_dir / f"anchors-{stage.name}.npz"
+    if path.exists():
+        with np.load(path) as saved:
+            return saved["boards"], saved["targets"]
+    if state.step:
+        raise BgaiError(f"{path} is missing: the anchors of stage {stage.name} are valued by the model as the stage "
+                        f"began; resume from a run folder that has it, or begin the stage again")
+    anchors, targets = anchor_positions(state.model, boards, stage.anchor, state.config.seed)
+    write_npz(path, boards=anchors, targets=targets)
+    return anchors, targets
+
+
 def _rollout_stage(state: Run, stage: RolloutStage) -> None:
     """Supervised epochs on rollout labels; ``state.step`` counts finished epochs. After each, the held-out
     positions measure the model; the best epoch's weights are kept (``RUN_DIR/best-STAGE.pt``) and are the
@@ -1078,6 +1119,10 @@ def _rollout_stage(state: Run, stage: RolloutStage) -> None:
                         f"of them out")
     targets = ((1 - stage.ply1) * labels + stage.ply1 * ply1).astype(np.float32)
     train = Experience(boards[~hold], targets[~hold], 0, 0, 0, 0)
+    if stage.anchor > 0:
+        anchors, anchor_targets = _stage_anchors(state, stage, boards[~hold])
+        train = Experience(np.concatenate([train.boards, anchors]), np.concatenate([train.targets, anchor_targets]),
+                           0, 0, 0, 0)
     val_boards, val_labels = boards[hold], labels[hold]
     best_path = state.run_dir / f"best-{stage.name}.pt"
     log_path = state.run_dir / f"{stage.name}-epochs.json"

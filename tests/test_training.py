@@ -13,9 +13,11 @@ import torch
 from bgai import Position, encoding, training
 from bgai.bot import Bot, load_bot
 from bgai.checkpoint import export_for_play, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
+from bgai.dice import ROLLS
 from bgai.errors import BgaiError
 from bgai.network import EquityModel, flip
 from bgai.phase import BEAROFF, CONTACT, CRASHED, OVER, RACE, classify
+from bgai.td import inputs
 from bgai.training import (
     LookaheadStage,
     RolloutTargets,
@@ -717,9 +719,43 @@ def test_a_tiny_generation_learns_its_rollout_labels_keeps_its_best_epoch_and_re
     assert [e["epoch"] for e in json.loads((tmp_path / "run" / "rollouts-epochs.json").read_text())] == [0, 1, 2, 3]
 
 
+def test_anchors_are_the_plays_of_labelled_positions_valued_by_the_starting_model_and_kept(label_folder, tmp_path):
+    from bgai.movegen import afterstates
+    from bgai.training import RolloutStage, anchor_positions, labelled_positions
+
+    boards, _, _ = labelled_positions(str(label_folder))
+    start = EquityModel.create((8,), ("all",), 2)
+    anchors, targets = anchor_positions(start, boards, 2.0, seed=5)
+    assert abs(len(anchors) - 2 * len(boards)) <= 2
+    assert not np.isin(classify(anchors), (OVER, BEAROFF)).any()
+    # each anchor is a play of one of the boards: a position after some roll's play
+    plays = afterstates(np.repeat(boards, 21, axis=0), np.tile(ROLLS, (len(boards), 1)))
+    assert {a.tobytes() for a in anchors} <= {p.tobytes() for p in plays.after}
+    with torch.inference_mode():
+        np.testing.assert_allclose(targets, start(*inputs(start, anchors)).numpy(), atol=1e-6)
+    again, _ = anchor_positions(start, boards, 2.0, seed=5)
+    assert np.array_equal(again, anchors)
+    # A stage with anchors writes them before its first epoch and learns them beside the labels
+    config = load_config(None, {**TINY, "hidden": "8"})
+    config.stages = [RolloutStage(labels=str(label_folder), epochs=1, lr=3e-3, lr_end=1e-3, batch_size=16,
+                                  validation=0.25, anchor=1.0, bench_every=1)]
+    run(config, tmp_path / "run", progress=False)
+    with np.load(tmp_path / "run" / "anchors-rollouts.npz") as saved:
+        assert len(saved["boards"]) > 0 and saved["targets"].shape == (len(saved["boards"]), 5)
+    # resumed for a longer stage, the same anchors are read back; without them the stage refuses to guess
+    kept = (tmp_path / "run" / "anchors-rollouts.npz").read_bytes()
+    config.stages[0].epochs = 2
+    run(config, tmp_path / "run", resume=True, progress=False)
+    assert (tmp_path / "run" / "anchors-rollouts.npz").read_bytes() == kept
+    (tmp_path / "run" / "anchors-rollouts.npz").unlink()
+    config.stages[0].epochs = 3
+    with pytest.raises(BgaiError, match="anchors-rollouts.npz is missing"):
+        run(config, tmp_path / "run", resume=True, progress=False)
+
+
 @pytest.mark.parametrize("setting, message", [
     ("optimizer = 'sgd'", "optimizer"), ("validation = 1.0", "validation"), ("ply1 = 2.0", "ply1"),
-    ("epochs = 0", "epochs"), ("picks = 'some'", "picks"),
+    ("epochs = 0", "epochs"), ("picks = 'some'", "picks"), ("anchor = -1.0", "anchor"),
 ])
 def test_a_rollouts_stage_refuses_bad_settings(tmp_path, setting, message):
     path = tmp_path / "bad.toml"
