@@ -1,0 +1,279 @@
+"""The environments' speed: bgai's vector environment beside OpenSpiel's and pgx's backgammon, random play, this CPU.
+
+    python benchmarks/env_bench.py --json benchmarks/results/env_speed.json
+
+One run measures, one after the other, each for a few seconds of wall time (``--seconds``):
+
+1. **bgai's vector environment** (``BackgammonVectorEnv``, ``--envs`` games at once): a random agent (uniform over
+   its mask, drawn in numpy) against the random opponent. Games and decisions a second; a decision is one play of
+   either side, so a turn. Then again on one thread (``bgai.movegen.one_thread``: OpenSpiel's part runs on one).
+2. **bgai's own batched games** (``bgai.game.play_games``, random against random, what ``bgai duel random random``
+   runs, ``--envs`` games at once): the same games without the environment around them.
+3. **bgai's single environment** (``BackgammonEnv``, one game, random against random): the time of a step, and the
+   time of the move generation and the random choices that step makes (the agent's plays, the opponent's plays and
+   its choice, played here on the same positions with bgai's own functions): the difference is the environment's
+   overhead a step.
+4. **OpenSpiel's backgammon** (``pyspiel``, its C++ game through its Python API, one thread): uniform over the legal
+   actions, the dice drawn from the chance outcomes' probabilities. OpenSpiel's action is a whole play of a roll,
+   except doubles, which take two; a decision is one action.
+5. **pgx's backgammon** (JAX on the CPU, ``--pgx-batch`` games, ``jit`` of ``vmap``, pgx's auto-reset): uniform over
+   the legal actions. pgx's action moves one checker, so a game has several times as many decisions. After the
+   compilation (timed apart), the clock runs for ``--pgx-seconds``; all games start together, so the games that
+   end within the window undercount the steady rate unless the window spans several game lengths. The figure
+   beside it, decisions a second over the mean decisions of the games that ended, overcounts it (the first games
+   to end are the short ones): the steady rate lies between the two.
+
+The peers are not bgai's dependencies: ``pip install open_spiel pgx jax`` to measure them. A peer that cannot be
+imported is skipped, and the JSON says so. The load average before and after each part is recorded: the machine is
+shared, and a busy core slows every part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bgai.envs import BackgammonEnv, BackgammonVectorEnv
+from bgai.files import provenance, write_atomically
+from bgai.game import play_games
+from bgai.movegen import afterstates, one_thread, threads
+from bgai.players import RandomPlayer
+
+NOTES = {
+    "decisions": "one action of one side: a whole turn in bgai (both seats' plays counted) and in OpenSpiel (which "
+                 "plays a double as two actions), one checker move in pgx",
+    "pgx_games_per_s": "games ended within the window, all games having started together: fewer than the steady "
+                       "rate unless the window spans several game lengths; games_per_s_upper (decisions a second "
+                       "over the mean length of the games that ended) is more: the steady rate lies between",
+    "bgai_single_env": "engine_us_per_step: the step's move generation and the opponent's random choice, replayed "
+                       "on the same positions with bgai's functions; overhead_us_per_step: the rest",
+}
+
+
+class CountingRandom(RandomPlayer):
+    """The random player, counting the positions it plays."""
+
+    def __init__(self) -> None:
+        self.decisions = 0
+
+    def choose(self, boards, after, owner, rng, dice=None):
+        self.decisions += len(boards)
+        return super().choose(boards, after, owner, rng, dice)
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def bgai_vector(envs: int, seconds: float, threads: int | None = None) -> dict:
+    if threads == 1:
+        with one_thread():
+            return bgai_vector(envs, seconds)
+    opponent = CountingRandom()
+    env = BackgammonVectorEnv(envs, opponent)
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    for _ in range(20):  # compiled kernels loaded, games under way
+        counts = obs["action_mask"].sum(axis=1)
+        obs, *_ = env.step((rng.random(envs) * counts).astype(np.int64))
+    games = steps = 0
+    opponent.decisions = 0
+    before = load()
+    started, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - started < seconds:
+        counts = obs["action_mask"].sum(axis=1)
+        obs, _, terminated, _, _ = env.step((rng.random(envs) * counts).astype(np.int64))
+        games += int(terminated.sum())
+        steps += 1
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    decisions = steps * envs + opponent.decisions
+    return {"games_per_s": games / elapsed, "decisions_per_s": decisions / elapsed, "games": games,
+            "steps": steps, "ms_per_step": 1e3 * elapsed / steps, "cpu_ms_per_step": 1e3 * cpu / steps,
+            "cpu_us_per_decision": 1e6 * cpu / decisions, "seconds": elapsed, "load_before": before,
+            "load_after": load()}
+
+
+def bgai_engine(envs: int, seconds: float) -> dict:
+    play_games(RandomPlayer(), RandomPlayer(), envs, seed=1, batch=envs)  # warm
+    games = turns = 0
+    before = load()
+    started, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - started < seconds:
+        result = play_games(RandomPlayer(), RandomPlayer(), envs, seed=2 + games, batch=envs)
+        games += result.games
+        turns += int(result.turns.sum())
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {"games_per_s": games / elapsed, "decisions_per_s": turns / elapsed, "games": games,
+            "cpu_us_per_decision": 1e6 * cpu / turns, "seconds": elapsed, "load_before": before,
+            "load_after": load()}
+
+
+def bgai_single(seconds: float) -> dict:
+    """The single environment's step, and the engine's share of it: the same steps replayed with bgai's own
+    functions (the agent's plays, the opponent's plays and its choice), positions and dice taken from the env."""
+    env = BackgammonEnv(CountingRandom())
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=0)
+    record = []  # (agent's board, dice, its play's afterstate) of each step that went on
+    steps = 0
+    before = load()
+    started, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - started < seconds:
+        n = int(obs["action_mask"].sum())
+        action = int(rng.integers(n))
+        played = info["afterstate_boards"][action]
+        board, dice = info["board"], info["dice"]
+        obs, _, terminated, _, info = env.step(action)
+        steps += 1
+        if terminated:
+            obs, info = env.reset()
+        else:
+            record.append((board, dice, played))
+    step_s, step_cpu = (time.perf_counter() - started) / steps, (time.process_time() - cpu) / steps
+    load_after = load()
+    player, rolls = RandomPlayer(), np.random.default_rng(1)
+    started, cpu = time.perf_counter(), time.process_time()
+    for board, dice, played in record:
+        afterstates(board[None], dice[None], return_steps=True, validate=False)
+        opponent_dice = rolls.integers(1, 7, size=(1, 2)).astype(np.int8)
+        replies = afterstates(played[None], opponent_dice, validate=False)
+        player.choose(played[None], replies.after, replies.owner, rolls)
+    engine_s, engine_cpu = (time.perf_counter() - started) / len(record), (time.process_time() - cpu) / len(record)
+    return {"us_per_step": 1e6 * step_s, "engine_us_per_step": 1e6 * engine_s,
+            "overhead_us_per_step": 1e6 * (step_s - engine_s), "cpu_us_per_step": 1e6 * step_cpu,
+            "engine_cpu_us_per_step": 1e6 * engine_cpu, "steps": steps, "load_before": before,
+            "load_after": load_after}
+
+
+def openspiel(seconds: float) -> dict:
+    try:
+        import pyspiel
+    except ImportError as error:
+        return {"skipped": f"open_spiel could not be imported ({error}); pip install open_spiel"}
+    game = pyspiel.load_game("backgammon")
+    draw = random.Random(0)
+    games = decisions = 0
+    before = load()
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                x, total, chosen = draw.random(), 0.0, outcomes[-1][0]
+                for action, p in outcomes:
+                    total += p
+                    if x < total:
+                        chosen = action
+                        break
+                state.apply_action(chosen)
+            else:
+                state.apply_action(draw.choice(state.legal_actions()))
+                decisions += 1
+        games += 1
+    elapsed = time.perf_counter() - started
+    return {"version": pyspiel.__version__ if hasattr(pyspiel, "__version__") else _version("open_spiel"),
+            "games_per_s": games / elapsed, "decisions_per_s": decisions / elapsed, "games": games,
+            "decisions_per_game": decisions / max(games, 1), "seconds": elapsed, "load_before": before,
+            "load_after": load()}
+
+
+def pgx_backgammon(batch: int, seconds: float) -> dict:
+    try:
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        import jax
+        import jax.numpy as jnp
+        import pgx
+        from pgx.experimental.wrappers import auto_reset
+    except ImportError as error:
+        return {"skipped": f"pgx or jax could not be imported ({error}); pip install pgx jax"}
+    env = pgx.make("backgammon")
+    init = jax.jit(jax.vmap(env.init))
+    step = jax.jit(jax.vmap(auto_reset(env.step, env.init)))
+
+    @jax.jit
+    def act(key, mask):
+        return jax.random.categorical(key, jnp.where(mask, 0.0, -jnp.inf), axis=-1)
+
+    key = jax.random.PRNGKey(0)
+    compiling = time.perf_counter()
+    key, k0, k1, k2 = jax.random.split(key, 4)
+    state = init(jax.random.split(k0, batch))
+    state = step(state, act(k1, state.legal_action_mask), jax.random.split(k2, batch))
+    state.terminated.block_until_ready()
+    compile_s = time.perf_counter() - compiling
+    games = steps = 0
+    lengths = []
+    before = load()
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        key, k1, k2 = jax.random.split(key, 3)
+        length = np.asarray(state._step_count)
+        state = step(state, act(k1, state.legal_action_mask), jax.random.split(k2, batch))
+        ended = np.asarray(state.terminated)
+        games += int(ended.sum())
+        lengths.extend((length[ended] + 1).tolist())
+        steps += 1
+    elapsed = time.perf_counter() - started
+    decisions_per_s = steps * batch / elapsed
+    mean_length = float(np.mean(lengths)) if lengths else None
+    return {"version": pgx.__version__, "jax": jax.__version__, "batch": batch, "compile_s": compile_s,
+            "games_per_s": games / elapsed, "decisions_per_s": decisions_per_s, "games": games,
+            "games_per_s_upper": decisions_per_s / mean_length if mean_length else None,
+            "mean_decisions_of_ended_games": mean_length, "seconds": elapsed, "load_before": before,
+            "load_after": load()}
+
+
+def _version(package: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--envs", type=int, default=1024, help="games at once in bgai's vector env (default 1024)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="wall time of each bgai and OpenSpiel part")
+    parser.add_argument("--pgx-batch", type=int, default=1024, help="pgx's games at once (default 1024)")
+    parser.add_argument("--pgx-seconds", type=float, default=45.0, help="pgx's window after compiling (default 45)")
+    parser.add_argument("--no-pgx", action="store_true", help="skip pgx (its compilation alone takes 20-30 s)")
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args()
+
+    results: dict = {**provenance(), "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+                     f"Python {platform.python_version()}, numpy {np.__version__}", "bgai_threads": threads(),
+                     "peers_installed": {name: _version(name) for name in ("open_spiel", "pgx", "jax")},
+                     "notes": NOTES, "load_at_start": load()}
+    parts = [
+        ("bgai_vector_env", lambda: bgai_vector(args.envs, args.seconds)),
+        ("bgai_vector_env_one_thread", lambda: bgai_vector(args.envs, args.seconds, threads=1)),
+        ("bgai_batched_games", lambda: bgai_engine(args.envs, args.seconds)),
+        ("bgai_single_env", lambda: bgai_single(args.seconds / 2)),
+        ("openspiel", lambda: openspiel(args.seconds)),
+        ("pgx", (lambda: {"skipped": "--no-pgx"}) if args.no_pgx
+         else (lambda: pgx_backgammon(args.pgx_batch, args.pgx_seconds))),
+    ]
+    for name, measure in parts:
+        results[name] = measure()
+        print(f"{name}: {json.dumps(results[name])}", flush=True)
+    ours = results["bgai_vector_env"]["games_per_s"]
+    results["bgai_vector_env_games_per_s_over"] = {
+        peer: ours / results[peer]["games_per_s"] for peer in ("openspiel", "pgx")
+        if results[peer].get("games_per_s")}
+    print(json.dumps(results["bgai_vector_env_games_per_s_over"]))
+    if args.json:
+        write_atomically(Path(args.json), lambda handle: handle.write(json.dumps(results, indent=1).encode() + b"\n"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""``bgai/Backgammon-v0``: one agent against a built-in opponent, cubeless money games, as a Gymnasium environment.
+
+    >>> import gymnasium
+    >>> import bgai.envs
+    >>> env = gymnasium.make("bgai/Backgammon-v0", opponent="pubeval")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs["observation"].shape, obs["action_mask"].shape
+    ((243,), (2399,))
+    >>> info["dice"].tolist(), len(info["plays"]), int(obs["action_mask"].sum())
+    ([6, 1], 10, 10)
+    >>> obs, reward, terminated, truncated, info = env.step(info["plays"].index("13/7 8/7"))
+    >>> reward, terminated
+    (0.0, False)
+
+Each episode is one game. The agent is seat 0; the opening roll decides who plays first, and where the opponent won
+it, the opponent's opening play is made before the first observation. Every step the agent plays one action (see
+``bgai.envs.spaces`` for the observation, the action order and the mask); then, unless the game is over, the
+opponent rolls and plays, and the agent rolls. A roll with no legal play still asks for the one action, 0 (it
+passes), so the agent sees every roll it makes.
+
+Reward: 0 until the game ends, then the game's points from the agent's side: +1, +2 (gammon) or +3 (backgammon) when
+it wins, -1, -2 or -3 when it loses. The game always ends (terminated); nothing truncates it.
+
+An action outside the mask (any integer that is not one of the legal plays, negative and too large ones included)
+resigns the game: reward -1, terminated, ``info["illegal_action"]`` true. A step after the game ended raises
+``GameStateError``: call ``reset()``.
+
+``info``, at every step: ``board`` (the agent's position, its side, as bgai's boards), ``dice``, ``plays`` (the
+legal plays in notation, action ``i`` at index ``i``), ``afterstates`` (each play's afterstate encoded, seen from
+the opponent, who is on roll after it: what an afterstate-value agent scores, TD-Gammon's way) and
+``afterstate_boards``, and ``illegal_action`` (see ``bgai.envs.spaces.play_info``). When the game ends, ``board``
+is the final position and the play lists are empty.
+
+``reset(options={"position": ...})`` starts from a given position instead, the agent on roll with a fresh roll: a
+``Position``, a Position ID or XGID, or 26 integers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from bgai.encoding import ENCODER_VERSION
+from bgai.envs.games import Games
+from bgai.envs.opponents import make_opponent
+from bgai.envs.spaces import action_space, observation_space, observe, play_info
+from bgai.errors import GameStateError
+from bgai.position import render_board
+
+_ONE = np.zeros(1, dtype=np.int64)
+
+
+class BackgammonEnv(gym.Env[dict[str, Any], np.int64]):
+    """One agent (seat 0) against ``opponent`` (``bgai.envs.opponents``: ``"random"``, ``"heuristic"``,
+    ``"pubeval"``, ``"bgai"`` at ``plies`` of lookahead, a player or a policy), cubeless money games. ``encoder``:
+    the version of bgai's encoder the observations use (``bgai.encoding``; 0 is Tesauro's inputs alone).
+    ``render_mode="ansi"``: ``render()`` returns the board as text. See the module docstring."""
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, opponent: Any = "random", *, plies: int = 0, encoder: int = ENCODER_VERSION,
+                 render_mode: str | None = None) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got "
+                             f"{render_mode!r}")
+        self.observation_space = observation_space(encoder)
+        self.action_space = action_space()
+        self.render_mode = render_mode
+        self.encoder = encoder
+        self.opponent = make_opponent(opponent, plies=plies, encoder=encoder)
+        self._games = Games(1, self.opponent, steps=True)
+        self._illegal = False
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        position = (options or {}).get("position")
+        self._games.start(_ONE, self.np_random, None if position is None else [position])
+        self._illegal = False
+        return self._observation(), self._info()
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        if self._games.over[0]:
+            raise GameStateError("the game is over: call reset() to start another")
+        points, finished, illegal, _ = self._games.step(np.array([action]), self.np_random)
+        self._illegal = bool(illegal[0])
+        return self._observation(), float(points[0]), bool(finished[0]), False, self._info()
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        games = self._games
+        board = render_board(games.boards[0], players=("agent (X)", f"{self.opponent.name} (O)"))
+        if games.over[0]:
+            return board + "\ngame over"
+        return board + f"\nagent to play {games.dice[0, 0]}-{games.dice[0, 1]}: {int(games.plays.counts[0])} plays"
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        games = self._games
+        return {key: value[0] for key, value in observe(games.boards, games.dice, games.plays.counts,
+                                                         self.encoder).items()}
+
+    def _info(self) -> dict[str, Any]:
+        games = self._games
+        plays = games.plays
+        assert plays.steps is not None  # Games(steps=True)
+        rows = slice(int(plays.starts[0]), int(plays.starts[0] + plays.counts[0]))
+        return play_info(games.boards[0], games.dice[0], plays.after[rows], plays.steps[rows], self.encoder,
+                         self._illegal)

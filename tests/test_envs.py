@@ -1,0 +1,530 @@
+"""The Gymnasium and PettingZoo environments (``bgai.envs``).
+
+Given ``bgai/Backgammon-v0`` (one agent against a built-in opponent), its vector version and the two-agent
+PettingZoo environment,
+- the ecosystems' own checkers pass: Gymnasium's ``check_env``, PettingZoo's ``api_test`` and ``seed_test``;
+- random games end with the result the rules give their final position (1, 2 or 3 points, from the right side),
+  a thousand of them through the vector environment;
+- action ``i`` is the ``i``-th legal play of ``Position.legal_moves``, the mask covers exactly the legal plays, and
+  the observation is the encoder's inputs and the roll;
+- an action outside the mask resigns a single game, in every environment;
+- a seed replays the same games, and the single environment is the vector environment of one game;
+- ``MAX_PLAYS`` is the most distinct plays any roll can have, computed again here.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+import warnings
+from collections import Counter
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from pettingzoo.test import api_test, seed_test
+
+import bgai.envs  # noqa: F401 (registers bgai/Backgammon-v0)
+from bgai import Position
+from bgai.encoding import encode, n_features
+from bgai.envs import MAX_PLAYS, BackgammonEnv, BackgammonVectorEnv, backgammon_v0
+from bgai.envs.games import legal_plays
+from bgai.envs.spaces import DICE_UNITS, observe
+from bgai.errors import BgaiError, GameStateError, IllegalMoveError
+from bgai.game import result_points
+from bgai.movegen import afterstates
+from bgai.players import RandomPlayer
+
+F = n_features()  # the encoder's inputs at the front of an observation
+
+
+def points_by_the_rules(final: np.ndarray) -> int:
+    """The agent's points from a game's final position, seen from its side (checkers positive), by the rules: the
+    side with no checker left won; 1 point, 2 if the loser bore off none (gammon), 3 if it also has a checker on
+    the bar or in the winner's home board (backgammon)."""
+    mine, theirs = int(final[final > 0].sum()), int(-final[final < 0].sum())
+    assert (mine == 0) != (theirs == 0), "exactly one side has borne off every checker"
+    if mine == 0:  # the agent won; the opponent's bar is index 0, the agent's home board points 1..6
+        left, back, sign = theirs, final[0] < 0 or (final[1:7] < 0).any(), 1
+    else:  # the opponent won; the agent's bar is index 25, the opponent's home board the agent's points 19..24
+        left, back, sign = mine, final[25] > 0 or (final[19:25] > 0).any(), -1
+    return sign * (1 if left < 15 else 3 if back else 2)
+
+
+def random_actions(obs: dict, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action for each game of a batch."""
+    counts = obs["action_mask"].sum(axis=1)
+    return (rng.random(len(counts)) * counts).astype(np.int64)
+
+
+# The ecosystems' checkers ----------------------------------------------------------------------------------------
+
+def test_importing_the_environments_never_imports_torch():
+    code = ("import sys, gymnasium, numpy as np, bgai.envs\n"
+            "from bgai.envs import backgammon_v0\n"
+            "env = gymnasium.make('bgai/Backgammon-v0', opponent='bgai')\n"
+            "obs, info = env.reset(seed=0)\n"
+            "env.step(0)\n"
+            "backgammon_v0.env().reset(seed=0)\n"
+            "envs = gymnasium.make_vec('bgai/Backgammon-v0', num_envs=4, opponent='pubeval')\n"
+            "envs.reset(seed=0); envs.step(np.zeros(4, dtype=np.int64))\n"
+            "print('torch' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "False"
+
+
+def test_the_id_is_registered_for_make_and_make_vec():
+    assert "bgai/Backgammon-v0" in gymnasium.registry
+    env = gymnasium.make("bgai/Backgammon-v0", opponent="heuristic")
+    assert isinstance(env.unwrapped, BackgammonEnv) and env.unwrapped.opponent.name == "heuristic"
+    envs = gymnasium.make_vec("bgai/Backgammon-v0", num_envs=3)
+    assert isinstance(envs.unwrapped, BackgammonVectorEnv) and envs.num_envs == 3
+    obs, _ = envs.reset(seed=0)
+    assert obs in envs.observation_space
+
+
+def test_gymnasium_check_env_passes_without_a_warning():
+    env = gymnasium.make("bgai/Backgammon-v0", opponent="pubeval", render_mode="ansi")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env.unwrapped)
+    assert [str(w.message) for w in caught] == []
+
+
+def test_pettingzoo_api_test_passes():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        api_test(backgammon_v0.env(), num_cycles=300)
+    # The warnings expected: api_test warns of a dict observation (``observation`` and ``action_mask``, the layout
+    # PettingZoo's own classic games use) for every game but those on its list of its own, and of a mask of zeros,
+    # which is what each agent observes once the game is over.
+    expected = {"Observation is not a NumPy array",
+                "Observation space for each agent probably should be gymnasium.spaces.box or gymnasium.spaces.discrete",
+                "Action mask numpy array is all zeros (no legal actions)."}
+    assert {str(w.message) for w in caught} <= expected
+
+
+def test_pettingzoo_seed_test_passes():
+    seed_test(backgammon_v0.env, num_cycles=200)
+
+
+# Whole games -----------------------------------------------------------------------------------------------------
+
+def test_a_thousand_random_games_through_the_vector_env_end_with_the_rules_result():
+    """Given 1,000 games of a random agent against a random opponent, stepped until each has ended once, then every
+    reward is the rules' points of the game's final position, rewards come only at the end, every position has
+    fifteen checkers a side or fewer, and the masks count the generator's plays."""
+    n = 1000
+    envs = BackgammonVectorEnv(n, "random")
+    obs, info = envs.reset(seed=11)
+    rng = np.random.default_rng(0)
+    first = np.full(n, np.nan)  # each game's reward when it first ended
+    most = 0
+    for step in range(2000):
+        boards, dice = info["board"], info["dice"]
+        assert ((boards > 0) * boards).sum(axis=1).max() <= 15 and ((boards < 0) * -boards).sum(axis=1).max() <= 15
+        assert np.array_equal(obs["observation"][:, :F], encode(boards))
+        counts = obs["action_mask"].sum(axis=1)
+        most = max(most, int(counts.max()))
+        if step % 10 == 0:
+            assert np.array_equal(counts, np.bincount(afterstates(boards, dice).owner, minlength=n))
+        obs, rewards, terminated, truncated, info = envs.step(random_actions(obs, rng))
+        assert not truncated.any() and not rewards[~terminated].any()
+        ended = np.flatnonzero(terminated)
+        if len(ended):
+            final = info["final_info"]["board"]
+            assert np.array_equal(info["_final_obs"], terminated)
+            by_rules = [points_by_the_rules(final[i]) for i in ended]
+            assert rewards[ended].tolist() == by_rules
+            won = rewards[ended] > 0
+            engine = np.where(won, result_points(-final[ended][:, ::-1]), -result_points(final[ended]))
+            assert np.array_equal(engine, rewards[ended])
+            fresh = ended[np.isnan(first[ended])]
+            first[fresh] = rewards[fresh]
+        if not np.isnan(first).any():
+            break
+    assert not np.isnan(first).any(), "some games never ended"
+    assert set(Counter(first.tolist())) == {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
+    assert 0.4 < (first > 0).mean() < 0.6  # two random players
+    assert most <= MAX_PLAYS
+
+
+def play_single(env: BackgammonEnv, games: int, seed: int) -> list[tuple[float, np.ndarray]]:
+    """(reward, final board) of ``games`` random games through the single environment."""
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    results = []
+    while len(results) < games:
+        assert obs in env.observation_space
+        obs, reward, terminated, truncated, info = env.step(int(random_actions(
+            {"action_mask": obs["action_mask"][None]}, rng)[0]))
+        assert not truncated
+        if terminated:
+            results.append((reward, info["board"]))
+            obs, info = env.reset()
+        else:
+            assert reward == 0
+    return results
+
+
+def test_random_games_through_the_single_env_end_with_the_rules_result():
+    results = play_single(BackgammonEnv("random"), 120, seed=3)
+    assert all(reward == points_by_the_rules(board) for reward, board in results)
+    assert {abs(reward) for reward, _ in results} == {1, 2, 3}
+
+
+def test_random_games_through_the_pettingzoo_env_end_with_the_rules_result():
+    """Given random games between the two agents, then the winner gets the rules' points of the final position
+    (seen from its side) and the loser minus them."""
+    env = backgammon_v0.env()
+    rng = np.random.default_rng(5)
+    seen = Counter()
+    for game in range(60):
+        env.reset(seed=game)
+        totals = Counter()
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, info = env.last()
+            totals[agent] += reward
+            if terminated:
+                assert reward == points_by_the_rules(info["board"])
+                assert np.array_equal(obs["observation"][:F], encode(info["board"])) and not obs["action_mask"].any()
+                env.step(None)
+            else:
+                env.step(int(random_actions({"action_mask": obs["action_mask"][None]}, rng)[0]))
+        assert totals["player_0"] == -totals["player_1"] != 0
+        seen[abs(totals["player_0"])] += 1
+    assert set(seen) == {1, 2, 3}
+
+
+def test_gammons_and_backgammons_are_scored_for_and_against_the_agent():
+    """Given six positions where the next play ends the game: the agent bears off its last checker against an
+    opponent with a checker in its home board (backgammon), with none off (gammon) and with one off (single); or the
+    opponent, with two checkers on its ace point, bears them off after any play of an agent with checkers on the bar
+    (backgammon), with none off (gammon) and with one off (single). Then the rewards are +3 +2 +1 -3 -2 -1, in the
+    single, vector and PettingZoo environments."""
+    positions = [
+        Position.from_points({1: 1}, {3: 1, 20: 14}),
+        Position.from_points({1: 1}, {20: 15}),
+        Position.from_points({1: 1}, {20: 14}),
+        Position.from_points({"bar": 15}, {24: 2}),
+        Position.from_points({10: 15}, {24: 2}),
+        Position.from_points({10: 14}, {24: 2}),
+    ]
+    expected = [3, 2, 1, -3, -2, -1]
+    envs = BackgammonVectorEnv(6, "pubeval")
+    envs.reset(seed=0, options={"positions": positions})
+    _, rewards, terminated, _, _ = envs.step(np.zeros(6, dtype=np.int64))
+    assert rewards.tolist() == expected and terminated.all()
+    for position, points in zip(positions, expected):
+        env = BackgammonEnv("random")
+        env.reset(seed=1, options={"position": position.position_id()})
+        _, reward, terminated, _, info = env.step(0)
+        assert (reward, terminated) == (points, True) and points_by_the_rules(info["board"]) == points
+    aec = backgammon_v0.env()
+    for position, points in zip(positions[:3], expected):
+        aec.reset(seed=2, options={"position": position, "agent": "player_1"})
+        aec.step(0)
+        assert aec.rewards == {"player_1": points, "player_0": -points}
+
+
+# Actions, masks and observations -------------------------------------------------------------------------------
+
+def test_action_i_is_the_ith_legal_play_of_the_position():
+    """Given the agent's first roll in a few games, then the plays in info are ``Position.legal_moves`` in its
+    order, the afterstate boards and encodings are those plays', and the mask has a one for each of them."""
+    env = BackgammonEnv("heuristic")
+    for seed in range(5):
+        obs, info = env.reset(seed=seed)
+        moves = Position(info["board"]).legal_moves(tuple(info["dice"]))
+        assert list(info["plays"]) == [str(m) for m in moves]
+        assert np.array_equal(info["afterstate_boards"], np.stack([m.after.board for m in moves]))
+        assert np.array_equal(info["afterstates"], encode(info["afterstate_boards"]))
+        assert obs["action_mask"].dtype == np.int8 and obs["action_mask"][:len(moves)].all()
+        assert obs["action_mask"].sum() == len(moves)
+        i = len(moves) - 1
+        _, _, terminated, _, after = env.step(i)
+        assert not terminated
+        # Then play i was played, and the opponent replied with a legal play of some roll.
+        rolls = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)])
+        replies = afterstates(np.repeat(moves[i].after.board[None], len(rolls), axis=0), rolls)
+        assert (replies.after == after["board"]).all(axis=1).any()
+
+
+def test_the_observation_is_the_encoders_inputs_then_the_dice():
+    boards = np.stack([Position.start().board] * 3)
+    dice = np.array([[6, 5], [3, 3], [0, 0]])
+    obs = observe(boards, dice, np.array([7, 73, 0]))
+    x = obs["observation"]
+    assert x.shape == (3, F + DICE_UNITS) and x.dtype == np.float32
+    assert np.array_equal(x[:, :F], encode(boards))
+    units = x[:, F:]
+    assert np.flatnonzero(units[0]).tolist() == [5, 6 + 4]  # the 6, then the 5
+    assert np.flatnonzero(units[1]).tolist() == [2, 6 + 2] and not units[2].any()
+    assert obs["action_mask"].sum(axis=1).tolist() == [7, 73, 0]
+
+
+def test_every_input_stays_in_the_observation_space_at_the_extremes():
+    """Given the positions at the ends of each input's range (fifteen checkers on a bar, on a point, in a race),
+    then every observation is inside the declared bounds."""
+    extremes = [
+        Position.from_points({"bar": 15}, {1: 1}),
+        Position.from_points({1: 1}, {"bar": 15}),
+        Position.from_points({24: 15}, {1: 15}),
+        Position.from_points({1: 15}, {24: 15}),
+        Position.from_points({6: 15}, {"bar": 15}),
+    ]
+    boards = np.stack([p.board for p in extremes])
+    for encoder in (0, 1, 2, 3):
+        space = BackgammonEnv(encoder=encoder).observation_space
+        obs = observe(boards, np.array([[6, 6]] * len(boards)), np.ones(len(boards)), encoder)
+        assert space["observation"].shape == (n_features(encoder) + DICE_UNITS,)
+        assert all({k: v[i] for k, v in obs.items()} in space for i in range(len(boards)))
+
+
+@pytest.mark.parametrize("action", ["count", -1, MAX_PLAYS, 10**9])
+def test_an_action_outside_the_mask_resigns_a_single_game(action):
+    env = BackgammonEnv("pubeval")
+    obs, info = env.reset(seed=4)
+    a = int(obs["action_mask"].sum()) if action == "count" else action
+    _, reward, terminated, truncated, after = env.step(a)
+    assert (reward, terminated, truncated, after["illegal_action"]) == (-1.0, True, False, True)
+    assert np.array_equal(after["board"], info["board"]) and len(after["plays"]) == 0
+    with pytest.raises(GameStateError):
+        env.step(0)
+    obs, info = env.reset()
+    assert not info["illegal_action"] and obs["action_mask"].any()
+
+
+def test_an_action_outside_the_mask_resigns_only_its_game_in_the_vector_env():
+    envs = BackgammonVectorEnv(4, "random")
+    obs, info = envs.reset(seed=9)
+    counts = obs["action_mask"].sum(axis=1)
+    _, rewards, terminated, _, after = envs.step(np.array([0, counts[1], -5, 0]))
+    assert after["illegal_action"].tolist() == [False, True, True, False]
+    assert rewards[1:3].tolist() == [-1, -1] and terminated[1:3].all() and not terminated[[0, 3]].any()
+    assert np.array_equal(after["final_info"]["board"][1:3], info["board"][1:3])
+
+
+def test_an_action_outside_the_mask_resigns_in_the_pettingzoo_env():
+    env = backgammon_v0.env()
+    env.reset(seed=3)
+    mover = env.agent_selection
+    other = next(a for a in env.agents if a != mover)
+    board = env.infos[mover]["board"]
+    env.step(MAX_PLAYS - 1)
+    assert env.rewards == {mover: -1, other: 1} and all(env.terminations.values())
+    assert env.infos[mover]["illegal_action"] and not env.infos[other]["illegal_action"]
+    # Then each agent observes the position as it stood, from its own side.
+    assert np.array_equal(env.infos[mover]["board"], board)
+    assert np.array_equal(env.observe(mover)["observation"][:F], encode(board))
+    assert np.array_equal(env.observe(other)["observation"][:F], encode(-board[::-1]))
+
+
+def test_only_the_agent_on_roll_has_a_roll_and_a_mask_in_the_pettingzoo_env():
+    env = backgammon_v0.env()
+    env.reset(seed=8)
+    mover = env.agent_selection
+    other = next(a for a in env.agents if a != mover)
+    mine, theirs = env.observe(mover), env.observe(other)
+    assert mine["action_mask"].any() and mine["observation"][F:].sum() == 2
+    assert not theirs["action_mask"].any() and not theirs["observation"][F:].any()
+    # the waiting agent sees the same position from its own side
+    board = env.unwrapped.infos[mover]["board"]
+    assert np.array_equal(theirs["observation"][:F], encode(-board[::-1]))
+    assert env.infos[other] == {} and len(env.infos[mover]["plays"]) == mine["action_mask"].sum()
+
+
+def test_non_integer_actions_are_refused():
+    env = BackgammonEnv()
+    env.reset(seed=0)
+    with pytest.raises(ValueError):
+        env.step(0.5)
+
+
+# Seeds ---------------------------------------------------------------------------------------------------------
+
+def test_a_seed_replays_the_same_games():
+    one, two, other = BackgammonEnv("random"), BackgammonEnv("random"), BackgammonEnv("random")
+    a = play_single(one, 3, seed=21)
+    b = play_single(two, 3, seed=21)
+    c = play_single(other, 3, seed=22)
+    assert all(ra == rb and np.array_equal(ba, bb) for (ra, ba), (rb, bb) in zip(a, b))
+    assert not all(np.array_equal(ba, bc) for (_, ba), (_, bc) in zip(a, c))
+    envs = [BackgammonVectorEnv(16, "random") for _ in range(2)]
+    runs = []
+    for env in envs:
+        rng = np.random.default_rng(1)
+        obs, _ = env.reset(seed=5)
+        trace = []
+        for _ in range(60):
+            obs, rewards, *_ = env.step(random_actions(obs, rng))
+            trace.append((obs["observation"].copy(), rewards))
+        runs.append(trace)
+    assert all(np.array_equal(x, y) and np.array_equal(r, s) for (x, r), (y, s) in zip(*runs))
+
+
+def test_the_single_env_is_the_vector_env_of_one_game():
+    """Given the same seed and actions, then the single environment and a vector environment of one game see the
+    same observations and rewards, across the ends of games (where one calls reset and the other restarts)."""
+    single, vector = BackgammonEnv("random"), BackgammonVectorEnv(1, "random")
+    rng = np.random.default_rng(2)
+    obs, _ = single.reset(seed=13)
+    vobs, _ = vector.reset(seed=13)
+    ended = 0
+    for _ in range(250):
+        assert np.array_equal(obs["observation"], vobs["observation"][0])
+        assert np.array_equal(obs["action_mask"], vobs["action_mask"][0])
+        action = random_actions({"action_mask": obs["action_mask"][None]}, rng)
+        obs, reward, terminated, _, _ = single.step(int(action[0]))
+        vobs, rewards, terminations, _, _ = vector.step(action)
+        assert (reward, terminated) == (rewards[0], terminations[0])
+        if terminated:
+            ended += 1
+            obs, _ = single.reset()
+    assert ended >= 3
+
+
+# Opponents -------------------------------------------------------------------------------------------------------
+
+def test_opponents_by_name_player_and_policy():
+    for name in ("random", "heuristic", "pubeval", "bgai"):
+        env = gymnasium.make("bgai/Backgammon-v0", opponent=name)
+        env.reset(seed=0)
+        env.step(0)
+    deep = BackgammonEnv("bgai", plies=1)
+    assert deep.opponent.name.endswith("@1ply")
+    deep.reset(seed=0)
+    deep.step(0)
+    assert BackgammonEnv(RandomPlayer()).opponent.name == "random"
+
+    seen = []
+
+    def last_play(observation, info):
+        seen.append((observation, info))
+        return len(info["plays"]) - 1
+
+    env = BackgammonEnv(last_play)
+    env.reset(seed=6)
+    for _ in range(3):
+        env.step(0)
+    observation, info = seen[-1]
+    assert observation in env.observation_space and len(info["plays"]) == observation["action_mask"].sum()
+
+    batches = []
+
+    def first_plays(observations, info):
+        batches.append(len(observations["observation"]))
+        assert len(info["afterstate_env"]) == observations["action_mask"].sum()
+        return np.zeros(len(observations["observation"]), dtype=np.int64)
+
+    envs = BackgammonVectorEnv(8, first_plays)
+    envs.reset(seed=0)
+    envs.step(np.zeros(8, dtype=np.int64))
+    assert batches and max(batches) > 1
+
+
+def test_bad_opponents_are_refused():
+    with pytest.raises(BgaiError, match="unknown opponent"):
+        BackgammonEnv("gnubg-2ply")
+    with pytest.raises(BgaiError, match="plies"):
+        BackgammonEnv("pubeval", plies=1)
+    env = BackgammonEnv(lambda observation, info: MAX_PLAYS)
+    with pytest.raises(IllegalMoveError, match="legal plays"):
+        env.reset(seed=0)
+        for _ in range(3):
+            env.step(0)
+
+
+# Info, rendering -------------------------------------------------------------------------------------------------
+
+def test_the_vector_env_gives_every_games_plays_on_request():
+    envs = BackgammonVectorEnv(5, "random", afterstates=True)
+    obs, info = envs.reset(seed=3)
+    counts = obs["action_mask"].sum(axis=1)
+    assert np.array_equal(np.bincount(info["afterstate_env"], minlength=5), counts)
+    assert np.array_equal(info["afterstates"], encode(info["afterstate_boards"]))
+    assert [len(p) for p in info["plays"]] == counts.tolist()
+    for i in range(5):
+        moves = Position(info["board"][i]).legal_moves(tuple(info["dice"][i]))
+        assert list(info["plays"][i]) == [str(m) for m in moves]
+
+
+def test_render_shows_the_board_and_the_roll():
+    env = BackgammonEnv("pubeval", render_mode="ansi")
+    _, info = env.reset(seed=0)
+    text = env.render()
+    assert "agent (X)" in text and f"{info['dice'][0]}-{info['dice'][1]}" in text
+
+
+# The bound on the plays ----------------------------------------------------------------------------------------
+
+def _undominated(items):
+    """The (checkers, counts) pairs no other pair beats: no more checkers and at least the same counts."""
+    items = sorted(items, key=lambda item: (item[0], [-c for c in item[1]]))
+    kept = []
+    for placed, counts in items:
+        if not any(p <= placed and all(x >= y for x, y in zip(c, counts)) for p, c in kept):
+            kept.append((placed, counts))
+    return kept
+
+
+@functools.cache
+def _chains(steps: int = 4, checkers: int = 15) -> dict[int, list]:
+    """For a chain of each length 1..25 (its points ``d`` apart, taken from its highest point down), the undominated
+    pairs (checkers placed on it, the number of step counts ``f`` on it with each total 0..steps) over every
+    placement, where ``f[p] <= s[p] + f[p + d]``: a point's checkers leave only if they stood or arrived there."""
+    tables = {}
+    states = [(0, {(0, 0): 1})]  # (checkers placed, {(steps used, steps into the next point): ways})
+    for length in range(1, 26):
+        grown = []
+        for placed, ways in states:
+            for s in range(min(steps, checkers - placed) + 1):  # more than `steps` checkers never add a play
+                nxt: Counter = Counter()
+                for (used, inflow), w in ways.items():
+                    for out in range(min(s + inflow, steps - used) + 1):
+                        nxt[used + out, out] += w
+                grown.append((placed + s, nxt))
+        keys = sorted({k for _, ways in grown for k in ways})
+        vectors = {}
+        for placed, ways in grown:
+            vectors.setdefault((placed, tuple(ways.get(k, 0) for k in keys)), ways)
+        states = [(placed, vectors[placed, counts]) for placed, counts in _undominated(list(vectors))]
+        tables[length] = _undominated([(placed, tuple(sum(w for (u, _), w in ways.items() if u == k)
+                                                      for k in range(steps + 1))) for placed, ways in states])
+    return tables
+
+
+def most_double_plays(die: int, steps: int = 4, checkers: int = 15) -> int:
+    """The most step counts of ``steps`` steps of a double of ``die`` that fifteen checkers allow, ignoring every
+    other rule: an upper bound on the distinct plays (see ``bgai.envs.spaces``)."""
+    lengths = [len(range(top, 0, -die)) for top in range(25, 25 - die, -1)]
+    combined = [(0, (1,) + (0,) * steps)]
+    for length in lengths:
+        pairs = set()
+        for placed, counts in combined:
+            for more, chain in _chains(steps, checkers)[length]:
+                if placed + more <= checkers:
+                    pairs.add((placed + more, tuple(sum(counts[i] * chain[k - i] for i in range(k + 1))
+                                                    for k in range(steps + 1))))
+        combined = _undominated(pairs)
+    return max(counts[steps] for _, counts in combined)
+
+
+def test_max_plays_is_the_most_plays_a_roll_can_have():
+    """Given the argument of ``bgai.envs.spaces`` (a non-double has at most 25 x 25 plays; a double's plays are
+    step counts that fifteen checkers must supply), when the most step counts are computed for each die, then the
+    largest is ``MAX_PLAYS``; and a position the tests know comes close to it."""
+    assert 25 * 25 < MAX_PLAYS
+    most = {die: most_double_plays(die) for die in range(1, 7)}
+    assert max(most.values()) == most[1] == MAX_PLAYS
+    assert max(most_double_plays(die, steps=k) for die in range(1, 7) for k in range(4)) < MAX_PLAYS  # fewer steps
+    # Fifteen checkers spread over points 3..24, none of the opponent's in the way: 2,226 plays of 1-1.
+    board = np.zeros(26, dtype=np.int8)
+    board[[3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 18, 19, 21, 23, 24]] = 1
+    board[0] = -15
+    plays = legal_plays(board[None], np.array([[1, 1]]))
+    assert plays.counts[0] == 2226 <= MAX_PLAYS
+    assert observe(board[None], np.array([[1, 1]]), plays.counts)["action_mask"].sum() == 2226
