@@ -1,6 +1,6 @@
 """bgai's money-game cube decisions judged on GNU Backgammon's 2-ply reference set, beside gnubg's own 0-ply.
 
-    python -m bgai.coach.cube_accuracy [--plies 0 1 2] [--json benchmarks/results/cube_accuracy.json]
+    python -m bgai.coach.cube_accuracy [--plies 0 1] [--rollout N] [--json benchmarks/results/cube_accuracy.json]
 
 The reference set (``bgai/coach/data/cube_reference.json``, made by ``bgai.coach.cube_reference``) holds
 positions near the doubling window from gnubg's own games, each with a centered cube or a 2-cube owned by the
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -20,6 +22,7 @@ import numpy as np
 from bgai.bot import load_bot
 from bgai.coach.cube_reference import KINDS, gnubg_0ply_score, score_decisions
 from bgai.cube import CENTERED, ON_ROLL, CubeState, cube_equities
+from bgai.files import provenance, write_atomically
 from bgai.position import Position
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "cube_reference.json"
@@ -42,6 +45,22 @@ def bgai_decisions(bot, entries) -> tuple[np.ndarray, np.ndarray, float]:
     return equities.should_double, equities.should_take, time.perf_counter() - started
 
 
+def rollout_decisions(bot, entries, options: dict | None = None, progress: bool = True
+                      ) -> tuple[np.ndarray, np.ndarray, float]:
+    """(doubles, takes, seconds) of ``bot``'s rollout cube decisions (``Bot.cube_decision(..., rollout=True)``:
+    ``bgai.bot.CUBE_ROLLOUT``'s settings, ``options`` changing them), one decision after another."""
+    from tqdm.auto import tqdm
+
+    doubles, takes = [], []
+    started = time.perf_counter()
+    for e in tqdm(entries, desc="rollout cube decisions", unit="decision", disable=not progress):
+        d = bot.cube_decision(Position.from_position_id(e["position_id"]), cube=e["cube"],
+                              owner="centered" if e["owner"] == "centered" else "me", rollout=options or True)
+        doubles.append(d.should_double)
+        takes.append(d.should_take)
+    return np.array(doubles), np.array(takes), time.perf_counter() - started
+
+
 def model_only(entries) -> dict:
     """bgai's cube model (Janowski, ``bgai.cube``) fed GNU Backgammon's own 2-ply cubeless probabilities: what the
     cube model loses by itself, apart from the network's errors. (A diagnostic; nothing is learned from it.)"""
@@ -56,10 +75,19 @@ def main(argv=None) -> None:
     parser.add_argument("--checkpoint", help="default: the shipped network")
     parser.add_argument("--reference", default=str(REFERENCE))
     parser.add_argument("--json", help="also write the figures here")
+    parser.add_argument("--rollout", type=int, default=0, metavar="N",
+                        help="also the rollout cube decision (bgai eval --rollout), on a seeded sample of N decisions; "
+                             "every row is then measured on that sample (default 0: none, the whole set)")
+    parser.add_argument("--trials", type=int, help="the rollout's trials (default: bgai.bot.CUBE_ROLLOUT's)")
+    parser.add_argument("--truncate", type=int, help="the rollout's truncation (default: CUBE_ROLLOUT's; 0: played "
+                                                     "out)")
     args = parser.parse_args(argv)
 
     reference = json.loads(Path(args.reference).read_text())
     entries = reference["entries"]
+    if args.rollout:
+        pick = np.sort(np.random.default_rng(38).choice(len(entries), min(args.rollout, len(entries)), replace=False))
+        entries = [entries[i] for i in pick]
     rows = {}
     if all("gnubg_0ply" in e for e in entries):  # gnubg's own 0-ply decisions, scored as bgai's are
         rows["gnubg 0-ply"] = gnubg_0ply_score(entries)
@@ -68,9 +96,17 @@ def main(argv=None) -> None:
         doubles, takes, seconds = bgai_decisions(bot, entries)
         rows[f"bgai {plies}-ply"] = {**score_decisions(entries, doubles.tolist(), takes.tolist()),
                                      "ms_per_position": 1000 * seconds / len(entries)}
+    if args.rollout:
+        options = {k: v for k, v in (("trials", args.trials), ("truncate", args.truncate)) if v is not None}
+        if options.get("truncate") == 0:
+            options["truncate"] = None
+        doubles, takes, seconds = rollout_decisions(load_bot(args.checkpoint), entries, options)
+        rows["bgai rollout"] = {**score_decisions(entries, doubles.tolist(), takes.tolist()),
+                                "ms_per_position": 1000 * seconds / len(entries)}
     rows["Janowski on gnubg's probabilities"] = model_only(entries)
 
-    print(f"{len(entries)} reference decisions (gnubg 2-ply, money, no Jacoby): {args.reference}")
+    sample = f" (a sample of {len(entries)}, seed 38)" if args.rollout else ""
+    print(f"{len(entries)} reference decisions{sample} (gnubg 2-ply, money, no Jacoby): {args.reference}")
     print(f"{'':<34} {'mp/decision':>11} {'double agree':>13} {'double mp':>10} {'take agree':>11} {'take mp':>8}")
     for name, s in rows.items():
         print(f"{name:<34} {s['mp_per_decision']:>11.2f} {100 * s['double_agreement']:>12.1f}% "
@@ -80,8 +116,10 @@ def main(argv=None) -> None:
         print(f"{name:<34} " + " ".join(f"{s['by_kind'][k]['count']:>6} {s['by_kind'][k]['mp']:>9.2f}" for k in KINDS))
     print(json.dumps(rows))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+        command = "python -m bgai.coach.cube_accuracy " + shlex.join(argv if argv is not None else sys.argv[1:])
+        figures = {**provenance(command.strip()), "reference": Path(args.reference).name,
+                   "positions": len(entries), **rows}
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":
