@@ -48,7 +48,7 @@ test: $(STAMP) system-deps
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py --json benchmarks/results.json
-	$(PY) benchmarks/selfplay_bench.py
+	$(PY) benchmarks/selfplay_bench.py --json benchmarks/results/selfplay.json
 	$(PY) benchmarks/lookahead_bench.py --positions 100 --json benchmarks/results/lookahead_speed.json
 	$(PY) benchmarks/ply_speed.py --positions 200 --json benchmarks/results/ply_speed.json
 	$(PY) benchmarks/fast_network_bench.py --json benchmarks/results/fast_network.json
@@ -56,7 +56,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/target_bench.py --positions 500 --json benchmarks/results/targets.json
 	$(PY) benchmarks/target_cost.py --positions 300 --rollouts 60 --json benchmarks/results/target_cost.json
 	$(PY) benchmarks/precision_bench.py --json benchmarks/results/precision.json
-	$(PY) -m bgai.coach.cube_accuracy --plies 0 1 2 --json benchmarks/results/cube_accuracy.json
+	$(PY) -m bgai.coach.cube_accuracy --plies 0 1 --json benchmarks/results/cube_accuracy.json
 	$(PY) -m bgai.coach.move_accuracy --plies 0 1 2 --json benchmarks/results/move_accuracy.json
 	$(PY) benchmarks/workers_bench.py --json benchmarks/results/workers.json
 	$(PY) benchmarks/rollout_bench.py --json benchmarks/results/rollout.json

@@ -5,7 +5,8 @@
 
 For each seed, ``bgai.coach.gnubg_matches`` has gnubg (Debian's 1.07) play a noisy match against itself
 (checker-play noise 0.03, cube noise 0.01, both players 0-ply) and analyse it with its default analysis settings
-(2-ply, cubeful, pruning; marks at 0.03/0.06/0.12). bgai then analyses the same .mat file at each of ``--plies``.
+(2-ply, cubeful, pruning; marks at 0.03/0.06/0.12; ``--gnubg-plies`` another ply, for a quick run). bgai then
+analyses the same .mat file at each of ``--plies``.
 Reported, per player and analyser: unforced checker plays, close-or-actual cube decisions, checker, cube and
 overall error rates (mEMG per decision), luck; per match the analysis time; and, over all matches, how the checker
 plays marked very bad (>= 0.12 EMG lost) by gnubg and by bgai overlap.
@@ -28,6 +29,7 @@ from pathlib import Path
 from bgai.analysis import analyse_match
 from bgai.bot import load_bot
 from bgai.coach.gnubg_matches import make_match
+from bgai.files import provenance, write_atomically
 from bgai.matchfile import CheckerPlay, read_mat
 
 VERY_BAD = 0.12
@@ -110,6 +112,7 @@ def main(argv=None) -> None:
     parser.add_argument("--plies", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--noise", type=float, default=0.03)
     parser.add_argument("--cube-noise", type=float, default=0.01)
+    parser.add_argument("--gnubg-plies", type=int, help="gnubg's analysis at this ply (default: its own, 2-ply)")
     parser.add_argument("--json", type=Path, default=Path("benchmarks/results/analysis_vs_gnubg.json"))
     args = parser.parse_args(argv)
     bots = {plies: load_bot(plies=plies) for plies in args.plies}
@@ -118,7 +121,7 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for seed in args.seeds:
             paths = make_match(Path(tmp), args.length, seed, noise=args.noise, cube_noise=args.cube_noise,
-                               analyse=True)
+                               analyse=True, analysis_plies=args.gnubg_plies)
             record = read_mat(paths["mat"])
             gnubg = json.loads(paths["analysis"].read_text())
             entry = {"seed": seed, "games": len(record.games), "score": list(record.score),
@@ -140,14 +143,14 @@ def main(argv=None) -> None:
             _print_match(entry, args.plies)
     summary = _summary(matches, args.plies, pooled)
     result = {
+        **provenance(),
         "what": "bgai's match analysis beside GNU Backgammon 1.07's (2-ply, its defaults) on gnubg-played noisy "
                 f"{args.length}-point matches",
         "settings": {"length": args.length, "seeds": args.seeds, "noise": args.noise, "cube_noise": args.cube_noise,
-                     "plies": args.plies, "very_bad": VERY_BAD},
+                     "plies": args.plies, "gnubg_plies": args.gnubg_plies, "very_bad": VERY_BAD},
         "matches": matches, "summary": summary,
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=1) + "\n")
+    write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=1) + "\n").encode()))
     print(json.dumps(summary, indent=1))
 
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 
 from bgai import movegen
+from bgai.files import provenance, write_atomically
 from bgai.game import game_over, play_games
 from bgai.players import PubevalPlayer, RandomPlayer
 from bgai.position import START_BOARD
@@ -115,7 +115,7 @@ def main(argv=None) -> None:
     boards, dice = sample_pairs(args.pairs, args.seed)
     moves = movegen.afterstates(boards, dice)
     figures = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        **provenance(),
         "pairs": len(boards),
         "afterstates_per_pair": len(moves.owner) / len(boards),
     }
@@ -126,7 +126,7 @@ def main(argv=None) -> None:
         print(f"{key:<{width}}  {value:,.3f}" if isinstance(value, float) else f"{key:<{width}}  {value}")
     print(json.dumps(figures))
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

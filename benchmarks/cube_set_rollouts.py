@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 
 import numpy as np
 
 from bgai.bot import load_bot
 from bgai.coach.cube_accuracy import REFERENCE, boards_and_cubes
+from bgai.files import provenance, write_atomically
 from bgai.rollout import rollout_values
 from bgai.weights import equity
 
@@ -69,12 +69,9 @@ def main(argv=None) -> None:
               f", mean abs {row['gnubg 2-ply']['mean_abs']:.4f}   v played out: lean {row['played out']['lean']:+.4f}"
               f", mean abs {row['played out']['mean_abs']:.4f}")
     if args.json:
-        given = sys.argv[1:] if argv is None else argv
-        result = {"command": "python benchmarks/cube_set_rollouts.py " + " ".join(given),
-                  "positions": len(chosen), "trials": args.trials, "seconds": seconds, "figures": figures}
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
+        result = {**provenance(), "positions": len(chosen), "trials": args.trials, "seconds": seconds,
+                  "figures": figures}
+        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

@@ -21,10 +21,8 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -35,6 +33,7 @@ import numpy as np  # noqa: E402
 
 from bgai import bearoff  # noqa: E402
 from bgai.bot import load_bot  # noqa: E402
+from bgai.files import provenance, write_atomically  # noqa: E402
 from bgai.game import play_games  # noqa: E402
 from bgai.movegen import afterstates  # noqa: E402
 from bgai.phase import CONTACT, CRASHED, RACE, classify  # noqa: E402
@@ -119,9 +118,8 @@ def main(argv=None) -> None:
         row["vs_gnubg"] = row["evaluations_per_s"] / gnubg
     print("bgai / gnubg: " + ", ".join(f"batch {r['batch']} {r['order']} {r['vs_gnubg']:.2f}x" for r in rows))
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "command": "python benchmarks/eval_speed.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-            "network": bot.model.describe(), "gnubg_calibrate_per_s": gnubg, "results": rows}, indent=2) + "\n")
+        figures = {**provenance(), "network": bot.model.describe(), "gnubg_calibrate_per_s": gnubg, "results": rows}
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

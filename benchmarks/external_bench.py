@@ -29,6 +29,7 @@ from tqdm import tqdm
 
 from bgai.bot import load_bot
 from bgai.external import serve
+from bgai.files import provenance, write_atomically
 from bgai.matchfile import read_match
 
 GNUBG = "/usr/games/gnubg"
@@ -87,10 +88,9 @@ def main() -> None:
             bar.update()
     seconds = time.time() - started
     p = np.array(points, dtype=np.float64)
-    result = {"games": len(p), "ppg": float(p.mean()), "ppg_se": float(p.std(ddof=1) / np.sqrt(len(p))),
-              "win_rate": float((p > 0).mean()), "mean_abs_points": float(np.abs(p).mean()),
-              "plies": args.plies, "seed": args.seed, "seconds": seconds,
-              "command": "python benchmarks/external_bench.py " + " ".join(sys.argv[1:])}
+    result = {**provenance(), "games": len(p), "ppg": float(p.mean()),
+              "ppg_se": float(p.std(ddof=1) / np.sqrt(len(p))), "win_rate": float((p > 0).mean()),
+              "mean_abs_points": float(np.abs(p).mean()), "plies": args.plies, "seed": args.seed, "seconds": seconds}
     print(f"bgai (external, {args.plies}-ply, cubeful) v gnubg {args.plies}-ply inside gnubg: {len(p)} money games, "
           f"{result['ppg']:+.3f} ± {result['ppg_se']:.3f} ppg for bgai, wins {100 * result['win_rate']:.1f}%, "
           f"{seconds:.0f} s")
@@ -103,7 +103,7 @@ def main() -> None:
         print(f"bgai bench --opponent gnubg (cubeless, duplicate): {cubeless['games']} games, "
               f"{cubeless['ppg']:+.3f} ± {cubeless['ppg_se']:.3f} ppg")
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

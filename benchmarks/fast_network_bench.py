@@ -32,7 +32,6 @@ import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -40,6 +39,7 @@ from bgai import Position, bearoff, movegen  # noqa: E402
 from bgai import rollout as ro  # noqa: E402
 from bgai.bot import FAST_NPZ, FAST_PRUNER, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
 from bgai.coach.oracles import gnubg_positions  # noqa: E402
+from bgai.files import provenance, write_atomically  # noqa: E402
 
 ROLLOUT_POSITIONS = {"opening": "4HPwATDgc/ABMA", "prime": "trsDADBsuw0GAA"}
 OLD_FAST_PRUNER = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "s-512-64-init-24-pruner.npz"
@@ -124,16 +124,14 @@ def main(argv=None) -> None:
     parser.add_argument("--networks", type=Path, nargs="+", help="time these networks beside the fast one instead")
     args = parser.parse_args(argv)
     if args.networks:
-        figures = {"command": "python " + " ".join(sys.argv), **network_cost(args.networks, args.positions)}
-        if args.json:
-            args.json.write_text(json.dumps(figures, indent=2) + "\n")
-        return
-    print(f"Time per move, {args.positions} positions, one thread (fastest of 3 alternating passes):")
-    figures = {"command": "python " + " ".join(sys.argv), **time_per_move(args.positions)}
-    print(f"Rollouts of {args.trials} trials, 0-ply, variance reduction:")
-    figures.update(rollout_jobs(args.trials))
+        figures = {**provenance(), **network_cost(args.networks, args.positions)}
+    else:
+        print(f"Time per move, {args.positions} positions, one thread (fastest of 3 alternating passes):")
+        figures = {**provenance(), **time_per_move(args.positions)}
+        print(f"Rollouts of {args.trials} trials, 0-ply, variance reduction:")
+        figures.update(rollout_jobs(args.trials))
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

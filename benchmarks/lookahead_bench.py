@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -34,18 +33,21 @@ from pathlib import Path
 import numpy as np
 
 from bgai.bot import FILTERS, MAX_PLIES, Bot, MoveFilter, load_bot
+from bgai.files import provenance, write_atomically
 from bgai.game import game_over
 from bgai.movegen import afterstates
 from bgai.position import START_BOARD, Position
 
 
-def sample_positions(n: int, seed: int, bot: Bot | None = None) -> list[tuple[Position, tuple[int, int]]]:
-    """``n`` (position, roll) pairs met in the bot's 0-ply games against itself, each with a fresh roll."""
+def sample_positions(n: int, seed: int, bot: Bot | None = None,
+                     steps: int = 400) -> list[tuple[Position, tuple[int, int]]]:
+    """``n`` (position, roll) pairs met in the first ``steps`` turns of 64 of the bot's 0-ply games against itself
+    (a finished game starts again), each with a fresh roll."""
     bot = bot or load_bot()
     rng = np.random.default_rng(seed)
     boards = np.repeat(START_BOARD[None], 64, axis=0)
     seen = []
-    for _ in range(400):
+    for _ in range(steps):
         boards = bot.choose_many(boards, rng.integers(1, 7, size=(len(boards), 2)))
         boards[game_over(boards)] = START_BOARD
         seen.append(boards.copy())
@@ -156,9 +158,9 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench_memory(batch: int, seed: int) -> dict:
+def bench_memory(batch: int, seed: int, steps: int) -> dict:
     bot = load_bot(plies=2)
-    pairs = sample_positions(batch, seed)
+    pairs = sample_positions(batch, seed, steps=steps)
     boards = np.stack([p.board for p, _ in pairs])
     moves = afterstates(boards, np.array([r for _, r in pairs]))
     before = peak_rss_mb()
@@ -179,27 +181,30 @@ def main(argv=None) -> None:
                         help="the filter study up to this ply (full width at 2-ply is the slow part)")
     parser.add_argument("--memory", action="store_true", help="peak memory of 2-ply choices on a batch")
     parser.add_argument("--batch", type=int, default=256, help="positions in the --memory batch")
+    parser.add_argument("--steps", type=int, default=400, help="turns of the bot's games the positions are drawn "
+                                                                "from (default 400)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
-    figures = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-               "load_average_at_start": os.getloadavg()[0], "positions": args.positions, "seed": args.seed}
+    figures = {**provenance(), "load_average_at_start": os.getloadavg()[0], "positions": args.positions,
+               "seed": args.seed}
     if args.memory:
-        figures.update(bench_memory(args.batch, args.seed))
+        figures.update(bench_memory(args.batch, args.seed, args.steps))
     elif args.filters:
-        figures.update(bench_filters(sample_positions(args.positions, args.seed), args.max_plies))
+        figures.update(bench_filters(sample_positions(args.positions, args.seed, steps=args.steps),
+                                     args.max_plies))
     else:
         # First, while this process is small: a child's peak memory starts from its parent's at the fork.
-        run = subprocess.run([sys.executable, __file__, "--memory", "--batch", str(args.batch)],
-                             capture_output=True, text=True, check=True)
+        run = subprocess.run([sys.executable, __file__, "--memory", "--batch", str(args.batch), "--steps",
+                              str(args.steps)], capture_output=True, text=True, check=True)
         memory = json.loads(run.stdout.splitlines()[-1])
-        figures.update(bench_speed(sample_positions(args.positions, args.seed)))
+        figures.update(bench_speed(sample_positions(args.positions, args.seed, steps=args.steps)))
         figures["memory"] = {k: memory[k] for k in memory if k.startswith(("batch", "peak", "seconds"))}
         for key, value in figures.items():
             print(f"{key:<34} {value:.1f}" if isinstance(value, float) else f"{key:<34} {value}")
     figures["load_average_at_end"] = os.getloadavg()[0]
     print(json.dumps(figures))
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

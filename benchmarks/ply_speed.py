@@ -69,7 +69,6 @@ import argparse  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from importlib import metadata  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -80,6 +79,7 @@ import torch  # noqa: E402
 from bgai import bearoff  # noqa: E402
 from bgai.bot import MAX_PLIES, load_bot  # noqa: E402
 from bgai.coach.oracles import gnubg_positions  # noqa: E402
+from bgai.files import provenance, write_atomically  # noqa: E402
 from bgai.movegen import afterstates, switch  # noqa: E402
 from bgai.players.gnubg import from_gnubg, require_gnubg, to_gnubg  # noqa: E402
 from bgai.position import Position  # noqa: E402
@@ -267,6 +267,7 @@ def same_play(a: list, b: list, unforced: np.ndarray) -> tuple[float, float]:
 
 
 def machine() -> dict:
+    """The machine in detail (``provenance``'s ``machine`` is the short form): processor, threads, versions."""
     processor = platform.processor()
     try:
         processor = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
@@ -354,8 +355,8 @@ def main(argv=None) -> None:
     if not 1 <= deep <= args.positions:
         parser.error(f"--positions-2ply must be between 1 and --positions ({args.positions}), got {deep}")
     torch.set_num_threads(1)
-    figures = {"command": "python " + " ".join(sys.argv), "machine": machine(), "positions": args.positions,
-               "positions_2ply": deep, "seed": args.seed}
+    figures = {**provenance(), "system": machine(), "positions": args.positions, "positions_2ply": deep,
+               "seed": args.seed}
     start = time.perf_counter()
     boards, dice, *warm_up = gnubg_positions(args.positions, args.seed)
     print(f"{args.positions} positions from gnubg-nn 0-ply self-play in {time.perf_counter() - start:.1f} s",
@@ -364,9 +365,9 @@ def main(argv=None) -> None:
     print_table(rows)
     figures["warm_up_positions"] = len(warm_up[0])
     figures["rows"] = rows
-    figures["machine"]["load_average_at_end"] = os.getloadavg()[0]
+    figures["system"]["load_average_at_end"] = os.getloadavg()[0]
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ against the same network in float32).
     python benchmarks/precision_bench.py [--checkpoint FILE] [--positions 3000] [--games 2000]
                                          [--json benchmarks/results/precision.json]
 
-The positions come from the network's own self-play. bfloat16 pays only on a CPU with bfloat16 instructions
+The positions come from the network's own self-play (``--self-play`` games); 0-ply evaluation is timed on
+``--boards`` of them (repeated). bfloat16 pays only on a CPU with bfloat16 instructions
 (``bgai.network.bf16_supported``); elsewhere torch emulates it and it is slower.
 """
 
@@ -14,15 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from bgai.bot import Bot, load_bot
 from bgai.coach.strength import duel
+from bgai.files import provenance, write_atomically
 from bgai.network import bf16_supported, equity
 from bgai.training import lookahead_targets, sample_positions
 
@@ -39,6 +39,8 @@ def main(argv=None) -> None:
     parser.add_argument("--checkpoint", help="default: the shipped network")
     parser.add_argument("--positions", type=int, default=3000, help="positions of the 1-ply target measurement")
     parser.add_argument("--games", type=int, default=2000, help="dice sequences of the duel (x2 games; 0: none)")
+    parser.add_argument("--self-play", type=int, default=200, help="self-play games the positions come from")
+    parser.add_argument("--boards", type=int, default=32768, help="boards of the 0-ply evaluation timing")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
@@ -46,9 +48,9 @@ def main(argv=None) -> None:
 
     exact = load_bot(args.checkpoint)
     model = exact.model
-    boards = sample_positions(model, 200, 0, seed=args.seed, epsilon=0.0, rng=np.random.default_rng(args.seed),
-                              keep=args.positions)
-    many = np.concatenate([boards] * max(1, 32768 // len(boards)))[:32768]
+    boards = sample_positions(model, args.self_play, 0, seed=args.seed, epsilon=0.0,
+                              rng=np.random.default_rng(args.seed), keep=args.positions)
+    many = np.concatenate([boards] * max(1, args.boards // len(boards)))[:args.boards]
     fast = Bot(model, bf16=True)
     p32, t32 = timed(exact.probabilities, many)
     p16, t16 = timed(fast.probabilities, many)
@@ -79,8 +81,8 @@ def main(argv=None) -> None:
         d = out["duel_bf16_v_fp32"]
         print(f"  0-ply play, bf16 v fp32: {d['ppg']:+.3f} ± {d['ppg_se']:.3f} ({d['games']:,} duplicate games)")
     if args.json:
-        command = "python benchmarks/precision_bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        Path(args.json).write_text(json.dumps({"command": command.strip(), **out}, indent=2) + "\n")
+        figures = {**provenance(), **out}
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

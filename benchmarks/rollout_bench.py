@@ -30,18 +30,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
 from bgai import bearoff
 from bgai.bot import Bot, load_bot
+from bgai.files import provenance, write_atomically
 from bgai.game import play_games
 from bgai.movegen import afterstates
 from bgai.rollout import rollout, torch_threads
@@ -225,10 +223,9 @@ def main() -> None:
     bearoff.database()
     rollout(bot, OPENING, trials=36, truncate=2)  # warm up
     figures = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        **provenance(),
         "load_average_at_start": os.getloadavg(),
         "bot": bot.name,
-        "command": "python " + " ".join(sys.argv),
         "gnubg": subprocess.run([GNUBG, "--version"], capture_output=True, text=True).stdout.splitlines()[0],
     }
     if "speed" not in skip:
@@ -246,7 +243,7 @@ def main() -> None:
         print("Equity lost in exact bear-offs (six checkers a side or fewer), judged by the database")
         figures["bearoff_database"] = bearoff_value(bot, args.bearoff_games)
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
 
 
 if __name__ == "__main__":

@@ -5,9 +5,10 @@ bgai is timed twice: from scratch with the default config (its first games, play
 run long) and continuing the shipped run from its checkpoint (a trained network: games of normal length, like
 gnubg's).
 
-    python benchmarks/selfplay_bench.py [--games 4096] [--gnubg-games 400]
+    python benchmarks/selfplay_bench.py [--games 4096] [--gnubg-games 400] [--json FILE]
 
-Prints games per second of each and the ratios, and a JSON line.
+Prints games per second of each and the ratios, and a JSON line; ``--json`` also writes them, with the command, date,
+commit and machine.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from bgai.files import provenance, write_atomically
 
 
 def gnubg_selfplay(games: int, seed: int) -> float:
@@ -42,16 +45,19 @@ def gnubg_selfplay(games: int, seed: int) -> float:
     return games / (time.perf_counter() - began)
 
 
-QUIET = {"bench_every": 10**9, "final_bench_games": 1, "checkpoint_minutes": 10**6}
+# Benchmarks off: none during the stage, and the one a stage ends with and the run's last one on a single dice
+# sequence (neither is in the games per second, which count the stage's rounds; they only cost the wait).
+QUIET = {"bench_every": 10**9, "bench_games": 1, "final_bench_games": 1, "checkpoint_minutes": 10**6}
 
 
-def bgai_training(games: int, config_path: str | None = None, checkpoint: str | None = None) -> float:
+def bgai_training(games: int, config_path: str | None = None, checkpoint: str | None = None,
+                  workers: int | None = None) -> float:
     """Games per second of bgai's TD trainer (self-play plus learning), benchmarks switched off; from scratch, or
-    starting from the weights of ``checkpoint``."""
+    starting from the weights of ``checkpoint``; on the config's workers, or ``workers`` (1: in this process)."""
     from bgai.checkpoint import load_checkpoint
     from bgai.training import load_config, run
 
-    overrides = {"games": games, "parallel_games": 512, **QUIET}
+    overrides = {"games": games, "parallel_games": 512, **QUIET, **({} if workers is None else {"workers": workers})}
     if checkpoint is not None:
         state = load_checkpoint(checkpoint)
         overrides.update(init=checkpoint, hidden=",".join(map(str, state["hidden"])),
@@ -68,11 +74,16 @@ def main(argv=None) -> None:
     parser.add_argument("--config", default=None, help="TD run config of the run from scratch (default: the "
                                                         "default TD stage, 512 games at once)")
     parser.add_argument("--checkpoint", default="checkpoints/td-v1/checkpoint.pt", help="network to start from")
+    parser.add_argument("--workers", type=int, help="bgai's worker processes (default: the config's, one per core; "
+                                                    "1: all in this process)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args(argv)
     figures = {
-        "bgai_train_from_scratch_games_per_s": bgai_training(args.games, config_path=args.config),
-        "bgai_train_continuing_shipped_games_per_s": bgai_training(args.games, checkpoint=args.checkpoint),
+        "bgai_train_from_scratch_games_per_s": bgai_training(args.games, config_path=args.config,
+                                                             workers=args.workers),
+        "bgai_train_continuing_shipped_games_per_s": bgai_training(args.games, checkpoint=args.checkpoint,
+                                                                   workers=args.workers),
         "gnubg_selfplay_games_per_s": gnubg_selfplay(args.gnubg_games, args.seed),
     }
     for way in ("from_scratch", "continuing_shipped"):
@@ -81,6 +92,10 @@ def main(argv=None) -> None:
     for key, value in figures.items():
         print(f"{key:<28} {value:,.3f}")
     print(json.dumps(figures))
+    if args.json:
+        result = {**provenance(), "games": args.games, "gnubg_games": args.gnubg_games, "workers": args.workers,
+                  **figures}
+        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

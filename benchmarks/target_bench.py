@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import numpy as np
 
 from bgai.bot import SHIPPED_NPZ, load_bot
 from bgai.coach.oracles import gnubg_positions
+from bgai.files import provenance, write_atomically
 from bgai.movegen import one_thread
 from bgai.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
 from bgai.players.gnubg import require_gnubg, to_gnubg
@@ -96,10 +96,10 @@ def main(argv=None) -> None:
         errors = {g: float(np.abs(eq[m] - reference[m]).mean()) for g, m in groups.items()}
         rows[name] = {"mean_abs_error": errors, "seconds_per_position": seconds}
         print(f"{name:<40} " + " ".join(f"{errors[g]:14.4f}" for g in groups) + f"   {1000 * seconds:10.2f}")
-    figures = {"command": "python " + " ".join(sys.argv), "positions": len(boards), "seed": args.seed,
-               "trials": args.trials, "counts": {g: int(m.sum()) for g, m in groups.items()}, "targets": rows}
+    figures = {**provenance(), "positions": len(boards), "seed": args.seed, "trials": args.trials,
+               "counts": {g: int(m.sum()) for g, m in groups.items()}, "targets": rows}
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from bgai.bot import FAST_NPZ, FAST_PRUNER, Bot, load_pruner
+from bgai.files import provenance, write_atomically
 from bgai.training import Pruning, RolloutTargets, lookahead_targets, sample_positions
 from bgai.weights import ModelSnapshot, equity
 
@@ -40,19 +38,20 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--positions", type=int, default=300)
     parser.add_argument("--rollouts", type=int, default=20, help="positions of the rollout targets' timing")
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--self-play", type=int, help="self-play games the positions come from (default: a tenth "
+                                                       "of --positions, at least 50)")
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args(argv)
+    games = max(50, args.positions // 10) if args.self_play is None else args.self_play
     torch.set_num_threads(1)
     snapshot, _ = ModelSnapshot.load_npz(FAST_NPZ)
     pruning = Pruning(*load_pruner(FAST_PRUNER))
     rng = np.random.default_rng(args.seed)
-    boards = sample_positions(snapshot.model(), max(50, args.positions // 10), 0, args.seed, 0.02, rng,
-                              keep=args.positions)
+    boards = sample_positions(snapshot.model(), games, 0, args.seed, 0.02, rng, keep=args.positions)
     n = len(boards)
     lookahead_targets(snapshot, boards[:4], 2, pruning=pruning)  # warm-up: kernels loaded, tables built
     torch_bot = Bot(snapshot.model())
-    figures: dict = {"machine": f"{platform.machine()}, Python {platform.python_version()}", "positions": n,
-                     "ms_per_position": {}, "pruned_equity_difference": {}}
+    figures: dict = {**provenance(), "positions": n, "ms_per_position": {}, "pruned_equity_difference": {}}
     ms = figures["ms_per_position"]
     for plies in (1, 2):
         full, ms[f"{plies}-ply"] = timed(lambda plies=plies: lookahead_targets(snapshot, boards, plies), n)
@@ -70,9 +69,8 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{name:40s} {value:8.2f} ms a position")
     for name, value in figures["pruned_equity_difference"].items():
         print(f"{name} pruned v every reply judged: {value:.5f} equity (mean absolute difference)")
-    figures["command"] = " ".join(["python benchmarks/target_cost.py", *(sys.argv[1:] if argv is None else argv)])
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
     return figures
 
 

@@ -21,9 +21,7 @@ import argparse
 import json
 import os
 import pickle
-import platform
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,6 +31,7 @@ import torch
 
 from bgai.bot import load_bot
 from bgai.checkpoint import load_checkpoint
+from bgai.files import provenance, write_atomically
 from bgai.network import ModelSnapshot
 from bgai.td import Learner, merge_experience, play_task, split_games
 from bgai.training import _targets_task, load_config, run, sample_positions
@@ -81,8 +80,10 @@ def training_speed(games: int, parallel_games: int, pool, threads: int, bgai_thr
     """Games per second of a TD training run (self-play and learning) of ``games`` games, and the cores it got
     (CPU seconds of this process and the workers over the wall-clock seconds)."""
     pids = worker_pids(pool)
+    # Benchmarks off: none during the stage, and the one it ends with and the run's last on one dice sequence each.
     overrides = {**shipped_settings(), "games": games, "parallel_games": parallel_games, "bench_every": 10**9,
-                 "final_bench_games": 1, "checkpoint_minutes": 10**6, "threads": threads, "workers": 1}
+                 "bench_games": 1, "final_bench_games": 1, "checkpoint_minutes": 10**6, "threads": threads,
+                 "workers": 1}
     saved = os.environ.get("BGAI_THREADS")
     if bgai_threads is not None:
         os.environ["BGAI_THREADS"] = bgai_threads
@@ -127,7 +128,7 @@ def ingredients(pool1: ProcessPool, snapshot: ModelSnapshot, parallel_games: int
     Speeds are per CPU second of the worker or learner (both single-threaded): what a core of its own gives, on a
     machine whose other users take part of the cores."""
     per_task = {}
-    for games in (16, 64, 256, parallel_games):
+    for games in [g for g in (16, 64, 256) if g < parallel_games] + [parallel_games]:
         tasks = split_games(10**6 + games, games, 1, lam=0.7, seed=5)
         cpu = cpu_seconds(pool1.pids)
         pool1.map(play_task, tasks, snapshot)
@@ -212,12 +213,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="runs of each setting (the best is kept)")
     parser.add_argument("--positions", type=int, default=4000, help="positions of the target measurement")
     parser.add_argument("--part", type=int, default=500, help="positions per target part")
+    parser.add_argument("--self-play", type=int, default=200, help="self-play games the target positions come from")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray measurements")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
 
-    result = {"command": "python " + " ".join(sys.argv), "machine": f"{platform.machine()}, "
-              f"{len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}, torch {torch.__version__}",
+    result = {**provenance(), "cores_available": len(os.sched_getaffinity(0)), "torch": torch.__version__,
               "load_average_at_start": os.getloadavg(), "games": args.games, "parallel_games": args.parallel_games}
     snapshot = ModelSnapshot.of(load_bot(SHIPPED).model)
     pools = {"1 worker process": ProcessPool(1), "2 worker processes": ProcessPool(2)}
@@ -234,7 +235,8 @@ def main() -> None:
         "this process, 1 thread": (None, 1, "1"),
         **{name: (pool, 0, None) for name, pool in pools.items()},  # the default: one learner thread
     }
-    training_speed(256, 256, None, 2, None)  # warm-up: the learner's first optimizer loads torch modules
+    warm_up = min(256, args.games, args.parallel_games)
+    training_speed(warm_up, warm_up, None, 2, None)  # warm-up: the learner's first optimizer loads torch modules
     runs = {name: [] for name in settings}
     for _ in range(args.repeats):
         for name, (pool, threads, bgai_threads) in settings.items():
@@ -253,8 +255,8 @@ def main() -> None:
     result["training"]["ratios"] = ratios
 
     # Lookahead targets
-    boards = sample_positions(load_bot(SHIPPED).model, 200, 0, seed=3, epsilon=0.0, rng=np.random.default_rng(0),
-                              keep=args.positions)
+    boards = sample_positions(load_bot(SHIPPED).model, args.self_play, 0, seed=3, epsilon=0.0,
+                              rng=np.random.default_rng(0), keep=args.positions)
     target_pools = {"this process": InProcessPool(), **pools}
     targets = {name: [] for name in target_pools}
     for _ in range(args.repeats):
@@ -283,7 +285,7 @@ def main() -> None:
     print(json.dumps({"ratios": ratios, "targets": result["targets_1ply"]["2 processes / 1 process"],
                       "estimate": result["estimate"]}, indent=1))
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

@@ -76,6 +76,7 @@ def provenance(command: str | None = None) -> dict:
     line), the date (UTC), the commit of the code (``git``, where the code is a checkout) and the machine."""
     import datetime
     import platform
+    import shlex
     import subprocess
     import sys
 
@@ -86,7 +87,8 @@ def provenance(command: str | None = None) -> dict:
         commit = None
     if command is None:
         program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
-        command = " ".join([program if program == "bgai" else f"python {sys.argv[0]}", *sys.argv[1:]])
+        head = [program] if program == "bgai" else ["python", sys.argv[0]]
+        command = shlex.join([*head, *sys.argv[1:]])  # quoted: the command reruns as it is written
     return {"command": command, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "commit": commit,
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}

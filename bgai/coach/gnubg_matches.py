@@ -58,6 +58,9 @@ def commands(job: dict) -> list[str]:
     kind = "match" if job["length"] else "session"
     lines += [f"export match mat {out}.mat", f"analyse clear {kind}", f"save match {out}.sgf"]
     if job["analyse"]:
+        if job.get("analysis_plies") is not None:
+            lines += [f"set analysis chequerplay evaluation plies {job['analysis_plies']}",
+                      f"set analysis cubedecision evaluation plies {job['analysis_plies']}"]
         lines.append(f"analyse {kind}")
     return lines
 
@@ -83,14 +86,15 @@ def run_in_gnubg(job: dict) -> None:
 
 
 def make_match(out: Path, length: int, seed: int, *, games: int = 3, noise: float = 0.03, cube_noise: float = 0.01,
-               players=("Alice", "Bob"), analyse: bool = False) -> dict:
-    """Have gnubg play a match (``length`` 0: a money session of ``games`` games) and save it under ``out``.
-    Returns the paths written and gnubg's time."""
+               players=("Alice", "Bob"), analyse: bool = False, analysis_plies: int | None = None) -> dict:
+    """Have gnubg play a match (``length`` 0: a money session of ``games`` games) and save it under ``out``; with
+    ``analyse``, gnubg's analysis too, at its default settings or with checker play and cube decisions judged at
+    ``analysis_plies``. Returns the paths written and gnubg's time."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     name = match_name(length, seed)
     job = {"out": str(out.resolve()), "name": name, "length": length, "seed": seed, "games": games, "noise": noise,
-           "cube_noise": cube_noise, "players": list(players), "analyse": analyse}
+           "cube_noise": cube_noise, "players": list(players), "analyse": analyse, "analysis_plies": analysis_plies}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(job, f)
     started = time.time()

@@ -26,6 +26,7 @@ import numpy as np
 
 from bgai.bot import load_bot
 from bgai.coach.move_reference import CLASSES, gnubg_0ply_choices, move_errors, score_moves
+from bgai.files import provenance, write_atomically
 from bgai.movegen import afterstates
 from bgai.position import decode_position_id, encode_position_id
 
@@ -94,9 +95,8 @@ def main(argv=None) -> None:
     print(json.dumps(rows))
     if args.json:
         command = "python -m bgai.coach.move_accuracy " + shlex.join(argv if argv is not None else sys.argv[1:])
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"command": command.strip(), "reference": Path(args.reference).name,
-                                               **rows}, indent=2) + "\n")
+        figures = {**provenance(command.strip()), "reference": Path(args.reference).name, **rows}
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

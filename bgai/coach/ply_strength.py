@@ -46,6 +46,7 @@ import numpy as np
 
 from bgai.analysis import roll_luck
 from bgai.bot import SHIPPED_NPZ, MoveFilter, load_bot
+from bgai.files import provenance, write_atomically
 from bgai.game import GameResults, paired_mean, play_games
 from bgai.players import make_player
 
@@ -121,9 +122,11 @@ def compare(first: Path, second: Path) -> dict:
     return figures
 
 
-def merge(out: Path, parts: list[Path]) -> dict:
+def merge(out: Path, parts: list[Path], command: str | None = None) -> dict:
     """One run from parts played side by side (the same bot, opponent, plies and seed; ``--first-sequence`` set so
-    that they follow each other): their games together, in the order of their first sequences."""
+    that they follow each other): their games together, in the order of their first sequences. The merge's own
+    ``command`` (default: this process's) is recorded with the date, commit and machine, the parts' in
+    ``commands``."""
     runs = sorted((json.loads(Path(f).read_text()) for f in parts), key=lambda r: r.get("first_sequence", 0))
     keys = ("bot", "opponent", "plies", "seed")
     if any(tuple(r[k] for k in keys) != tuple(runs[0][k] for k in keys) for r in runs):
@@ -138,13 +141,13 @@ def merge(out: Path, parts: list[Path]) -> dict:
     turns = np.concatenate([np.full((r["sequences"], 2), r["mean_turns"]) for r in runs])
     lucks = np.concatenate([np.asarray(r["luck"]) for r in runs]) if all("luck" in r for r in runs) else None
     seconds = max(r["seconds"] for r in runs)
-    figures = {**{k: runs[0][k] for k in keys}, "first_sequence": runs[0].get("first_sequence", 0),
+    figures = {**provenance(command), **{k: runs[0][k] for k in keys},
+               "first_sequence": runs[0].get("first_sequence", 0),
                "commands": [r["command"] for r in runs], "parts": [str(f) for f in parts],
                "done": all(r["done"] for r in runs), **summary(points, turns, seconds, lucks),
                "points": points.tolist(), **({} if lucks is None else {"luck": lucks.round(6).tolist()})}
     figures["games_per_hour"] = 3600 * figures["games"] / sum(r["seconds"] for r in runs)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(figures, indent=2) + "\n")
+    write_atomically(out, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
     return figures
 
 
@@ -172,13 +175,14 @@ def main(argv=None) -> None:
     parser.add_argument("--json", type=Path, help="write the figures here after every chunk")
     parser.add_argument("--no-luck", action="store_true", help="no luck-adjusted results (faster at 0-ply)")
     args = parser.parse_args(argv)
+    command = "python -m bgai.coach.ply_strength " + shlex.join(argv if argv is not None else sys.argv[1:])
     if args.compare:
         print(json.dumps(compare(*args.compare)))
         return
     if args.merge:
         if len(args.merge) < 2:
             parser.error("--merge needs OUT and at least one part")
-        figures = merge(args.merge[0], args.merge[1:])
+        figures = merge(args.merge[0], args.merge[1:], command)
         print(json.dumps({k: v for k, v in figures.items() if k not in ("points", "luck")}))
         return
     if args.plies is None:
@@ -187,7 +191,7 @@ def main(argv=None) -> None:
     bot = load_bot(args.checkpoint, plies=args.plies, pruner=args.pruner, filters=parse_filters(args.filters))
     opponent = opponent_player(args.opponent, args.opponent_checkpoint, args.opponent_pruner,
                                parse_filters(args.opponent_filters))
-    command = "python -m bgai.coach.ply_strength " + shlex.join(argv if argv is not None else sys.argv[1:])
+    recorded = provenance(command)
     luck = None if args.no_luck else partial(roll_luck, load_bot(SHIPPED_NPZ, plies=0))
     points = np.zeros((0, 2), dtype=np.int64)
     turns = np.zeros((0, 2), dtype=np.int64)
@@ -202,7 +206,7 @@ def main(argv=None) -> None:
         if luck is not None:
             lucks = np.concatenate([lucks, np.stack([one.luck, two.luck], axis=1)])
         figures = {"bot": bot.name, "opponent": opponent.name, "plies": args.plies, "seed": args.seed,
-                   "first_sequence": args.first_sequence, "command": command,
+                   "first_sequence": args.first_sequence, **recorded,
                    "load_average": os.getloadavg()[0], "done": len(points) == args.games,
                    **summary(points, turns, time.perf_counter() - start, None if luck is None else lucks),
                    "points": points.tolist(), **({} if luck is None else {"luck": lucks.round(6).tolist()})}

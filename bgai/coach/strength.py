@@ -20,7 +20,6 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 from bgai.bot import load_bot
 from bgai.coach.cube_accuracy import REFERENCE as CUBE_REFERENCE
@@ -28,6 +27,7 @@ from bgai.coach.cube_accuracy import bgai_decisions
 from bgai.coach.cube_reference import score_decisions
 from bgai.coach.move_accuracy import REFERENCE, bot_choices, paired_difference
 from bgai.coach.move_reference import gnubg_0ply_choices, score_moves
+from bgai.files import provenance, write_atomically
 from bgai.game import play_duplicate
 from bgai.players import make_player
 
@@ -114,8 +114,9 @@ def main(argv=None) -> None:
         rows.append(row)
         print(f"{checkpoint}: {describe(row)}  ({row['model']})", flush=True)
     if args.json:
-        Path(args.json).write_text(json.dumps({"command": "python -m bgai.coach.strength " + " ".join(
-            argv if argv is not None else sys.argv[1:]), "results": rows}, indent=2) + "\n")
+        command = "python -m bgai.coach.strength " + " ".join(argv if argv is not None else sys.argv[1:])
+        figures = {**provenance(command), "results": rows}
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,274 @@
+"""Every script in benchmarks/ runs at a tiny size and writes what its readers need (the README's status table,
+``benchmarks/status.py``, and the docs), with the command, date, commit and machine that made it.
+
+Each script runs as a person runs it, ``python benchmarks/NAME.py`` in a process of its own, with its smallest
+options and ``--json`` into a temporary folder; the coach commands whose files the status table reads run here, by
+their ``main``. The figures mean nothing at these sizes: the tests check the file's shape, the invariants a run of
+any size keeps (agreeing runs agree, the oracles are matched) and the provenance.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bgai.coach import cube_accuracy, move_accuracy, ply_strength, strength
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
+#: scripts tested elsewhere: the status table's renderer (tests/test_status.py)
+ELSEWHERE = {"status"}
+
+
+def run(command: list[str], out: Path, timeout: float = 600) -> dict:
+    """Run ``command`` from the repository's root (``--json out`` appended) and return the file it wrote."""
+    done = subprocess.run([sys.executable, *command, "--json", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    figures = json.loads(out.read_text())
+    assert figures["command"].endswith(f"--json {out}"), figures["command"]  # the command that wrote the file
+    return figures
+
+
+def assert_provenance(figures: dict, command: str) -> None:
+    """The file names the command that wrote it, when (UTC), the code's commit and the machine."""
+    assert figures["command"].startswith(command), figures["command"]
+    date = datetime.datetime.fromisoformat(figures["date"])
+    assert date.tzinfo is not None and abs(datetime.datetime.now(datetime.UTC) - date) < datetime.timedelta(hours=1)
+    assert re.fullmatch(r"[0-9a-f]{12}", figures["commit"]), figures["commit"]  # the tests run in a checkout
+    assert re.match(r"\S+, \d+ cores, Python 3\.\d+\.\d+", figures["machine"]), figures["machine"]
+
+
+def positive(*values) -> bool:
+    return all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values)
+
+
+# What each script's file must hold ------------------------------------------------------------------------------
+
+
+def bench(r: dict) -> None:
+    assert r["pairs"] == 200 and r["afterstates_per_pair"] > 1
+    assert positive(r["bgai_1_thread_pairs_per_s"], r["bgai_2_thread_pairs_per_s"], r["gnubg_pairs_per_s"],
+                    r["bgsage_pairs_per_s"], r["random_v_random_games_per_s"], r["pubeval_v_random_games_per_s"])
+    for threads in (1, 2):
+        assert r[f"ratio_bgai_{threads}_thread_vs_gnubg"] == pytest.approx(
+            r[f"bgai_{threads}_thread_pairs_per_s"] / r["gnubg_pairs_per_s"])
+
+
+def selfplay_bench(r: dict) -> None:
+    assert r["games"] == 8 and r["gnubg_games"] == 1 and r["workers"] == 1
+    for way in ("from_scratch", "continuing_shipped"):
+        assert positive(r[f"bgai_train_{way}_games_per_s"])
+        assert r[f"ratio_{way}_vs_gnubg"] == pytest.approx(r[f"bgai_train_{way}_games_per_s"]
+                                                           / r["gnubg_selfplay_games_per_s"])
+
+
+def lookahead_bench(r: dict) -> None:
+    assert r["positions"] == 1
+    assert positive(*(r[f"ms_per_move_{p}_ply"] for p in (0, 1, 2)), r["ms_per_move_1_ply_full_width"],
+                    r["ms_per_move_2_ply_full_width"])
+    assert r["memory"]["batch"] == 1 and r["memory"]["peak_rss_mb_batch"] >= r["memory"]["peak_rss_mb_before"] > 0
+
+
+def ply_speed(r: dict) -> None:
+    assert [row["plies"] for row in r["rows"]] == [0, 1, 2]
+    assert [row["positions"] for row in r["rows"]] == [2, 2, 1]
+    for row in r["rows"]:
+        assert positive(row["bgai"]["ms_per_move"], row["bgsage"]["ms_per_move"])
+        assert row["ratio_bgai_bgsage"] == pytest.approx(row["bgai"]["ms_per_move"] / row["bgsage"]["ms_per_move"])
+        assert row["bgai"]["unmapped"] == 0
+        assert row["bgsage"]["differs_from_reference"] == 0  # the timed path plays as bgsage's own analyzer does
+    assert positive(r["rows"][0]["gnubg_nn"]["ms_per_move"]) and r["system"]["cores"] >= 1
+
+
+def fast_network_bench(r: dict) -> None:
+    assert r["positions"] == 2 and r["trials"] == 4
+    assert positive(*r["ms_per_move"].values()) and len(r["ms_per_move"]) == 6
+    for rollouts in r["rollouts"].values():  # threads, processes and one thread roll the same dice
+        equities = {how: rollouts[how]["equity"] for how in ("2 threads", "2 processes", "1 thread")}
+        assert len(set(equities.values())) == 1, equities
+
+
+def eval_speed(r: dict) -> None:
+    assert positive(r["gnubg_calibrate_per_s"])
+    assert [(row["batch"], row["order"]) for row in r["results"]] == [
+        (batch, order) for batch in (1, 32, 4096) for order in ("as generated", "shuffled")]
+    for row in r["results"]:
+        assert row["vs_gnubg"] == pytest.approx(row["evaluations_per_s"] / r["gnubg_calibrate_per_s"])
+
+
+def target_bench(r: dict) -> None:
+    assert r["positions"] == 3 and r["counts"]["all"] == 3
+    assert len(r["targets"]) == 7
+    for target in r["targets"].values():
+        assert 0 <= target["mean_abs_error"]["all"] < 3 and positive(target["seconds_per_position"])
+
+
+def target_cost(r: dict) -> None:
+    assert r["positions"] >= 1
+    assert set(r["ms_per_position"]) >= {"1-ply", "2-ply", "1-ply, pruning net", "2-ply, pruning net",
+                                         "rollout, 72 trials, truncated at 7"}
+    assert positive(*r["ms_per_position"].values())
+    assert all(0 <= d < 0.1 for d in r["pruned_equity_difference"].values())
+
+
+def precision_bench(r: dict) -> None:
+    for key in ("eval_0ply_per_s", "targets_1ply_per_s"):
+        assert positive(r[key]["fp32"], r[key]["bf16"])
+    assert r["equity_moved_0ply"]["max"] < 0.1
+    assert r["duel_bf16_v_fp32"]["games"] == 2
+
+
+def rollout_bench(r: dict) -> None:
+    assert r["speed"]["trials"] == 8 and r["speed"]["jobs"] == 2 and len(r["speed"]["rows"]) == 4
+    assert len(r["speed_race"]["rows"]) == 1 and "standard_error" not in r and "bearoff_database" not in r
+    for row in r["speed"]["rows"] + r["speed_race"]["rows"]:
+        assert positive(row["bgai_trials_per_s"], row["gnubg_trials_per_s"], row["ratio"], row["ratio_less_startup"])
+        assert row["ratio"] == pytest.approx(row["bgai_trials_per_s"] / row["gnubg_trials_per_s"])
+    assert r["gnubg"].startswith("GNU Backgammon")
+
+
+def rollout_positions_bench(r: dict) -> None:
+    assert r["positions"] == 2 and r["settings"]["trials"] == 2 and r["baseline"] is None
+    assert set(r["seconds"]) == {"bgai_jobs2", "bgai_jobs1", "gnubg"}
+    assert r["bgai_jobs2_v_jobs1_max_abs_equity"] < 1e-6  # the same dice on one thread or two
+    assert positive(r["ratio_to_gnubg"]["bgai_jobs2"], *r["positions_per_s"].values())
+
+
+def workers_bench(r: dict) -> None:
+    best = r["training"]["best_games_per_s"]
+    assert set(best) == {"this process, 2 threads (as before)", "this process, 1 thread", "1 worker process",
+                         "2 worker processes"}
+    assert positive(*best.values(), *r["targets_1ply"]["best_positions_per_s"].values())
+    assert r["estimate"]["128"]["fixed_round"]["games_per_s"] > 0
+
+
+def cube_set_rollouts(r: dict) -> None:
+    assert r["positions"] == 2 and r["trials"] == 2
+    assert set(r["figures"]) == {"0-ply", "1-ply", "rollouts truncated at 7", "rollouts played out"}
+    assert r["figures"]["rollouts played out"]["played out"]["mean_abs"] == 0  # itself
+
+
+def external_bench(r: dict) -> None:
+    assert r["games"] == 2 and r["plies"] == 0 and 0 <= r["win_rate"] <= 1 and r["mean_abs_points"] >= 1
+
+
+def analysis_vs_gnubg(r: dict) -> None:
+    assert r["settings"]["length"] == 1 and r["settings"]["plies"] == [0] and r["settings"]["gnubg_plies"] == 0
+    assert r["summary"]["matches"] == 1
+    assert r["summary"]["gnubg"]["unforced"] == r["summary"]["bgai_0ply"]["unforced"] > 0
+
+
+def env_bench(r: dict) -> None:
+    assert positive(r["bgai_vector_env"]["games_per_s"])
+
+
+#: script: (its smallest options, what its file must hold); the slowest first, so that xdist starts them first
+SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
+    "workers_bench": (["--games", "4", "--parallel-games", "4", "--positions", "4", "--part", "2", "--self-play",
+                       "2", "--no-ray"], workers_bench),
+    "selfplay_bench": (["--games", "8", "--gnubg-games", "1", "--workers", "1"], selfplay_bench),
+    "ply_speed": (["--positions", "2", "--positions-2ply", "1"], ply_speed),
+    "fast_network_bench": (["--positions", "2", "--trials", "4"], fast_network_bench),
+    "target_cost": (["--positions", "1", "--rollouts", "1", "--self-play", "1"], target_cost),
+    "precision_bench": (["--positions", "8", "--games", "1", "--self-play", "2", "--boards", "64"],
+                        precision_bench),
+    "rollout_bench": (["--skip", "se,bearoff", "--repeats", "1", "--trials", "8", "--jobs", "2", "--positions",
+                       "race"], rollout_bench),
+    "lookahead_bench": (["--positions", "1", "--steps", "1", "--batch", "1"], lookahead_bench),
+    "rollout_positions_bench": (["--positions", "2", "--repeats", "1", "--trials", "2", "--baseline", ""],
+                                rollout_positions_bench),
+    "target_bench": (["--positions", "3", "--trials", "2"], target_bench),
+    "eval_speed": (["--seconds", "0.05", "--gnubg-seconds", "1"], eval_speed),
+    "analysis_vs_gnubg": (["--seeds", "1", "--length", "1", "--plies", "0", "--gnubg-plies", "0"], analysis_vs_gnubg),
+    "cube_set_rollouts": (["--positions", "2", "--trials", "2"], cube_set_rollouts),
+    "external_bench": (["--games", "2"], external_bench),
+    "env_bench": (["--envs", "8", "--seconds", "0.2", "--no-pgx"], env_bench),
+    "bench": (["--pairs", "200", "--games", "20", "--repeats", "1"], bench),
+}
+
+
+def test_every_benchmark_script_has_a_smoke_test():
+    scripts = {path.stem for path in BENCHMARKS.glob("*.py")}
+    assert scripts - ELSEWHERE == set(SCRIPTS)
+
+
+@pytest.mark.parametrize("name", list(SCRIPTS))
+def test_a_benchmark_runs_tiny_and_records_its_figures_and_provenance(name, tmp_path):
+    options, holds = SCRIPTS[name]
+    figures = run([f"benchmarks/{name}.py", *options], tmp_path / f"{name}.json")
+    assert_provenance(figures, shlex.join(["python", f"benchmarks/{name}.py", *options]))
+    holds(figures)
+
+
+# The coach commands whose files the status table reads: library modules, run here by their ``main``, which
+# records the command it was given ---------------------------------------------------------------------------
+
+
+def coach(module, options: list[str], out: Path) -> dict:
+    """``python -m bgai.coach.MODULE OPTIONS --json OUT``, run in this process: the file it wrote."""
+    module.main([*options, "--json", str(out)])
+    figures = json.loads(out.read_text())
+    assert figures["command"] == " ".join([f"python -m {module.__name__}", *options, "--json", str(out)])
+    return figures
+
+
+def tiny_reference(name: str, folder: Path, entries: int) -> Path:
+    """The first ``entries`` of a reference set (``bgai/coach/data/NAME``), as a file of its own."""
+    reference = json.loads((ROOT / "bgai" / "coach" / "data" / name).read_text())
+    path = folder / name
+    path.write_text(json.dumps({**reference, "entries": reference["entries"][:entries]}))
+    return path
+
+
+def test_move_accuracy_records_each_ply_beside_gnubg_and_its_provenance(tmp_path):
+    reference = tiny_reference("move_reference.json", tmp_path, 6)
+    figures = coach(move_accuracy, ["--plies", "0", "1", "--reference", str(reference)], tmp_path / "moves.json")
+    assert_provenance(figures, "python -m bgai.coach.move_accuracy")
+    assert figures["reference"] == "move_reference.json"
+    scored = [key for key in figures if key.endswith("-ply")]
+    assert scored == ["gnubg 0-ply", "bgai 0-ply", "bgai 1-ply"]
+    assert all(figures[key]["decisions"] == 6 and figures[key]["mp_per_move"] >= 0 for key in scored)
+
+
+def test_cube_accuracy_records_each_ply_beside_gnubg_and_its_provenance(tmp_path):
+    reference = tiny_reference("cube_reference.json", tmp_path, 6)
+    figures = coach(cube_accuracy, ["--plies", "0", "--reference", str(reference)], tmp_path / "cube.json")
+    assert_provenance(figures, "python -m bgai.coach.cube_accuracy")
+    assert figures["reference"] == "cube_reference.json"
+    assert figures["gnubg 0-ply"]["decisions"] == figures["bgai 0-ply"]["decisions"] >= 6  # doubles, and takes
+    assert figures["bgai 0-ply"]["mp_per_decision"] >= 0
+
+
+def test_strength_records_its_duels_and_provenance(tmp_path):
+    figures = coach(strength, ["shipped", "--pubeval", "1", "--gnubg", "1", "--no-moves"],
+                    tmp_path / "strength.json")
+    assert_provenance(figures, "python -m bgai.coach.strength shipped")
+    [result] = figures["results"]
+    assert result["pubeval"]["games"] == result["gnubg"]["games"] == 2
+    assert "checker_play" not in result and "cube" not in result
+
+
+def test_ply_strength_parts_merge_into_one_run_that_records_every_command(tmp_path):
+    # Given a run of 4 dice sequences played in two parts
+    options = ["--plies", "0", "--opponent", "random", "--games", "2", "--chunk", "2", "--seed", "5", "--no-luck"]
+    first = coach(ply_strength, [*options, "--first-sequence", "0"], tmp_path / "a.json")
+    second = coach(ply_strength, [*options, "--first-sequence", "2"], tmp_path / "b.json")
+    assert_provenance(first, "python -m bgai.coach.ply_strength --plies 0")
+    # When they are merged (the parts given in any order)
+    out = tmp_path / "merged.json"
+    ply_strength.main(["--merge", str(out), str(tmp_path / "b.json"), str(tmp_path / "a.json")])
+    merged = json.loads(out.read_text())
+    # Then the merge records its own command and the parts' commands in order, and plays all 4 sequences
+    assert_provenance(merged, f"python -m bgai.coach.ply_strength --merge {out}")
+    assert merged["commands"] == [first["command"], second["command"]]
+    assert merged["sequences"] == 4 and merged["points"] == first["points"] + second["points"]
