@@ -51,9 +51,11 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import json
+import os
 import queue
 import shlex
 import subprocess
@@ -467,6 +469,23 @@ def _pump(stream, sink) -> None:
 # Loading agents -----------------------------------------------------------------------------------------------
 
 
+def _from_current_folder(top: str) -> None:
+    """Import the top-level module or package ``top`` from the current folder when the path has none of that name
+    (as ``python -m`` and uvicorn's MODULE:APP find it), without putting the folder on ``sys.path``."""
+    if top in sys.modules or importlib.util.find_spec(top) is not None:
+        return
+    spec = importlib.machinery.PathFinder.find_spec(top, [os.getcwd()])
+    if spec is None or spec.loader is None:
+        return  # import_module then says it is missing
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[top] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[top]
+        raise
+
+
 def load_agent(spec: str):
     """The agent ``module:callable`` names (see the module docstring): the object itself, or an instance when it
     is a class. ``module`` may be a dotted module name, imported with the current folder on the path, or a
@@ -485,8 +504,7 @@ def load_agent(spec: str):
             module = importlib.util.module_from_spec(loader)
             loader.loader.exec_module(module)
         else:
-            if "" not in sys.path and "." not in sys.path:
-                sys.path.insert(0, "")  # the current folder, as python -m and uvicorn's MODULE:APP read it
+            _from_current_folder(module_name.partition(".")[0])
             module = importlib.import_module(module_name)
     except BgaiError:
         raise
