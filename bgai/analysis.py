@@ -28,7 +28,9 @@ Definitions (``DEFINITIONS`` says them in words, with their sources):
   the decision made is max(ND, min(DT, DP)) minus the worth of the decision made. The taker's error is DT - DP
   for a wrong take and DP - DT for a wrong pass. A double, a take and a pass always count as decisions; a turn
   without a double counts only when it was close: the best equity minus min(DT, 1) is below 0.16 EMG
-  (GNU Backgammon's ``isCloseCubedecision``).
+  (GNU Backgammon's ``isCloseCubedecision``). With ``cube_rollout`` (money sessions without the Jacoby rule), ND
+  and DT come from a cubeful rollout by the bot instead (``Bot.cube_decision(..., rollout=...)``), about a second
+  a decision; each cube decision says how it was judged (``method``).
 * **Error rate** = 1000 x total error / (unforced checker plays + counted cube decisions), in millipoints (mEMG)
   per decision; **PR** (eXtreme Gammon's performance rating, approximately) = 500 x total error / the same
   decisions, i.e. half the error rate.
@@ -48,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bgai.bot import Bot
+from bgai.bot import CUBE_ROLLOUT, Bot, cube_rollout_refusal
 from bgai.cube import CENTERED, MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_equities, payoff_of
 from bgai.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.match import match_equity
@@ -105,6 +107,11 @@ DEFINITIONS = {
                             "final match-winning chance minus the one at the start), in points for money. [GNU "
                             "Backgammon]",
 }
+#: The definition an analysis adds where a rollout judged its cube decisions (``analyse_match(cube_rollout=...)``).
+CUBE_ROLLOUT_DEFINITION = (
+    "ND and DT of each cube decision from a cubeful rollout by the bot (no double and double/take on the same dice; "
+    "Bot.cube_decision(..., rollout=...)) instead of its formula; DP = +1. Money sessions without the Jacoby rule or "
+    "beavers only, the rollout's rules. The decisions so judged say method 'rollout'.")
 
 
 @dataclass
@@ -117,7 +124,9 @@ class Decision:
     ``"no double"``, ``"take"``, ``"pass"``. ``error`` is the EMG lost (>= 0), ``cost`` the same in MWC (match) or
     points (money). ``counted``: it counts in the error rate. ``candidates``: for moves, (play, EMG equity for the
     mover, plies) best first; for cube decisions, the equities of no double, double/take and double/pass (EMG,
-    the doubler's). ``luck`` (moves only): the roll's luck in EMG.
+    the doubler's). ``luck`` (moves only): the roll's luck in EMG. ``method`` (cube decisions only): how the bot
+    judged it, ``"formula"`` (its cubeless probabilities made cubeful, at its plies) or ``"rollout"`` (a cubeful
+    rollout).
     """
 
     kind: str
@@ -136,6 +145,7 @@ class Decision:
     candidates: list = field(default_factory=list)
     luck: float | None = None
     luck_cost: float | None = None
+    method: str | None = None
 
     @property
     def mark(self) -> str | None:
@@ -154,6 +164,7 @@ class Decision:
             "candidates": [[c[0]] + [round(float(v), 6) if isinstance(v, float) else v for v in c[1:]]
                            for c in self.candidates],
             "luck": None if self.luck is None else round(self.luck, 6), "luck_mark": self.luck_mark,
+            "method": self.method,
         }
 
 
@@ -239,7 +250,9 @@ class PlayerSummary:
 
 @dataclass
 class MatchAnalysis:
-    """The analysis of a match: its decisions in order, each player's summary, the equity graph and the time."""
+    """The analysis of a match: its decisions in order, each player's summary, the equity graph and the time.
+    ``cube_rollout``: the rollout's settings where a rollout judged the cube decisions (else ``None``);
+    ``cube_rollout_refusal``: why a rollout asked for did not (a match, the Jacoby rule), else ``None``."""
 
     record: MatchRecord
     bot: str
@@ -248,10 +261,34 @@ class MatchAnalysis:
     players: tuple[PlayerSummary, PlayerSummary]
     graph: list[dict]
     seconds: float
+    cube_rollout: dict | None = None
+    cube_rollout_refusal: str | None = None
 
     @property
     def marked(self) -> list[Decision]:
         return [d for d in self.decisions if d.mark]
+
+    @property
+    def cube_method(self) -> str:
+        """How the cube decisions were judged: ``"rollout"`` or ``"formula"``."""
+        return "formula" if self.cube_rollout is None else "rollout"
+
+    @property
+    def definitions(self) -> dict:
+        """``DEFINITIONS``, with the rollout's where a rollout judged the cube decisions."""
+        return DEFINITIONS if self.cube_rollout is None else {**DEFINITIONS, "cube_rollout": CUBE_ROLLOUT_DEFINITION}
+
+    @property
+    def cube_method_text(self) -> str:
+        """How the cube decisions were judged, in words (and why not by a rollout asked for)."""
+        o = self.cube_rollout
+        if o is None:
+            why = f": {self.cube_rollout_refusal}" if self.cube_rollout_refusal else ""
+            return f"the bot's formula at {self.plies}-ply{why}"
+        depth = f"truncated after {o['truncate']} plies" if o.get("truncate") else "played to the end"
+        reduced = "with" if o.get("variance_reduction", True) else "without"
+        play = self.plies if o.get("plies") is None else o["plies"]
+        return f"a cubeful rollout ({o['trials']} trials {depth}, {play}-ply play, {reduced} variance reduction)"
 
     def to_dict(self) -> dict:
         """Everything as JSON-ready data (``bgai analyse --json``)."""
@@ -261,8 +298,10 @@ class MatchAnalysis:
                       "score": list(record.score), "winner": record.winner, "metadata": record.metadata,
                       "crawford": record.crawford, "jacoby": record.jacoby},
             "bot": self.bot, "plies": self.plies, "seconds": round(self.seconds, 3),
+            "cube_method": self.cube_method, "cube_rollout": self.cube_rollout,
+            "cube_rollout_refusal": self.cube_rollout_refusal,
             "units": {"error": "EMG", "cost": "MWC" if record.length else "points"},
-            "definitions": DEFINITIONS,
+            "definitions": self.definitions,
             "players": [p.to_dict() for p in self.players],
             "decisions": [d.to_dict() for d in self.decisions],
             "graph": self.graph,
@@ -389,12 +428,24 @@ class _Turn:
     action: CheckerPlay
 
 
-def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True) -> MatchAnalysis:
+def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
+                  cube_rollout: bool | dict = False) -> MatchAnalysis:
     """Judge every decision of ``record`` with ``bot`` (at its plies). See the module docstring for the definitions.
-    ``progress`` shows a tqdm bar over the decisions."""
+    ``progress`` shows a tqdm bar over the decisions.
+
+    ``cube_rollout``: judge the cube decisions of a money session by a cubeful rollout (``True``: ``CUBE_ROLLOUT``'s
+    settings; a dict of ``bgai.rollout.rollout``'s options changes them), about a second a decision, instead of the
+    bot's formula. A match, or money with the Jacoby rule, keeps the formula, and the analysis's
+    ``cube_rollout_refusal`` says why.
+    """
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
+    rollout, refusal = None, None
+    if cube_rollout:
+        refusal = cube_rollout_refusal(record if record.length else None, jacoby=record.jacoby)
+        if not refusal:
+            rollout = {**CUBE_ROLLOUT, **(cube_rollout if isinstance(cube_rollout, dict) else {})}
     turns: list[_Turn] = []
     # (game, action index, row, state, Double or None): the player on roll's cube decision before its roll.
     cube_points = []
@@ -414,9 +465,7 @@ def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True) -> Match
                disable=not progress)
     decisions: list[tuple[tuple, Decision]] = []
     for lo in range(0, len(cube_points), CHUNK):
-        judged = _cube_decisions(record, bot, cube_points[lo:lo + CHUNK], answers, lo)
-        decisions += judged
-        bar.update(len(judged))
+        decisions += _cube_decisions(record, bot, cube_points[lo:lo + CHUNK], answers, lo, rollout, bar)
     graph_points = {}
     for lo in range(0, len(turns), CHUNK):
         chunk = turns[lo:lo + CHUNK]
@@ -427,7 +476,8 @@ def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True) -> Match
     ordered = [d for _, d in decisions]
     players = _summaries(record, ordered)
     graph = _graph(record, turns, graph_points)
-    return MatchAnalysis(record, bot.name, bot.plies, ordered, players, graph, time.perf_counter() - started)
+    return MatchAnalysis(record, bot.name, bot.plies, ordered, players, graph, time.perf_counter() - started,
+                         cube_rollout=rollout, cube_rollout_refusal=refusal)
 
 
 def _cube_available(game: GameRecord, state) -> bool:
@@ -444,13 +494,25 @@ def _order(game: GameRecord, index: int, rank: int) -> tuple:
     return (game.number, index, rank)
 
 
-def _cube_decisions(record: MatchRecord, bot: Bot, points: list, answers: dict, offset: int) -> list:
+def _cube_decisions(record: MatchRecord, bot: Bot, points: list, answers: dict, offset: int, rollout: dict | None,
+                    bar) -> list:
+    """The cube decisions of ``points`` (and the answers to their doubles): by the bot's formula, all at once, or
+    with ``rollout`` (money) one cubeful rollout a point, the progress ``bar`` moved after each."""
     if not points:
         return []
-    boards = np.stack([state.position.board for _, _, _, state, _ in points])
-    state = _cube_state([(g, s.turn, s.cube, s.cube_owner) for g, _, _, s, _ in points], record.jacoby)
-    eq = bot.cube_equities(boards, state)
-    nd, dt, dp = (eq.emg(v) for v in (eq.no_double, eq.double_take, eq.double_pass))
+    if rollout is None:
+        boards = np.stack([state.position.board for _, _, _, state, _ in points])
+        state = _cube_state([(g, s.turn, s.cube, s.cube_owner) for g, _, _, s, _ in points], record.jacoby)
+        eq = bot.cube_equities(boards, state)
+        nd, dt, dp = (eq.emg(v) for v in (eq.no_double, eq.double_take, eq.double_pass))
+    else:  # money: equities per current stake are EMG already
+        nd, dt, dp = (np.empty(len(points)) for _ in range(3))
+        for i, (_, _, _, s, _) in enumerate(points):
+            owner = CENTERED if s.cube_owner is None else ON_ROLL  # a cube point's cube is never the opponent's
+            d = bot.cube_decision(s.position, s.cube, owner, rollout=rollout)
+            nd[i], dt[i], dp[i] = d.no_double, d.double_take, d.double_pass
+            bar.update(1)
+    method = "formula" if rollout is None else "rollout"
     out = []
     for i, (game, index, row, s, action) in enumerate(points):
         doubled_worth = min(dt[i], dp[i])
@@ -461,7 +523,7 @@ def _cube_decisions(record: MatchRecord, bot: Bot, points: list, answers: dict, 
         candidates = [("No double", float(nd[i])), ("Double, take", float(dt[i])), ("Double, pass", float(dp[i]))]
         one = _cube_state([(game, s.turn, s.cube, s.cube_owner)], record.jacoby)
         common = dict(game=game.number, position=s.position, cube=s.cube, cube_owner=s.cube_owner, dice=None,
-                      candidates=candidates)
+                      candidates=candidates, method=method)
         out.append((_order(game, index, 0), Decision(
             kind="double", row=row, player=s.turn, played="double" if doubled else "no double",
             best="double" if doubled_worth > nd[i] else "no double", error=float(error),
@@ -475,6 +537,7 @@ def _cube_decisions(record: MatchRecord, bot: Bot, points: list, answers: dict, 
                 kind="take", row=answer_row, player=answer.player, played="take" if take else "pass",
                 best="take" if dt[i] <= dp[i] else "pass", error=error,
                 cost=float(_cost(np.array([error]), one)[0]), counted=True, **common)))
+    bar.update(len(out) - (0 if rollout is None else len(points)))
     return out
 
 

@@ -629,9 +629,9 @@ class Bot:
         state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
         if not rollout:
             return decision(self.cube_equities(pos.board[None], state), state, match)
-        if match is not None or jacoby or beavers:
-            raise BgaiError("a rollout cube decision is for money games without the Jacoby rule or beavers (the "
-                            "rollout's rules); leave out the match, --jacoby and --beavers, or the rollout")
+        refusal = cube_rollout_refusal(match, jacoby=jacoby, beavers=beavers)
+        if refusal:
+            raise BgaiError(f"{refusal}; leave out the rollout, or the match, the Jacoby rule and beavers")
         from bgai.rollout import rollout as roll_out
 
         options = {**CUBE_ROLLOUT, **(rollout if isinstance(rollout, dict) else {})}
@@ -650,6 +650,20 @@ class Bot:
 #: plies with variance reduction, as Open Sage's cube rollouts, checker play at 0-ply whatever the bot's own
 #: lookahead, on every core (docs/cube.md has what they cost and lose).
 CUBE_ROLLOUT = {"trials": 72, "truncate": 5, "plies": 0, "jobs": 0}
+
+
+def cube_rollout_refusal(match=None, *, jacoby: bool = False, beavers: bool = False) -> str | None:
+    """Why a rollout cube decision (``Bot.cube_decision(..., rollout=...)``) cannot be made under these rules, in
+    one line; ``None`` where it can: a money game (``match`` ``None``) without the Jacoby rule or beavers, the rules
+    its rollout plays."""
+    if match is None and not jacoby and not beavers:
+        return None
+    if match is not None:
+        here = f"a {match.length}-point match" if hasattr(match, "length") else "a match"
+    else:
+        here = "a game with " + " and ".join(["the Jacoby rule"] * jacoby + ["beavers"] * beavers)
+    return ("a rollout cube decision is for money games without the Jacoby rule or beavers (the rollout's rules), "
+            f"not {here}")
 
 
 #: The shipped network: its checkpoint (for training from it, and for torch), and the same weights for play

@@ -507,7 +507,7 @@ def _analyse(args: argparse.Namespace) -> None:
     if not record.games:
         raise BgaiError(f"{args.file} holds no game to analyse")
     bot = load_bot(args.checkpoint, plies=args.plies)
-    analysis = analyse_match(record, bot, progress=not args.quiet)
+    analysis = analyse_match(record, bot, progress=not args.quiet, cube_rollout=args.cube_rollout)
     if args.json:
         text = json.dumps(analysis.to_dict(), indent=1)
         if args.json == "-":
@@ -716,6 +716,10 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
     analyse.add_argument("--html", metavar="PATH", help="write an HTML report (boards of the marked errors, equity "
                                                         "graph) to PATH")
     analyse.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    analyse.add_argument("--cube-rollout", action="store_true",
+                         help="judge the cube decisions by a cubeful rollout (as bgai eval --rollout; about a second "
+                              "a decision) instead of the formula: money sessions without the Jacoby rule only, a "
+                              "match keeps the formula and the report says so")
     analyse.add_argument("--quiet", action="store_true", help="no progress bar")
     analyse.set_defaults(run=_analyse)
 

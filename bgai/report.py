@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from bgai.analysis import DEFINITIONS, Decision, MatchAnalysis
+from bgai.analysis import Decision, MatchAnalysis
 from bgai.svg import board_svg
 
 _MARK_COLOURS = {"very bad": "#c92a2a", "bad": "#e8590c", "doubtful": "#f2b705"}
@@ -89,7 +89,8 @@ def text_report(analysis: MatchAnalysis) -> str:
     lines = [f"{_title(analysis)}: {_setting(analysis)}",
              f"Analysed by {analysis.bot} at {analysis.plies}-ply in {analysis.seconds:.1f} s "
              f"({len(analysis.decisions)} decisions). Errors in EMG; costs in "
-             f"{'points' if analysis.record.length == 0 else 'match-winning chance (MWC)'}.", ""]
+             f"{'points' if analysis.record.length == 0 else 'match-winning chance (MWC)'}.",
+             f"Cube decisions judged by {analysis.cube_method_text}.", ""]
     rows = _summary_rows(analysis)
     width = max(len(r[0]) for r in rows) + 2
     lines.append(f"{'':<{width}}{a.name[:20]:>22}{b.name[:20]:>22}")
@@ -101,7 +102,7 @@ def text_report(analysis: MatchAnalysis) -> str:
                      f"{_decision_text(analysis, d)}  [{d.position.position_id()}]")
     if not marked:
         lines.append("  none")
-    lines += ["", "Definitions:"] + [f"  {name}: {text}" for name, text in DEFINITIONS.items()]
+    lines += ["", "Definitions:"] + [f"  {name}: {text}" for name, text in analysis.definitions.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -141,7 +142,8 @@ def html_report(analysis: MatchAnalysis) -> str:
            f"<title>bgai analysis: {escape(_title(analysis))}</title><style>{_CSS}</style></head><body><main>",
            f"<h1>{escape(_title(analysis))}</h1>",
            f"<p class='sub'>{escape(_setting(analysis))}. Analysed by {escape(analysis.bot)} at {analysis.plies}-ply "
-           f"in {analysis.seconds:.1f} s ({len(analysis.decisions)} decisions).</p>"]
+           f"in {analysis.seconds:.1f} s ({len(analysis.decisions)} decisions); cube decisions judged by "
+           f"{escape(analysis.cube_method_text)}.</p>"]
     # Summary.
     out.append("<h2>Summary</h2><table class='num'><thead><tr><th></th>"
                f"<th>{escape(a.name)}</th><th>{escape(b.name)}</th></tr></thead><tbody>")
@@ -164,7 +166,7 @@ def html_report(analysis: MatchAnalysis) -> str:
     out.append("</div>")
     # Definitions.
     out.append("<h2>Definitions</h2><dl>")
-    for name, text in DEFINITIONS.items():
+    for name, text in analysis.definitions.items():
         out.append(f"<dt>{escape(name.replace('_', ' ').capitalize())}</dt><dd>{escape(text)}</dd>")
     out.append("</dl></main></body></html>")
     return "\n".join(out)
@@ -220,13 +222,14 @@ def _error_card(analysis: MatchAnalysis, d: Decision) -> str:
             cls = " class='played'" if text.startswith(chosen[d.played]) else ""
             rows.append(f"<tr{cls}><td>{escape(text)}</td><td>{value:+.3f}</td></tr>")
         doubler, taker = escape(players[on_roll]), escape(players[1 - on_roll])
+        how = " (a cubeful rollout)" if d.method == "rollout" else ""
         if d.kind == "double":
             done = "doubled" if d.played == "double" else "did not double"
-            legend = (f"<p class='small'>Cubeful equities in EMG for {doubler}, on roll. {doubler} {done}; "
+            legend = (f"<p class='small'>Cubeful equities{how} in EMG for {doubler}, on roll. {doubler} {done}; "
                       f"best: {escape(d.best)}.</p>")
         else:
             done = "took" if d.played == "take" else "passed"
-            legend = (f"<p class='small'>{doubler} doubled. Cubeful equities in EMG for {doubler}; {taker} "
+            legend = (f"<p class='small'>{doubler} doubled. Cubeful equities{how} in EMG for {doubler}; {taker} "
                       f"{done}, the best answer was to {escape(d.best)}.</p>")
     pid = d.position.position_id()
     table = (f"<div>{head}<table class='num'>{''.join(rows)}</table>{legend}"

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bgai.bot import Bot, RankedPlay
+from bgai.bot import Bot, RankedPlay, cube_rollout_refusal
 from bgai.cube import CENTERED, ON_ROLL, OPPONENT, CubeDecision, cube_state, may_double, payoff_of
 from bgai.errors import BgaiError, GameStateError, InvalidPositionError
 from bgai.game import result_points
@@ -178,6 +178,14 @@ class Session:
     @property
     def is_match(self) -> bool:
         return self.match_length > 0
+
+    @property
+    def cube_rollout_refusal(self) -> str | None:
+        """Why the cube hint cannot be rolled out in this session (a match, the Jacoby rule), in one line; ``None``
+        where it can."""
+        if self.is_match:
+            return cube_rollout_refusal(MatchScore(self.match_length, (0, 0)))
+        return cube_rollout_refusal(jacoby=self.jacoby)
 
     @property
     def may_double_now(self) -> bool:
@@ -351,18 +359,24 @@ class Session:
         theirs = self.bot.cube_equities(boards, state).equity
         return [float(v) for v in ((1.0 - theirs) if self.is_match else -theirs)]
 
-    def cube_hint(self) -> CubeHint:
-        """The bot's advice on the person's cube decision: to double (phase ``ROLL``) or to take (``TAKE``)."""
+    def cube_hint(self, rollout: bool | dict = False) -> CubeHint:
+        """The bot's advice on the person's cube decision: to double (phase ``ROLL``) or to take (``TAKE``).
+
+        ``rollout``: decide from a cubeful rollout instead of the formula (``Bot.cube_decision``'s ``rollout``:
+        ``True``, or a dict of its options), about a second; a money session without the Jacoby rule only
+        (``cube_rollout_refusal`` says why not, and a ``BgaiError`` says it here)."""
+        if self.phase not in (Phase.ROLL, Phase.TAKE):
+            raise GameStateError(f"there is no cube decision to make now ({self._phase_text()})")
+        if rollout and self.cube_rollout_refusal:
+            raise BgaiError(self.cube_rollout_refusal)
         if self.phase is Phase.ROLL:
-            d = self._decision(HUMAN)
+            d = self._decision(HUMAN, rollout=rollout)
             equities = {"no_double": d.no_double, "double_take": d.double_take, "double_pass": d.double_pass}
             return CubeHint("double", d.action, equities, d)
-        if self.phase is Phase.TAKE:
-            d = self._decision(BOT)
-            other = (lambda v: 1 - v) if self.is_match else (lambda v: -v)
-            equities = {"take": other(d.double_take), "pass": other(d.double_pass)}
-            return CubeHint("take", "Take" if d.should_take else "Pass", equities, d)
-        raise GameStateError(f"there is no cube decision to make now ({self._phase_text()})")
+        d = self._decision(BOT, rollout=rollout)
+        other = (lambda v: 1 - v) if self.is_match else (lambda v: -v)
+        equities = {"take": other(d.double_take), "pass": other(d.double_pass)}
+        return CubeHint("take", "Take" if d.should_take else "Pass", equities, d)
 
     # The record -------------------------------------------------------------------------------------------------
 
@@ -578,10 +592,10 @@ class Session:
         owner = CENTERED if self._owner is None else ON_ROLL if self._owner == player else OPPONENT
         return self.cube, owner, self.match_score(player)
 
-    def _decision(self, player: int, position: Position | None = None) -> CubeDecision:
+    def _decision(self, player: int, position: Position | None = None, rollout: bool | dict = False) -> CubeDecision:
         """The bot's cube decision for ``player`` on roll in ``position`` (default: the position now)."""
         return self.bot.cube_decision(self.position if position is None else position, *self._cube_args(player),
-                                      jacoby=self.jacoby)
+                                      jacoby=self.jacoby, rollout=rollout)
 
     def _state(self, player: int):
         return cube_state(*self._cube_args(player), jacoby=self.jacoby)

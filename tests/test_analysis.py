@@ -105,6 +105,83 @@ def test_cube_errors_follow_from_the_three_equities(gnubg_match):
             assert d.error == pytest.approx(max(0.0, wrong)) and d.counted
 
 
+# Judging the cube by a cubeful rollout (analyse_match(cube_rollout=...), bgai analyse --cube-rollout) --------------
+
+FEW_TRIALS = {"trials": 36, "truncate": 2, "jobs": 1}  # a rollout short enough for a test
+
+
+@pytest.fixture
+def money_without_jacoby(tmp_path) -> Path:
+    """xg-style-money.mat without its Jacoby rule: a short money session (9 cube decisions and an answer) whose
+    cube a rollout may judge."""
+    path = tmp_path / "money.mat"
+    lines = (DATA / "xg-style-money.mat").read_text().splitlines(keepends=True)
+    path.write_text("".join(line for line in lines if "Jacoby" not in line))
+    return path
+
+
+def test_a_rollout_judges_a_money_sessions_cube_decisions_and_marks_them(bot, money_without_jacoby):
+    """Given a money session without the Jacoby rule, When it is analysed with cube_rollout, Then every cube
+    decision (and answer to a double) says it was judged by rollout and carries the rollout's ND, DT and DP = 1 (the
+    decision Bot.cube_decision(..., rollout=...) gives there), its error follows from them as the formula's would;
+    the checker plays are judged as without it, and the JSON says how the cube was judged."""
+    record = read_mat(money_without_jacoby)
+    assert record.length == 0 and not record.jacoby
+    rolled = analyse_match(record, bot, progress=False, cube_rollout=FEW_TRIALS)
+    plain = analyse_match(record, bot, progress=False)
+    cube = [d for d in rolled.decisions if d.kind != "move"]
+    assert {d.kind for d in cube} == {"double", "take"} and len(cube) == 10
+    assert {d.method for d in cube} == {"rollout"} and {d.method for d in plain.decisions if d.kind != "move"} == {
+        "formula"}
+    for d in cube:
+        owner = "centered" if d.cube_owner is None else "me"
+        truth = bot.cube_decision(d.position, d.cube, owner, rollout=FEW_TRIALS)
+        (_, nd), (_, dt), (_, dp) = d.candidates
+        assert (nd, dt, dp) == (pytest.approx(truth.no_double), pytest.approx(truth.double_take), 1.0)
+        if d.kind == "double":
+            doubled = d.played == "double"
+            assert d.error == pytest.approx(max(nd, min(dt, dp)) - (min(dt, dp) if doubled else nd))
+        else:
+            assert d.error == pytest.approx(max(0.0, dt - dp if d.played == "take" else dp - dt))
+    assert any(a.candidates != b.candidates for a, b in zip(cube, (d for d in plain.decisions if d.kind != "move")))
+    moves = [d.to_dict() for d in rolled.decisions if d.kind == "move"]
+    assert moves == [d.to_dict() for d in plain.decisions if d.kind == "move"]
+    data = json.loads(json.dumps(rolled.to_dict()))
+    assert data["cube_method"] == "rollout" and data["cube_rollout"]["trials"] == 36
+    assert data["cube_rollout_refusal"] is None and "cube_rollout" in data["definitions"]
+    assert {d["method"] for d in data["decisions"]} == {"rollout", None}
+    assert "Cube decisions judged by a cubeful rollout (36 trials truncated after 2 plies" in text_report(rolled)
+    assert "Cubeful equities (a cubeful rollout) in EMG" in html_report(rolled)
+
+
+@pytest.mark.parametrize("name, reason", [("gnubg-3pt-seed6.mat", "not a 3-point match"),
+                                          ("xg-style-money.mat", "not a game with the Jacoby rule")])
+def test_a_match_or_the_jacoby_rule_keeps_the_formula_and_says_so_in_one_line(bot, name, reason):
+    record = read_mat(DATA / name)
+    asked = analyse_match(record, bot, progress=False, cube_rollout=True)
+    plain = analyse_match(record, bot, progress=False)
+    assert asked.cube_method == "formula" and asked.cube_rollout is None and reason in asked.cube_rollout_refusal
+    assert [d.to_dict() for d in asked.decisions] == [d.to_dict() for d in plain.decisions]
+    line = next(line for line in text_report(asked).splitlines() if line.startswith("Cube decisions judged by"))
+    assert line.startswith("Cube decisions judged by the bot's formula at 0-ply: a rollout cube decision is for "
+                           "money games") and reason in line
+    assert asked.to_dict()["cube_rollout_refusal"] == asked.cube_rollout_refusal
+
+
+def test_cli_analyse_cube_rollout(money_without_jacoby, capsys, monkeypatch):
+    """bgai analyse --cube-rollout judges a money session's cube by the rollout (its settings shortened here, the
+    default being bgai.bot.CUBE_ROLLOUT's, about a second a decision), and a match's by the formula, saying why."""
+    monkeypatch.setattr("bgai.analysis.CUBE_ROLLOUT", {**FEW_TRIALS, "plies": 0})
+    assert main(["analyse", str(money_without_jacoby), "--cube-rollout", "--json", "-", "--quiet"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cube_method"] == "rollout" and data["cube_rollout"] == {**FEW_TRIALS, "plies": 0}
+    assert {d["method"] for d in data["decisions"] if d["kind"] != "move"} == {"rollout"}
+    assert main(["analyse", str(DATA / "edge-cases.mat"), "--cube-rollout", "--quiet"]) == 0
+    assert "formula at 0-ply: a rollout cube decision is for money games" in capsys.readouterr().out
+    assert main(["analyse", str(money_without_jacoby), "--quiet"]) == 0  # without it: the formula
+    assert "Cube decisions judged by the bot's formula at 0-ply.\n" in capsys.readouterr().out
+
+
 def test_the_opening_rolls_luck_averages_to_zero(bot):
     """Luck is the roll's best equity minus the mean over the rolls: over the 15 opening rolls (each 2 ways out of
     30) it averages to zero."""

@@ -357,6 +357,22 @@ def bot():
     return load_bot()
 
 
+def exact_cube_equities(board: np.ndarray) -> tuple[float, float]:
+    """(no double, double/take) of the player on roll of ``board`` (money, a centered cube), exact, where every
+    roll leaves a position of the two-sided bear-off database with one play: one roll's expectation of its exact
+    cubeful equities (also the API's and the session's tests)."""
+    from bgai import bearoff
+    from bgai.dice import ROLL_WEIGHTS, ROLLS
+    from bgai.movegen import afterstates
+
+    db = bearoff.database()
+    plays = afterstates(np.repeat(board[None], len(ROLLS), axis=0), ROLLS)
+    assert np.array_equal(plays.owner, np.arange(len(ROLLS))) and db.exact(plays.after).all()
+    no_double = -(db.cubeful_equity(plays.after, CENTERED) * ROLL_WEIGHTS).sum()
+    double_take = -(2 * db.cubeful_equity(plays.after, ON_ROLL) * ROLL_WEIGHTS).sum()  # they own a 2-cube
+    return float(no_double), float(double_take)
+
+
 # Seven checkers on the ace point: every roll bears off at least two, so after any play both sides have at most six
 # and the two-sided database knows the rest exactly. ND and DT are then one roll's expectation of exact equities.
 @pytest.mark.parametrize("theirs, action", [

@@ -13,6 +13,7 @@ from bgai import Position, load_bot
 from bgai.errors import BgaiError, GameStateError, IllegalMoveError, InvalidPositionError
 from bgai.session import BOT, HUMAN, Phase, Session
 from bgai.xgid import format_xgid
+from tests.test_cube import exact_cube_equities
 
 # Races with the person's home board full (69 pips) against the opponent's 74 pips, as the bot sees them:
 # "Double, take" for the player on roll; and 63 pips against 74: "Double, pass" (GNU Backgammon 2-ply gives the
@@ -161,6 +162,44 @@ def test_the_bot_doubles_when_it_should_and_the_person_takes(bot):
     session.take()
     assert session.cube == 2 and session.cube_owner() == HUMAN
     assert session.game.actions[2].player == BOT and session.game.actions[2].kind == "move"
+
+
+# Seven checkers on the ace point against six: every roll leaves both sides in the two-sided bear-off database, so a
+# rollout's cube decision there is exact (tests/test_cube.py). Double, pass.
+SEVEN_ON_THE_ACE = Position.from_position_id("aAcAgD8AAAAAAA")
+FEW_TRIALS = {"trials": 36, "jobs": 1}  # the position is exact: one roll each of the 36 is the whole expectation
+
+
+def test_a_cube_hint_by_rollout_is_the_rollouts_on_both_sides_of_the_double(bot):
+    """Given seven on the ace point against six in a money session, When the person on roll asks the cube hint by
+    rollout, Then it is the rollout's decision, whose no double and double/take are the database's exact ones; and
+    facing the bot's double in the same position, the rollout's hint is to pass (take: minus double/take)."""
+    nd, dt = exact_cube_equities(SEVEN_ON_THE_ACE.board)
+    session = Session(bot, seed=2)
+    session.setup(xgid(SEVEN_ON_THE_ACE))
+    assert session.cube_rollout_refusal is None
+    hint = session.cube_hint(rollout=FEW_TRIALS)
+    assert hint.kind == "double" and hint.action == "Double, pass" and "a cubeful rollout" in str(hint.decision)
+    assert hint.equities["no_double"] == pytest.approx(nd, abs=1e-4)
+    assert hint.equities["double_take"] == pytest.approx(dt, abs=1e-4) and hint.equities["double_pass"] == 1.0
+    assert "cube efficiency" in str(session.cube_hint().decision)  # without rollout: the formula's
+    session.setup(xgid(SEVEN_ON_THE_ACE, human_on_roll=False))
+    assert session.phase is Phase.TAKE
+    hint = session.cube_hint(rollout=FEW_TRIALS)
+    assert hint.kind == "take" and hint.action == "Pass" and "a cubeful rollout" in str(hint.decision)
+    assert hint.equities == {"take": pytest.approx(-dt, abs=1e-4), "pass": -1.0}
+
+
+@pytest.mark.parametrize("options, reason", [
+    ({"match_length": 5}, "not a 5-point match"), ({"jacoby": True}, "not a game with the Jacoby rule"),
+])
+def test_a_cube_hint_by_rollout_is_refused_where_the_rollouts_rules_do_not_hold(bot, options, reason):
+    session = Session(bot, seed=2, **options)
+    session.setup(xgid(DOUBLE_TAKE, length=options.get("match_length", 0)))
+    assert reason in session.cube_rollout_refusal
+    with pytest.raises(BgaiError, match=reason):
+        session.cube_hint(rollout=True)
+    assert session.cube_hint().action  # the formula's hint is there
 
 
 def test_passing_the_bots_double_loses_the_cube_before_the_double(bot):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -11,6 +12,7 @@ from fastapi.testclient import TestClient
 from bgai import Position
 from bgai.web import create_app
 from bgai.xgid import format_xgid
+from tests.test_cube import exact_cube_equities
 
 START = "4HPwATDgc/ABMA"
 DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 4, 21: 4, 22: 2})
@@ -187,6 +189,81 @@ def test_doubling_taking_and_the_cube_hint_in_a_session(client):
     assert hint["kind"] == "take" and set(hint["equities"]) == {"take", "pass"}
     s = client.post(f"/api/sessions/{offered['id']}/pass").json()
     assert s["phase"] == "game_over" and s["score"] == [0, 1]
+
+
+# Seven checkers on the ace point against six: every roll leaves both sides in the two-sided bear-off database, so a
+# rollout's no double and double/take are exact, and equal the database's (tests/test_cube.py). Double, pass.
+SEVEN_ON_THE_ACE = "aAcAgD8AAAAAAA"
+
+
+def strict_json(response) -> dict:
+    """The answer's JSON, refusing NaN and infinities, which JSON does not have."""
+    def refuse(constant):
+        raise AssertionError(f"{constant} in the answer: {response.text[:200]}")
+
+    return json.loads(response.text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("path", ["/api/cube", "/api/evaluate"])
+def test_a_rollout_cube_decision_through_the_api_is_the_bear_off_databases(client, path):
+    """Given seven on the ace point against six, When the cube decision is asked with rollout, Then it is the
+    rollout's (method "rollout", no cube efficiency: null, never NaN) and its no double and double/take are the
+    database's exact ones; without rollout it is the formula's, with its efficiency."""
+    nd, dt = exact_cube_equities(Position.from_position_id(SEVEN_ON_THE_ACE).board)
+    r = client.post(path, json={"position": SEVEN_ON_THE_ACE, "rollout": True})
+    assert r.status_code == 200, r.text
+    cube = strict_json(r)["cube"] if path == "/api/evaluate" else strict_json(r)
+    assert cube["method"] == "rollout" and cube["efficiency"] is None
+    assert cube["no_double"] == pytest.approx(nd, abs=1e-4) and cube["double_take"] == pytest.approx(dt, abs=1e-4)
+    assert cube["double_pass"] == 1.0 and cube["action"] == "Double, pass" and cube["unit"] == "stake"
+    formula = strict_json(client.post(path, json={"position": SEVEN_ON_THE_ACE}))
+    formula = formula["cube"] if path == "/api/evaluate" else formula
+    assert formula["method"] == "formula" and 0.5 < formula["efficiency"] <= 1
+
+
+@pytest.mark.parametrize("body, reason", [
+    ({"match": {"length": 5, "score": [1, 2]}}, "not a 5-point match"),
+    ({"jacoby": True}, "not a game with the Jacoby rule"),
+    ({"position": "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:2:1:0:7:10"}, "not a 7-point match"),
+])
+@pytest.mark.parametrize("path", ["/api/cube", "/api/evaluate"])
+def test_a_rollout_cube_decision_where_its_rules_do_not_hold_is_a_422_saying_why(client, path, body, reason):
+    r = client.post(path, json={"position": START, **body, "rollout": True})
+    assert r.status_code == 422 and "for money games without the Jacoby rule or beavers" in detail(r)
+    assert reason in detail(r)
+    assert client.post(path, json={"position": START, **body}).status_code == 200  # the formula's is there
+
+
+def test_a_sessions_cube_hint_by_rollout(client):
+    """A money session's cube hint with ?rollout=true is the rollout's (before the person rolls: the database's
+    exact answer here; facing the bot's double: take or pass from it); a match's or one with the Jacoby rule says
+    why it cannot be rolled out, in the formula's hint and in a 422."""
+    nd, dt = exact_cube_equities(Position.from_position_id(SEVEN_ON_THE_ACE).board)
+    s = new(client, seed=3, position=SEVEN_ON_THE_ACE)
+    formula = strict_json(client.get(f"/api/sessions/{s['id']}/cube-hint"))
+    assert formula["method"] == formula["decision"]["method"] == "formula" and formula["rollout_refusal"] is None
+    r = client.get(f"/api/sessions/{s['id']}/cube-hint?rollout=true")
+    assert r.status_code == 200, r.text
+    hint = strict_json(r)
+    assert hint["method"] == hint["decision"]["method"] == "rollout" and hint["decision"]["efficiency"] is None
+    assert hint["kind"] == "double" and hint["action"] == "Double, pass"
+    assert hint["equities"]["no_double"] == pytest.approx(nd, abs=1e-4)
+    assert hint["equities"]["double_take"] == pytest.approx(dt, abs=1e-4)
+    # The bot on roll with the same position doubles at once: the person's hint is to pass, by the rollout too.
+    offered = new(client, seed=3, position=format_xgid(Position.from_position_id(SEVEN_ON_THE_ACE).switched().board,
+                                                        x_on_roll=False))
+    assert offered["phase"] == "take"
+    hint = strict_json(client.get(f"/api/sessions/{offered['id']}/cube-hint?rollout=true"))
+    assert hint["kind"] == "take" and hint["action"] == "Pass" and hint["method"] == "rollout"
+    assert hint["equities"]["take"] == pytest.approx(-dt, abs=1e-4) and hint["equities"]["pass"] == -1.0
+    for options, reason in (({"match_length": 5}, "not a 5-point match"),
+                            ({"jacoby": True}, "not a game with the Jacoby rule")):
+        s = new(client, seed=3, position=format_xgid(DOUBLE_TAKE.board, length=options.get("match_length", 0)),
+                **options)
+        formula = client.get(f"/api/sessions/{s['id']}/cube-hint").json()
+        assert reason in formula["rollout_refusal"]
+        r = client.get(f"/api/sessions/{s['id']}/cube-hint?rollout=true")
+        assert r.status_code == 422 and reason in detail(r)
 
 
 def test_a_typed_play_a_resignation_and_the_board_svg(client):

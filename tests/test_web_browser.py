@@ -158,6 +158,39 @@ def test_doubling_and_taking_in_the_browser(page):
     assert s["cube"]["owner"] == "you" and "You take" in s["log"]
 
 
+def test_the_cube_hints_roll_out_button_shows_the_rollouts_answer(page):
+    """Given seven on the ace point against six in a money game (every roll leaves both sides in the two-sided
+    bear-off database: a rollout's answer there is exact), When the person asks the cube hint and clicks its Roll
+    out button, Then the box says the answer is a rollout's and shows the rollout's equities, the API's; in a match
+    the button is disabled and its tooltip says why."""
+    s = open_game(page, "match=0&plies=0&position=aAcAgD8AAAAAAA")
+    assert s["phase"] == "roll"
+    page.click("#cube-hint")
+    page.wait_for_selector("#advice:not([hidden]) #cube-rollout:not([disabled])")
+    assert "formula" in page.inner_text("#advice .note")
+    page.evaluate("""() => {  // the button says it is busy while the rollout runs
+      const button = document.getElementById("cube-rollout");
+      window.busySeen = [];
+      new MutationObserver(() => { if (button.getAttribute("aria-busy") === "true") {
+        window.busySeen.push([button.textContent, button.disabled]); } }).observe(button, { attributes: true });
+    }""")
+    page.click("#cube-rollout")
+    page.wait_for_selector("#advice h3:has-text('(rollout)')")
+    assert ["Rolling out…", True] in page.evaluate("() => window.busySeen")
+    assert page.inner_text("#advice h3") == "Cube hint (rollout): Double, pass"
+    assert "cubeful rollout" in page.inner_text("#advice .note") and page.is_disabled("#cube-rollout")
+    rows = page.eval_on_selector_all("#advice tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    api = page.evaluate(f"() => fetch('/api/sessions/{s['id']}/cube-hint?rollout=true').then(r => r.json())")
+    assert api["method"] == "rollout"
+    assert rows == [["No double", f"+{api['equities']['no_double']:.3f}"],
+                    ["Double, take", f"+{api['equities']['double_take']:.3f}"], ["Double, pass", "+1.000"]]
+    assert rows[:2] == [["No double", "+0.956"], ["Double, take", "+1.694"]]  # the database's (docs/cube.md)
+    open_game(page, "new=1&plies=0&position=" + format_xgid(DOUBLE_TAKE.board, length=5).replace("=", "%3D"))
+    page.click("#cube-hint")
+    page.wait_for_selector("#advice:not([hidden]) #cube-rollout")
+    assert page.is_disabled("#cube-rollout") and "5-point match" in page.get_attribute("#cube-rollout", "title")
+
+
 def test_finishing_a_game_and_starting_the_next(page):
     """Given the person bearing off its last two checkers with 6-5, When it bears them off by clicking and
     clicks the dice, Then the game is over, the page says so, and Next game starts game 2."""

@@ -18,6 +18,7 @@ the least recently used dropped first.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import uuid
@@ -241,7 +242,8 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
             decision = _decide(bot, pos, body)
             e = bot.evaluate(pos)
         return m.EvaluateOut(position_id=pos.position_id(), xgid=pos.xgid(), pips=pos.pip_counts(),
-                             plies=bot.plies, evaluation=m.Probabilities(**e.__dict__), cube=_cube_out(decision))
+                             plies=bot.plies, evaluation=m.Probabilities(**e.__dict__),
+                             cube=_cube_out(decision, body.rollout))
 
     @app.post("/api/moves", response_model=m.MovesOut, tags=["positions"],
               summary="Rank the plays of a roll (a hint), with each play's equity and chances for the mover")
@@ -258,7 +260,7 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
     def cube(body: m.CubeIn) -> m.CubeOut:
         pos = m.to_position(body.position)
         with work.slot():
-            return _cube_out(_decide(bots.get(body.plies), pos, body))
+            return _cube_out(_decide(bots.get(body.plies), pos, body), body.rollout)
 
     # Sessions -----------------------------------------------------------------------------------------------
 
@@ -362,13 +364,15 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
 
     @app.get("/api/sessions/{key}/cube-hint", response_model=m.CubeHintOut, tags=["sessions"],
              summary="The bot's advice on your cube decision: to double, or to take")
-    def cube_hint(key: str) -> m.CubeHintOut:
+    def cube_hint(key: str, rollout: bool = Query(False, description=m.ROLLOUT_HELP)) -> m.CubeHintOut:
         session, lock = sessions.get(key)
         with work.slot(), lock:
-            h = session.cube_hint()
+            h = session.cube_hint(rollout=rollout)
             unit = "mwc" if session.is_match else "stake"
+            refusal = session.cube_rollout_refusal
         return m.CubeHintOut(kind=h.kind, action=h.action, unit=unit, equities=h.equities,
-                             decision=_cube_out(h.decision))
+                             decision=_cube_out(h.decision, rollout), method="rollout" if rollout else "formula",
+                             rollout_refusal=refusal)
 
     @app.get("/api/sessions/{key}/match.mat", response_class=PlainTextResponse, tags=["sessions"],
              summary="The games so far as a .mat file")
@@ -395,14 +399,16 @@ def _decide(bot: Bot, pos, body: m.CubeIn) -> CubeDecision:
         owner = body.owner
     if body.match is not None:
         match = body.match.to_score()
-    return bot.cube_decision(pos, cube, owner, match, jacoby=body.jacoby)
+    return bot.cube_decision(pos, cube, owner, match, jacoby=body.jacoby, rollout=body.rollout)
 
 
-def _cube_out(d: CubeDecision) -> m.CubeOut:
+def _cube_out(d: CubeDecision, rollout: bool = False) -> m.CubeOut:
+    """``d`` as JSON: a rollout's efficiency, NaN (it assumes none), becomes null; JSON has no NaN."""
     return m.CubeOut(action=d.action, should_double=d.should_double, should_take=d.should_take,
                      too_good=d.too_good, may_double=d.may_double, no_double=d.no_double, double_take=d.double_take,
-                     double_pass=d.double_pass, cubeless=d.cubeless, efficiency=d.efficiency,
-                     unit="stake" if d.match is None else "mwc")
+                     double_pass=d.double_pass, cubeless=d.cubeless,
+                     efficiency=None if math.isnan(d.efficiency) else d.efficiency,
+                     unit="stake" if d.match is None else "mwc", method="rollout" if rollout else "formula")
 
 
 def _plays(ranked, limit: int | None, cubeful: list[float] = ()) -> list[m.RankedPlayOut]:

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from bgai.bot import CUBE_ROLLOUT
 from bgai.errors import BgaiError
 from bgai.match import MatchScore
 from bgai.position import Position, parse_dice
@@ -29,6 +30,9 @@ DiceText = Annotated[
     Field(description="The roll: two digits ('63', '6-3') or two integers [6, 3].", examples=["63"]),
 ]
 Plies = Annotated[int, Field(ge=0, le=2, description="Lookahead of the bot: 0, 1 or 2 plies.")]
+ROLLOUT_HELP = (f"Decide the cube from a cubeful, variance-reduced rollout ({CUBE_ROLLOUT['trials']} trials truncated "
+                f"after {CUBE_ROLLOUT['truncate']} plies, {CUBE_ROLLOUT['plies']}-ply play; about a second) instead of "
+                "Janowski's formula. Money games without the Jacoby rule or beavers only: otherwise a 422 says why.")
 
 
 def to_position(value: str | list) -> Position:
@@ -89,6 +93,7 @@ class CubeIn(In):
     match: MatchIn | None = Field(None, description="The match score; none for a money game (or the XGID's).")
     jacoby: bool = Field(False, description="Money: the Jacoby rule.")
     plies: Plies | None = Field(None, description="Lookahead (default: the server's --plies).")
+    rollout: bool = Field(False, description=ROLLOUT_HELP)
 
     _position = field_validator("position")(_check_position)
 
@@ -131,8 +136,13 @@ class CubeOut(BaseModel):
     double_take: float | None
     double_pass: float | None
     cubeless: float
-    efficiency: float
+    efficiency: float | None = Field(description="The cube efficiency the formula assumed (Janowski's x); None for "
+                                                 "a rollout, which assumes none.")
     unit: Literal["stake", "mwc"]
+    method: Literal["formula", "rollout"] = Field(
+        description="How the decision was made: 'formula', the bot's cubeless probabilities at its plies made "
+                    "cubeful by Janowski's formula (match equity tables for a match); 'rollout', a cubeful rollout "
+                    "of no double and double/take on the same dice.")
 
 
 class EvaluateOut(BaseModel):
@@ -264,3 +274,8 @@ class CubeHintOut(BaseModel):
     perspective: str = "you"
     equities: dict[str, float | None]
     decision: CubeOut = Field(description="The bot's decision from the doubler's side (you, or the bot).")
+    method: Literal["formula", "rollout"] = Field(description="How the advice was made (as decision.method); ask "
+                                                              "?rollout=true for a rollout's.")
+    rollout_refusal: str | None = Field(
+        description="Why this session's cube hint cannot be rolled out (a match, the Jacoby rule); None where it "
+                    "can.")

@@ -432,34 +432,67 @@ async function showHint() {
   }
 }
 
-async function showCubeHint() {
+// The cube hint by the formula first (at once); its Roll out button asks for the rollout's answer (about a second),
+// which replaces it. The server says where a rollout cannot decide (a match, the Jacoby rule), and the button says
+// why in its tooltip.
+async function showCubeHint(rollout = false) {
   if (!state) return;
   const key = adviceKey(state, "cube");
+  const button = $("cube-rollout");
+  if (rollout && button) {
+    button.disabled = true;
+    button.classList.add("working");
+    button.setAttribute("aria-busy", "true");
+    button.textContent = "Rolling out…";
+  }
   try {
-    const h = await api(`/api/sessions/${state.id}/cube-hint`);
+    const h = await api(`/api/sessions/${state.id}/cube-hint${rollout ? "?rollout=true" : ""}`);
     if (adviceKey(state, "cube") !== key) return;
-    const box = $("advice");
-    const fmt = h.unit === "mwc" ? pct : eq;
-    const names = { no_double: "No double", double_take: "Double, take", double_pass: "Double, pass",
-      take: "Take", pass: "Pass" };
-    box.innerHTML = `<h3>Cube hint: ${h.action}</h3>`;
-    const table = document.createElement("table");
-    for (const [key, value] of Object.entries(h.equities)) {
-      const row = document.createElement("tr");
-      row.innerHTML = "<td></td><td class=num></td>";
-      row.children[0].textContent = names[key] || key;
-      row.children[1].textContent = value === null ? "—" : fmt(value);
-      table.appendChild(row);
-    }
-    box.appendChild(table);
-    const note = document.createElement("div");
-    note.className = "note";
-    note.textContent = h.unit === "mwc" ? "Your match-winning chances." : "Your equity, in units of the current stake.";
-    box.appendChild(note);
+    renderCubeHint(h);
     showAdvice("cube", key);
   } catch (error) {
     showError(error.message);
+    if (rollout && button && button.isConnected) {
+      button.disabled = false;
+      button.classList.remove("working");
+      button.removeAttribute("aria-busy");
+      button.textContent = "Roll out";
+    }
   }
+}
+
+function renderCubeHint(h) {
+  const box = $("advice");
+  const fmt = h.unit === "mwc" ? pct : eq;
+  const names = { no_double: "No double", double_take: "Double, take", double_pass: "Double, pass",
+    take: "Take", pass: "Pass" };
+  const rolled = h.method === "rollout";
+  box.innerHTML = "<div class=advice-head><h3></h3><button id=cube-rollout type=button></button></div>";
+  box.querySelector("h3").textContent = `Cube hint${rolled ? " (rollout)" : ""}: ${h.action}`;
+  const button = $("cube-rollout");
+  button.textContent = rolled ? "Rolled out" : "Roll out";
+  button.disabled = rolled || h.rollout_refusal !== null;
+  button.title = h.rollout_refusal ?? (rolled ? "This is the rollout's answer"
+    : "Ask a cubeful rollout by the bot instead of its formula (about a second)");
+  button.addEventListener("click", () => showCubeHint(true));
+  const table = document.createElement("table");
+  for (const [key, value] of Object.entries(h.equities)) {
+    const row = document.createElement("tr");
+    row.innerHTML = "<td></td><td class=num></td>";
+    row.children[0].textContent = names[key] || key;
+    row.children[1].textContent = value === null ? "—" : fmt(value);
+    table.appendChild(row);
+  }
+  box.appendChild(table);
+  const note = document.createElement("div");
+  note.className = "note";
+  const unit = h.unit === "mwc" ? "Your match-winning chances" : "Your equity, in units of the current stake";
+  note.textContent = rolled
+    ? `${unit}, from a cubeful rollout by the bot: no double and double/take played out on the same dice ` +
+      "(truncated, variance-reduced; no cube efficiency assumed)."
+    : `${unit}, by the bot's formula` +
+      (h.decision.efficiency === null ? "." : ` (cube efficiency ${h.decision.efficiency.toFixed(2)}).`);
+  box.appendChild(note);
 }
 
 // Wiring ------------------------------------------------------------------------------------------------------
@@ -472,7 +505,7 @@ $("undo").addEventListener("click", () => act("undo"));
 $("finish").addEventListener("click", () => act("finish"));
 $("next").addEventListener("click", () => act("next"));
 $("hint").addEventListener("click", showHint);
-$("cube-hint").addEventListener("click", showCubeHint);
+$("cube-hint").addEventListener("click", () => showCubeHint());
 // Resigning asks first: the button turns into "Sure? Resign …" for a few seconds, and a second click resigns.
 let resignArmed = null;
 function disarmResign() {
