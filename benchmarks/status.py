@@ -159,6 +159,15 @@ def cube_decisions(r: dict) -> tuple[str, str]:
             f"{errors} mp a decision at {plies}-ply (gnubg 0-ply: {r['gnubg 0-ply']['mp_per_decision']:.2f})")
 
 
+@row("benchmarks/results/cube_rollout_accuracy.json")
+def cube_decisions_from_a_rollout(r: dict) -> tuple[str, str]:
+    rolled, zero, gnubg = r["bgai rollout"], r["bgai 0-ply"], r["gnubg 0-ply"]
+    return ("Cube decisions from a rollout (`bgai eval --rollout`), judged the same way",
+            f"**{rolled['mp_per_decision']:.2f}** mp a decision on a sample of {r['positions']} positions "
+            f"({rolled['decisions']} decisions), where bgai 0-ply loses {zero['mp_per_decision']:.2f} and gnubg "
+            f"0-ply {gnubg['mp_per_decision']:.2f}; {rolled['ms_per_position'] / 1000:.2f} s a decision")
+
+
 def head_to_head(r: dict) -> str:
     """Points a game, luck-adjusted, the games and which network played at which ply."""
     (ours, plies), (theirs, their_plies) = network(r["bot"]), network(r["opponent"])

@@ -585,7 +585,7 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
     evaluate.add_argument("--beavers", action="store_true", help="money: beavers allowed")
     evaluate.add_argument("--rollout", action="store_true",
                           help="the cube decision from a cubeful rollout (money, no Jacoby or beavers: 72 trials "
-                               "truncated at 5 plies, variance reduction, 0-ply play, every core; bgai.bot."
+                               "truncated at 11 plies, variance reduction, 0-ply play, every core; bgai.bot."
                                "CUBE_ROLLOUT), not from the cube formula")
     evaluate.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     evaluate.set_defaults(run=_eval)

@@ -204,8 +204,16 @@ def levers_table(levers: dict) -> list[str]:
         minutes = (f"{run['minutes']:g}" if "minutes" in run
                    else f"{run['minutes_training']:g} of training" if "minutes_training" in run else "—")
         fit = " → ".join(f"{e:.4f}" for e in run["held_out_error"]) if run.get("held_out_error") else "—"
-        versus = "; ".join(_versus(v) for v in run["versus"]) or "—"
-        checker = f"{run['checker_mp']:.2f}" if "checker_mp" in run else "—"
+        versus = "; ".join(_versus(v) for v in run.get("versus", ())) or "—"
+        if "checker_mp" in run:
+            checker = f"{run['checker_mp']:.2f}"
+        elif "move_accuracy" in run:  # its own and, paired, its difference from the network it started from
+            m = run["move_accuracy"]
+            checker = f"{m['mp_per_move']:.2f}"
+            if "minus_split_scale" in m:
+                checker += f" ({m['minus_split_scale']:+.2f} ± {m['minus_split_scale_se']:.2f} v split-scale)"
+        else:
+            checker = "—"
         cube = f"{run['cube_mp']:.2f}" if "cube_mp" in run else "—"
         lever = run["lever"].replace("|", "/")
         lines.append(f"| {name} | {lever} | {minutes} | {fit} | {versus} | {checker} | {cube} |")
