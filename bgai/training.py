@@ -485,15 +485,16 @@ class Run:
         if time.monotonic() - self.last_save > 60 * self.config.checkpoint_minutes:
             self.save(optimizer)
 
-    def bench(self, stage_name: str, x: int) -> float:
-        """Benchmark the model (on the workers, if the run has them; none may be busy) and record it."""
+    def bench(self, stage_name: str, x: int) -> dict:
+        """Benchmark the model (on the workers, if the run has them; none may be busy) and record it; returns its
+        figures against pubeval (``ppg``, ``ppg_se``, ...)."""
         result = benchmark(self.model, self.config.bench_games, pool=self.pool)
         self.history.append({"stage": stage_name, "step": self.step, "games": self.games,
                              "seconds": self.seconds, **result})
         for name, figures in result.items():
             self.writer.add_scalar(f"{stage_name}/eval/ppg_vs_{name}", figures["ppg"], x)
             self.writer.add_scalar(f"eval/ppg_vs_{name}", figures["ppg"], self.games)
-        return result["pubeval"]["ppg"]
+        return result["pubeval"]
 
 
 def run(config: RunConfig, run_dir: str | Path, resume: bool = False, progress: bool = True,
@@ -553,7 +554,7 @@ def _td_stage(state: Run, stage: TDStage) -> None:
         rounds.close()  # (the round in flight must not outlive the pool it plays on)
         raise
     next_bench = (state.step // stage.bench_every + 1) * stage.bench_every
-    last = state.history[-1]["pubeval"]["ppg"] if state.history else float("nan")
+    last = state.history[-1]["pubeval"] if state.history else None
     bar = tqdm(total=stage.games, initial=state.step, unit="game", disable=not state.progress,
                desc=f"{state.config.run_name}/{stage.name}")
     try:
@@ -582,7 +583,11 @@ def _td_stage(state: Run, stage: TDStage) -> None:
                 rounds.settle()  # the benchmark's games go to the workers too
                 last = state.bench(stage.name, x)
                 next_bench += stage.bench_every
-            bar.set_postfix(games_per_s=f"{n / elapsed:.0f}", td_loss=f"{loss:.4f}", ppg_pubeval=f"{last:+.3f}")
+            # (tqdm shows the games a second itself; pubeval's figure once there is one)
+            shown = {"td_loss": f"{loss:.4f}"}
+            if last is not None and last["games"]:
+                shown["v_pubeval"] = f"{last['ppg']:+.3f}±{last['ppg_se']:.3f}"
+            bar.set_postfix(shown)
             state.save_if_due(learner.optimizer)
         state.save(learner.optimizer)
     finally:
@@ -998,10 +1003,11 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
             w.add_scalar(f"{stage.name}/loss/validation_{key}", after[key], x)
         w.add_scalar(f"{stage.name}/data/buffer_positions", len(boards), x)
         if state.step % stage.bench_every == 0 or state.step == stage.generations:
-            ppg = state.bench(stage.name, x)
+            pubeval = state.bench(stage.name, x)
             if state.progress:
                 print(f"{stage.name} generation {generation}: validation equity error {before['equity_mae']:.4f} "
-                      f"-> {after['equity_mae']:.4f}; v pubeval {ppg:+.3f}", flush=True)
+                      f"-> {after['equity_mae']:.4f}; v pubeval {pubeval['ppg']:+.3f} ± {pubeval['ppg_se']:.3f} "
+                      f"({pubeval['games']:,} duplicate games)", flush=True)
         # Each generation's network stays playable (load_bot), to compare generations head to head.
         save_checkpoint(state.run_dir / "generations" / f"{stage.name}-{generation:03d}.pt",
                         {**model_payload(state.model), "games": state.games, "seconds": state.seconds,
