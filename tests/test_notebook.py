@@ -24,3 +24,13 @@ def test_the_notebook_executes(monkeypatch):
     assert namespace["turn"] > 0
     assert namespace["evaluation"].source == "exact"  # the bear-off database answered
     assert namespace["rollout"].equity.se > 0
+
+
+def test_the_notebook_is_stored_with_its_outputs():
+    """Each code cell's output is in the file, so the notebook reads on GitHub without running it. After changing it:
+    pip install 'bgai[notebook]'; jupyter nbconvert --execute --to notebook --inplace notebooks/bgai.ipynb."""
+    cells = [c for c in json.loads(NOTEBOOK.read_text())["cells"] if c["cell_type"] == "code"]
+    assert all(c.get("outputs") for c in cells), "run the notebook and save it with its outputs"
+    text = json.dumps(cells)
+    assert "Traceback" not in text and "/work/" not in text and "/home/" not in text  # no errors, no local paths
+
