@@ -66,7 +66,8 @@ def _field(default, help: str):
 class LabelSettings:
     """How a shard is made (see the module docstring; ``help(name)`` says what a field is)."""
 
-    positions: int = _field(5000, "positions a shard holds")
+    positions: int = _field(5000, "positions a shard holds (with plays: at most; plays that finish the game or "
+                                  "reach a bear-off are left out, and a roll may have fewer plays)")
     candidates: float = _field(3.0, "self-play positions sampled for each one kept")
     disagreement: float = _field(0.5, "share of a shard picked where the 1-ply value is farthest from the 0-ply "
                                       "value (the rest: uniformly)")
