@@ -192,15 +192,21 @@ class Option:
         return text + "".join(f" var {choice}" for choice in self.choices)
 
     def parse(self, word: str):
-        if self.kind == "spin":
-            return _integer(word, self.name, self.low, self.high)
-        if self.kind == "check":
-            if word not in ("true", "false"):
-                raise UbgiError("bad_argument", f"{self.name} is true or false, got {shown(word)}")
-            return word == "true"
-        if word not in self.choices:
-            raise UbgiError("bad_argument", f"{self.name} is one of {', '.join(self.choices)}, got {shown(word)}")
-        return word
+        return _setting(word, self.name, self.kind, self.low, self.high, self.choices)
+
+
+def _setting(word: str, name: str, kind: str, low, high, choices: tuple[str, ...]):
+    """The value of option or key ``name`` written ``word``: ``kind`` "spin"/"int" (``low``..``high``),
+    "check"/"bool" (true or false) or a choice among ``choices`` (v0.1's combo, v0.2's enum)."""
+    if kind in ("spin", "int"):
+        return _integer(word, name, low, high)
+    if kind in ("check", "bool"):
+        if word not in ("true", "false"):
+            raise UbgiError("bad_argument", f"{name} is true or false, got {shown(word)}")
+        return word == "true"
+    if word not in choices:
+        raise UbgiError("bad_argument", f"{name} is one of {', '.join(choices)}, got {shown(word)}")
+    return word
 
 
 @dataclass(frozen=True)
@@ -230,15 +236,7 @@ class Key:
         return f"key {self.name} {kind} {self.show(value)}{' !' if self.minor else ''} {self.description}"
 
     def parse(self, word: str):
-        if self.kind == "int":
-            return _integer(word, self.name, self.low, self.high)
-        if self.kind == "bool":
-            if word not in ("true", "false"):
-                raise UbgiError("bad_argument", f"{self.name} is true or false, got {shown(word)}")
-            return word == "true"
-        if word not in self.choices:
-            raise UbgiError("bad_argument", f"{self.name} is one of {', '.join(self.choices)}, got {shown(word)}")
-        return word
+        return _setting(word, self.name, self.kind, self.low, self.high, self.choices)
 
 
 #: The v0.2 draft's keys bgai has (``set``, ``get``, ``keys``): its options under the draft's names.
