@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bgai.coach import cube_accuracy, move_accuracy, ply_strength, strength
@@ -238,6 +239,23 @@ def test_move_accuracy_records_each_ply_beside_gnubg_and_its_provenance(tmp_path
     scored = [key for key in figures if key.endswith("-ply")]
     assert scored == ["gnubg 0-ply", "bgai 0-ply", "bgai 1-ply"]
     assert all(figures[key]["decisions"] == 6 and figures[key]["mp_per_move"] >= 0 for key in scored)
+
+
+def test_move_accuracy_versus_a_network_is_the_paired_difference_of_the_two(tmp_path):
+    from bgai.bot import FAST_NPZ, SHIPPED_NPZ
+    from bgai.coach.move_reference import move_errors
+
+    reference = tiny_reference("move_reference.json", tmp_path, 40)
+    entries = json.loads(reference.read_text())["entries"]
+    options = ["--plies", "0", "--checkpoint", str(SHIPPED_NPZ), "--versus", str(FAST_NPZ), "--reference",
+               str(reference)]
+    versus = coach(move_accuracy, options, tmp_path / "versus.json")["bgai 0-ply"]["minus_versus"]
+    ours, theirs = (move_accuracy.bot_choices(move_accuracy.load_bot(path), entries)[0] for path in (SHIPPED_NPZ,
+                                                                                                       FAST_NPZ))
+    diffs = 1000 * (np.array(move_errors(entries, ours)) - np.array(move_errors(entries, theirs)))
+    assert versus["versus"] == str(FAST_NPZ)
+    assert versus["mp_per_move"] == pytest.approx(diffs.mean())
+    assert versus["mp_se"] == pytest.approx(diffs.std(ddof=1) / np.sqrt(len(diffs)))
 
 
 def test_cube_accuracy_records_each_ply_beside_gnubg_and_its_provenance(tmp_path):

@@ -1,6 +1,6 @@
 """bgai's checker play judged on GNU Backgammon's 2-ply reference set, beside gnubg's own 0-ply.
 
-    python -m bgai.coach.move_accuracy [--plies 0 1 2] [--checkpoint P] [--json benchmarks/results/move_accuracy.json]
+    python -m bgai.coach.move_accuracy [--plies 0 1 2] [--checkpoint P] [--versus Q] [--json FILE]
 
 The reference set (``bgai/coach/data/move_reference.json``, made by ``bgai.coach.move_reference``) holds unforced
 checker-play decisions from gnubg's own games, with gnubg's 2-ply cubeless equity of every legal play. bgai chooses
@@ -69,6 +69,9 @@ def main(argv=None) -> None:
     parser.add_argument("--checkpoint", help="default: the shipped network")
     parser.add_argument("--reference", default=str(REFERENCE))
     parser.add_argument("--json", help="also write the figures here")
+    parser.add_argument("--versus", metavar="CHECKPOINT",
+                        help="also each ply's paired difference from this network's choices at the same ply (e.g. "
+                             "the network a run started from)")
     args = parser.parse_args(argv)
 
     reference = json.loads(Path(args.reference).read_text())
@@ -81,6 +84,10 @@ def main(argv=None) -> None:
         rows[f"bgai {plies}-ply"] = {**score_moves(entries, chosen),
                                      "minus_gnubg_0ply": paired_difference(entries, chosen, gnubg0),
                                      "ms_per_position": 1000 * seconds / len(entries)}
+        if args.versus:
+            theirs, _ = bot_choices(load_bot(args.versus, plies=plies), entries)
+            rows[f"bgai {plies}-ply"]["minus_versus"] = {"versus": args.versus,
+                                                        **paired_difference(entries, chosen, theirs)}
 
     counts = reference["metadata"]["counts"]
     print(f"{len(entries)} unforced checker-play decisions judged by gnubg 2-ply ("
@@ -92,6 +99,9 @@ def main(argv=None) -> None:
         print(f"{name:<12} {s['mp_per_move']:>6.2f} ± {s['mp_se']:<4.2f} {100 * s['best_play']:>9.1f}% "
               + " ".join(f"{s['by_class'][c]['mp_per_move']:>11.2f}" for c in CLASSES)
               + (f" {versus['mp_per_move']:>+8.2f} ± {versus['mp_se']:.2f}" if versus else ""))
+        if "minus_versus" in s:
+            print(f"{'':<12} minus {args.versus} at the same ply: {s['minus_versus']['mp_per_move']:+.2f} ± "
+                  f"{s['minus_versus']['mp_se']:.2f} mp a move (paired)")
     print(json.dumps(rows))
     if args.json:
         command = "python -m bgai.coach.move_accuracy " + shlex.join(argv if argv is not None else sys.argv[1:])
