@@ -59,12 +59,6 @@ def thousands(x: float) -> str:
     return f"{round(x, 2 - math.floor(math.log10(abs(x)))):,.0f}"
 
 
-def games_of(command: str) -> int:
-    """Games a ``bgai bench`` or ``ply_strength`` command plays: ``--games`` dice sequences, each played twice."""
-    tokens = shlex.split(command)
-    return 2 * int(tokens[tokens.index("--games") + 1])
-
-
 def network(player: str) -> tuple[str, int]:
     """(network, plies) of a bot's name as ``ply_strength`` records it: ``bgai:bgai-fast@1ply``."""
     name, _, plies = player.removeprefix("bgai:").partition("@")
@@ -127,16 +121,11 @@ def strength(r: dict) -> tuple[str, str]:
             f"games); **{plus_minus(gnubg['ppg'], gnubg['ppg_se'])}** v GNU Backgammon 0-ply ({gnubg['games']:,})")
 
 
-def split_scale_versus(opponent: str) -> Callable[[dict], dict]:
-    """The head-to-head of issue 20's ``split-scale`` run against ``opponent`` (each records its command)."""
-    return lambda r: next(v for v in r["runs"]["split-scale"]["versus"] if v["opponent"] == opponent)
-
-
-@row("benchmarks/results/issue20_generations.json", split_scale_versus("gnubg 0-ply"))
-def strength_luck_adjusted(v: dict) -> tuple[str, str]:
+@row("benchmarks/results/split_scale_v_gnubg_luck.json")
+def strength_luck_adjusted(r: dict) -> tuple[str, str]:
     return ("Strength v GNU Backgammon 0-ply, luck-adjusted",
-            f"**{plus_minus(v['ppg_luck_adjusted'], v['ppg_luck_adjusted_se'])}** points a game "
-            f"({games_of(v['command']):,} games)")
+            f"**{plus_minus(r['ppg_luck_adjusted'], r['ppg_luck_adjusted_se'])}** points a game "
+            f"({r['games']:,} games)")
 
 
 def by_ply(r: dict, value: str) -> tuple[str, str]:

@@ -10,6 +10,7 @@ import argparse
 import gc
 import json
 import os
+import shlex
 import sys
 
 from bgai.errors import BgaiError
@@ -73,12 +74,13 @@ def _print_summary(first: str, second: str, s: dict, sequences: int) -> None:
 
 def _print_record(args: argparse.Namespace, record: dict) -> None:
     """The results as one JSON line, for scripts; with ``--json PATH`` also written to PATH, atomically (the file
-    is the whole record or not there)."""
+    is the whole record or not there). Both begin with the command, date, commit and machine that made it."""
+    from bgai.files import provenance, write_atomically
+
+    record = {**provenance(getattr(args, "command_line", None)), **record}
     print(json.dumps(record))
     path = getattr(args, "json", None)
     if path:
-        from bgai.files import write_atomically
-
         text = json.dumps(record, indent=1) + "\n"
         write_atomically(path, lambda handle: handle.write(text.encode()))
 
@@ -830,6 +832,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser(train_settings=command == "train", label_settings=command == "label").parse_args(argv)
     except ModuleNotFoundError as error:
         return _missing_extra(error, command)
+    args.command_line = shlex.join(["bgai", *words])  # what a results file records as the command that made it
     try:
         args.run(args)
         if argv is None:

@@ -384,6 +384,8 @@ def test_bgai_bench_agent_prints_the_figures_and_writes_the_record(tmp_path, cap
     saved = json.loads(record.read_text())
     assert json.loads(out.splitlines()[-1]) == saved  # the last line is the record
     assert [o["opponent"] for o in saved["opponents"]] == ["random", "heuristic"]
+    assert saved["command"].startswith("bgai bench --agent ")
+    assert {"date", "commit", "machine"} <= saved.keys()
 
 
 def test_bgai_bench_with_a_failing_agent_reports_its_forfeits(tmp_path, capsys):

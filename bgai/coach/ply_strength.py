@@ -174,6 +174,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the dice")
     parser.add_argument("--json", type=Path, help="write the figures here after every chunk")
     parser.add_argument("--no-luck", action="store_true", help="no luck-adjusted results (faster at 0-ply)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars (a line a chunk still)")
     args = parser.parse_args(argv)
     command = "python -m bgai.coach.ply_strength " + shlex.join(argv if argv is not None else sys.argv[1:])
     if args.compare:
@@ -199,8 +200,9 @@ def main(argv=None) -> None:
     start = time.perf_counter()
     for lo in range(args.first_sequence, args.first_sequence + args.games, args.chunk):
         n = min(args.chunk, args.first_sequence + args.games - lo)
-        one = play_games(bot, opponent, n, seed=args.seed, first_game=lo, batch=n, luck=luck)
-        two = play_games(bot, opponent, n, seed=args.seed, first_game=lo, batch=n, swap_seats=True, luck=luck)
+        one = play_games(bot, opponent, n, seed=args.seed, first_game=lo, batch=n, luck=luck, progress=not args.quiet)
+        two = play_games(bot, opponent, n, seed=args.seed, first_game=lo, batch=n, swap_seats=True, luck=luck,
+                         progress=not args.quiet)
         points = np.concatenate([points, np.stack([one.points, two.points], axis=1)])
         turns = np.concatenate([turns, np.stack([one.turns, two.turns], axis=1)])
         if luck is not None:

@@ -105,11 +105,11 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--no-moves", action="store_true", help="skip the checker-play reference set")
     parser.add_argument("--json", help="write the results here")
-    parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     rows = []
     for checkpoint in args.checkpoints:
-        row = measure(checkpoint, {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed, args.progress,
+        row = measure(checkpoint, {"pubeval": args.pubeval, "gnubg": args.gnubg}, args.seed, not args.quiet,
                       moves=not args.no_moves)
         rows.append(row)
         print(f"{checkpoint}: {describe(row)}  ({row['model']})", flush=True)
