@@ -34,7 +34,7 @@ from bgai.game import game_over, id_ranges, roll_dice
 from bgai.movegen import afterstates, group_starts
 from bgai.phase import classify
 from bgai.position import START_BOARD
-from bgai.weights import ModelSnapshot, flip, one_blas_thread
+from bgai.weights import ModelSnapshot, equity, flip, one_blas_thread
 
 if TYPE_CHECKING:
     import torch
@@ -211,6 +211,22 @@ def bce(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return nn.functional.binary_cross_entropy(pred.clamp(1e-6, 1 - 1e-6), target)
 
 
+def pair_loss(pred: torch.Tensor, target: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
+    """Mean squared error of the cubeless equities of ``pred`` about the mean of their group, against the same of
+    ``target`` (both (n, 5) probabilities; ``groups`` (n,) int64): the error of the differences between the
+    members of a group, whatever error they share. A group of one adds nothing (its centred values are 0)."""
+    import torch
+
+    _, index = torch.unique(groups, return_inverse=True)
+    k = int(index.max()) + 1 if len(index) else 0
+    count = torch.zeros(k).index_add_(0, index, torch.ones(len(index)))
+
+    def centred(values: torch.Tensor) -> torch.Tensor:
+        return values - (torch.zeros(k).index_add_(0, index, values) / count)[index]
+
+    return ((centred(equity(pred)) - centred(equity(target))) ** 2).mean()
+
+
 def inputs(model: EquityModel, boards: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
     """The encoded positions and their phases, as ``model`` reads them."""
     import torch
@@ -238,28 +254,49 @@ class Learner:
         self.epochs = epochs
 
     def update(self, experience: Experience, rng: np.random.Generator, lr_schedule=None,
-               progress: bool = False) -> float:
+               progress: bool = False, groups: np.ndarray | None = None, pairs: float = 0.0) -> float:
         """Train on the positions and targets of ``experience`` for ``epochs`` shuffled passes; returns the mean
         loss. ``lr_schedule`` ``(start, end)`` moves the learning rate linearly from start to end over these
-        passes (else it stays as it is)."""
+        passes (else it stays as it is).
+
+        ``groups`` (N,) int: positions that are plays of one decision share a number (-1: none); with ``pairs``
+        above 0 a decision's positions are shuffled together into the same minibatch, and the loss adds ``pairs``
+        times the mean squared error of their cubeless equities about their decision's mean (``pair_loss``): the
+        differences between a decision's plays, which choosing a play reads, learned as such."""
         import torch
         from tqdm.auto import tqdm
 
         self.model.train()
         x, phase = inputs(self.model, experience.boards)
         y = torch.from_numpy(experience.targets).clamp(0, 1)
+        grouped = groups is not None and pairs > 0
+        if grouped:
+            groups = np.asarray(groups, dtype=np.int64)
+            if groups.shape != (len(x),):
+                raise ValueError(f"groups must hold one number a position ({len(x)}), got shape {groups.shape}")
+            # a position of no decision is a group of its own (numbered past the decisions)
+            groups = np.where(groups >= 0, groups, groups.max(initial=0) + 1 + np.arange(len(groups)))
+            _, groups = np.unique(groups, return_inverse=True)
+            groups = groups.reshape(-1)
         steps = self.epochs * -(-len(x) // self.batch_size)
         losses = []
         with tqdm(total=steps, unit="batch", disable=not progress, desc="training", leave=False) as bar:
             for _ in range(self.epochs):
-                order = torch.from_numpy(rng.permutation(len(x)))
+                if grouped:  # the decisions in a random order, each one's plays together
+                    rank = rng.permutation(int(groups.max()) + 1)[groups]
+                    order = torch.from_numpy(np.argsort(rank, kind="stable"))
+                else:
+                    order = torch.from_numpy(rng.permutation(len(x)))
                 for start in range(0, len(x), self.batch_size):
                     if lr_schedule is not None:
                         lr = lr_schedule[0] + (lr_schedule[1] - lr_schedule[0]) * len(losses) / steps
                         for group in self.optimizer.param_groups:
                             group["lr"] = lr
                     batch = order[start:start + self.batch_size]
-                    loss = bce(self.model(x[batch], phase[batch]), y[batch])
+                    pred = self.model(x[batch], phase[batch])
+                    loss = bce(pred, y[batch])
+                    if grouped:
+                        loss = loss + pairs * pair_loss(pred, y[batch], torch.from_numpy(groups[batch.numpy()]))
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()
                     self.optimizer.step()

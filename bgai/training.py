@@ -12,7 +12,9 @@ stages (the phases of the run) in order, each a table ``[[stage]]`` with a ``nam
     as GNU Backgammon's, wildbg's and Open Sage's later nets learned: ``epochs`` passes (Adam or AdamW, the learning
     rate falling linearly from ``lr`` to ``lr_end``), a share of the positions held out by a hash of the board
     measuring the model after each; the best epoch is kept. ``ply1`` mixes in the labelling network's own 1-ply
-    values. A position in several shards is learned once, its labels averaged.
+    values. A position in several shards is learned once, its labels averaged. With shards of a decision's plays
+    side by side (``bgai label --plays``), ``pairs`` adds a loss on the differences between a decision's plays
+    (``bgai.td.pair_loss``), the comparisons choosing a play makes.
 ``lookahead`` (``LookaheadStage``)
     Generations of supervised learning on the model's own search. Each generation: (1) the model plays
     ``games`` self-play games (0-ply, with ``epsilon`` exploration) and ``positions`` of the positions they pass
@@ -67,6 +69,7 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -189,6 +192,9 @@ class RolloutStage:
                                 "never reaches, but which choosing a play compares), with the starting network's "
                                 "own 0-ply values as targets, so that it keeps its judgement where no label is (0: "
                                 "none)")
+    pairs: float = _field(0.0, "weight of a second loss on the differences between the plays of one decision "
+                               "(label shards made with bgai label --plays): the squared error of their cubeless "
+                               "equities about the decision's mean, each decision's plays in one minibatch (0: none)")
     bench_every: int = _field(5, "epochs between benchmarks against pubeval and the heuristic player")
 
 
@@ -368,11 +374,14 @@ def benchmark(model: EquityModel, sequences: int, seed: int = 12345, pool: Pool 
     """Duplicate-game results of the model at 0-ply against pubeval and the heuristic player, played with the numpy
     pass on a snapshot of its weights, as the bot plays (several times faster than the torch model's small
     batches); by the ``pool``'s workers if there is one (the same games: see ``play_duplicate``)."""
+    keys = ("games", "ppg", "ppg_se", "win_rate", "gammon_rate", "backgammon_rate")
+    if sequences <= 0:  # bench_games = 0: nothing played, nothing to average
+        return {name: {k: 0 if k == "games" else float("nan") for k in keys} for name in ("pubeval", "heuristic")}
     bot = Bot(ModelSnapshot.of(model))
     out = {}
     for name, opponent in (("pubeval", PubevalPlayer()), ("heuristic", HeuristicPlayer())):
         s = play_duplicate(bot, opponent, sequences, seed=seed, batch=1024, pool=pool).summary()
-        out[name] = {k: s[k] for k in ("games", "ppg", "ppg_se", "win_rate", "gammon_rate", "backgammon_rate")}
+        out[name] = {k: s[k] for k in keys}
     return out
 
 
@@ -1038,6 +1047,8 @@ def _check_rollout_stage(stage: RolloutStage) -> None:
         problems.append(f"picks must be one of {', '.join(LABEL_PICKS)}, got {stage.picks!r}")
     if not stage.anchor >= 0:
         problems.append(f"anchor must be 0 or more (a multiple of the labelled positions), got {stage.anchor}")
+    if not stage.pairs >= 0:
+        problems.append(f"pairs must be 0 or more (the weight of the differences' loss), got {stage.pairs}")
     if problems:
         raise BgaiError(f"stage {stage.name}: " + "; ".join(problems))
 
@@ -1057,10 +1068,22 @@ def held_out(boards: np.ndarray, share: float) -> np.ndarray:
 HOLD_PRIME = 1_000_003
 
 
-def labelled_positions(folders: str, picks: str = "all") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class Labelled(NamedTuple):
+    """The distinct labelled boards of a rollouts stage (``labelled_positions``): ``labels`` their rollouts' and
+    ``ply1`` the labelling network's 1-ply probabilities (N, 5), and ``decision`` (N,) the decision each is a play
+    of (a number shared by the plays of one sampled position's roll in a ``--plays`` shard; -1 for none)."""
+
+    boards: np.ndarray
+    labels: np.ndarray
+    ply1: np.ndarray
+    decision: np.ndarray
+
+
+def labelled_positions(folders: str, picks: str = "all") -> Labelled:
     """The distinct boards of the label shards in ``folders`` (comma separated) with their rollout labels and the
     labelling network's 1-ply values, each averaged over the copies of a board (a position met in several shards,
-    as the first few of a game are); ``picks``: only those picked that way (``LABEL_PICKS``)."""
+    as the first few of a game are), and the decision of its first copy; ``picks``: only those picked that way
+    (``LABEL_PICKS``)."""
     from bgai.labels import load_labels
 
     sets = [load_labels(folder.strip()) for folder in folders.split(",") if folder.strip()]
@@ -1071,14 +1094,20 @@ def labelled_positions(folders: str, picks: str = "all") -> tuple[np.ndarray, np
     boards = np.concatenate([s.boards for s in sets])
     probs = np.concatenate([s.probabilities for s in sets]).astype(np.float64)
     ply1 = np.concatenate([s.ply1 for s in sets]).astype(np.float64)
-    distinct, inverse = np.unique(boards, axis=0, return_inverse=True)
+    # a decision is a sampled position of one shard of one folder: number them apart
+    keys = np.concatenate([np.where(s.decision >= 0, (s.shard.astype(np.int64) * 1_000_000 + s.decision) * len(sets)
+                                    + k, -1) for k, s in enumerate(sets)])
+    distinct, first, inverse = np.unique(boards, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     counts = np.bincount(inverse, minlength=len(distinct))[:, None]
 
     def mean(values):
         return np.stack([np.bincount(inverse, values[:, k], minlength=len(distinct)) for k in range(5)], 1) / counts
 
-    return distinct, mean(probs).astype(np.float32), mean(ply1).astype(np.float32)
+    decision = keys[first]
+    numbered = decision >= 0
+    decision[numbered] = np.unique(decision[numbered], return_inverse=True)[1].reshape(-1)
+    return Labelled(distinct, mean(probs).astype(np.float32), mean(ply1).astype(np.float32), decision)
 
 
 def anchor_positions(model: EquityModel, boards: np.ndarray, share: float, seed: int
@@ -1118,17 +1147,22 @@ def _rollout_stage(state: Run, stage: RolloutStage) -> None:
     """Supervised epochs on rollout labels; ``state.step`` counts finished epochs. After each, the held-out
     positions measure the model; the best epoch's weights are kept (``RUN_DIR/best-STAGE.pt``) and are the
     model when the stage ends."""
-    boards, labels, ply1 = labelled_positions(stage.labels, stage.picks)
+    boards, labels, ply1, decision = labelled_positions(stage.labels, stage.picks)
     hold = held_out(boards, stage.validation)
     if hold.all() or not hold.any():
         raise BgaiError(f"stage {stage.name}: {len(boards)} labelled positions are too few to hold {stage.validation} "
                         f"of them out")
     targets = ((1 - stage.ply1) * labels + stage.ply1 * ply1).astype(np.float32)
     train = Experience(boards[~hold], targets[~hold], 0, 0, 0, 0)
+    groups = decision[~hold]
+    if stage.pairs > 0 and (np.bincount(groups[groups >= 0]) < 2).all():
+        raise BgaiError(f"stage {stage.name}: pairs needs label shards of a decision's plays side by side (bgai "
+                        f"label --plays), and {stage.labels} has none")
     if stage.anchor > 0:
         anchors, anchor_targets = _stage_anchors(state, stage, boards[~hold])
         train = Experience(np.concatenate([train.boards, anchors]), np.concatenate([train.targets, anchor_targets]),
                            0, 0, 0, 0)
+        groups = np.concatenate([groups, np.full(len(anchors), -1)])
     val_boards, val_labels = boards[hold], labels[hold]
     best_path = state.run_dir / f"best-{stage.name}.pt"
     log_path = state.run_dir / f"{stage.name}-epochs.json"
@@ -1147,7 +1181,8 @@ def _rollout_stage(state: Run, stage: RolloutStage) -> None:
         lr = (stage.lr + (stage.lr_end - stage.lr) * e / stage.epochs,
               stage.lr + (stage.lr_end - stage.lr) * (e + 1) / stage.epochs)
         started = time.perf_counter()
-        loss = learner.update(train, state.rng, lr_schedule=lr, progress=state.progress)
+        loss = learner.update(train, state.rng, lr_schedule=lr, progress=state.progress, groups=groups,
+                              pairs=stage.pairs)
         state.seconds += time.perf_counter() - started
         after = evaluation_error(state.model, val_boards, val_labels)
         state.step += 1

@@ -169,6 +169,18 @@ def analysis_vs_gnubg(r: dict) -> None:
     assert r["summary"]["gnubg"]["unforced"] == r["summary"]["bgai_0ply"]["unforced"] > 0
 
 
+def rollout_ranking(r: dict) -> None:
+    assert r["settings"] == {"decisions": 3, "seed": 7, "top": 4, "trials": 2, "truncate": 7}
+    assert len(r["rollouts"]) == 3 and all(1 <= len(d["plays"]) == len(d["rollout"]) <= 4 for d in r["rollouts"])
+    scores = r["scores"]
+    # the best of the rolled-out plays by the judge's own values gives up no more than any choice among them
+    assert scores["best of the top 4 by gnubg 2-ply"][0] <= scores["rollout of the top 4"][0]
+    # the shipped 0-ply network scored as a checkpoint: its own picks, so no difference by either judge
+    mine = r["networks"]["checkpoints/shipped/experiments/split-scale.pt"]
+    assert mine["mp_per_move"] == scores["shipped 0-ply"] and mine["minus_shipped"] == [0.0, 0.0]
+    assert mine["by_rollout"]["decisions"] == 3 and mine["by_rollout"]["minus_shipped"] == [0.0, 0.0]
+
+
 def env_bench(r: dict) -> None:
     assert positive(r["bgai_vector_env"]["games_per_s"])
 
@@ -194,6 +206,8 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
     "cube_set_rollouts": (["--positions", "2", "--trials", "2"], cube_set_rollouts),
     "external_bench": (["--games", "2"], external_bench),
     "env_bench": (["--envs", "8", "--seconds", "0.2", "--no-pgx"], env_bench),
+    "rollout_ranking": (["--decisions", "3", "--trials", "2", "--quiet", "--checkpoint",
+                         "checkpoints/shipped/experiments/split-scale.pt"], rollout_ranking),
     "bench": (["--pairs", "200", "--games", "20", "--repeats", "1"], bench),
 }
 

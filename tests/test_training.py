@@ -681,15 +681,16 @@ def test_labelled_positions_are_learned_once_with_their_copies_labels_averaged(l
     from bgai.training import labelled_positions
 
     raw = load_labels(label_folder)
-    boards, labels, ply1 = labelled_positions(str(label_folder))
+    boards, labels, ply1, decision = labelled_positions(str(label_folder))
+    assert (decision == -1).all()  # shards of sampled positions: no decision's plays side by side
     assert len(boards) == len(np.unique(raw.boards, axis=0)) <= len(raw)
     for i in (0, len(boards) // 2, len(boards) - 1):
         copies = (raw.boards == boards[i]).all(axis=1)
         np.testing.assert_allclose(labels[i], raw.probabilities[copies].mean(axis=0), atol=1e-6)
         np.testing.assert_allclose(ply1[i], raw.ply1[copies].mean(axis=0), atol=1e-6)
     # by how their shards picked them: the two kinds together are all of them
-    uniform, _, _ = labelled_positions(str(label_folder), "uniform")
-    disputed, _, _ = labelled_positions(str(label_folder), "disagreement")
+    uniform = labelled_positions(str(label_folder), "uniform").boards
+    disputed = labelled_positions(str(label_folder), "disagreement").boards
     assert len(uniform) and len(disputed)
     assert {b.tobytes() for b in uniform} | {b.tobytes() for b in disputed} == {b.tobytes() for b in boards}
     assert {b.tobytes() for b in uniform} == {b.tobytes() for b in raw.boards[raw.picked == 0]}
@@ -708,7 +709,7 @@ def test_a_tiny_generation_learns_its_rollout_labels_keeps_its_best_epoch_and_re
     kept = load_checkpoint(tmp_path / "run" / "best-rollouts.pt")
     assert kept["step"] == best["epoch"]
     # the run's model is the best epoch's, measured again on the held-out positions
-    boards, labels, _ = labelled_positions(str(label_folder))
+    boards, labels, _, _ = labelled_positions(str(label_folder))
     hold = held_out(boards, 0.25)
     final = model_from_checkpoint(load_checkpoint(tmp_path / "run" / "checkpoint.pt"))
     again = training.evaluation_error(final, boards[hold], labels[hold])
@@ -723,7 +724,7 @@ def test_anchors_are_the_plays_of_labelled_positions_valued_by_the_starting_mode
     from bgai.movegen import afterstates
     from bgai.training import RolloutStage, anchor_positions, labelled_positions
 
-    boards, _, _ = labelled_positions(str(label_folder))
+    boards = labelled_positions(str(label_folder)).boards
     start = EquityModel.create((8,), ("all",), 2)
     anchors, targets = anchor_positions(start, boards, 2.0, seed=5)
     assert abs(len(anchors) - 2 * len(boards)) <= 2
@@ -753,9 +754,81 @@ def test_anchors_are_the_plays_of_labelled_positions_valued_by_the_starting_mode
         run(config, tmp_path / "run", resume=True, progress=False)
 
 
+@pytest.fixture(scope="module")
+def plays_folder(tmp_path_factory):
+    from bgai.labels import LabelSettings, label_shard
+
+    folder = tmp_path_factory.mktemp("plays")
+    settings = LabelSettings(positions=48, candidates=1.5, trials=2, truncate=1, batch=30, seed=3, plays=4)
+    bot = load_bot()
+    for shard in (0, 1):
+        label_shard(bot, folder, shard, settings, command="test")
+    return folder
+
+
+def test_pair_loss_measures_the_differences_within_a_group_not_what_they_share():
+    from bgai.td import pair_loss
+
+    target = torch.tensor([[0.5, 0.1, 0.0, 0.1, 0.0], [0.6, 0.1, 0.0, 0.1, 0.0], [0.3, 0.0, 0.0, 0.2, 0.0]])
+    groups = torch.tensor([7, 7, 9])
+    # a shift common to a group (here both members' win chance + 0.05: equity + 0.1) costs nothing
+    shifted = target + torch.tensor([[0.05, 0, 0, 0, 0]])
+    assert float(pair_loss(shifted, target, groups)) == pytest.approx(0.0, abs=1e-12)
+    # a group of one adds nothing, whatever its error
+    lone = target.clone()
+    lone[2, 0] = 0.9
+    assert float(pair_loss(lone, target, groups)) == pytest.approx(0.0, abs=1e-12)
+    # the first play 0.1 in equity worse, the second as it was: centred errors -0.05 and +0.05, mean of squares
+    # over the three rows
+    worse = target.clone()
+    worse[0, 0] -= 0.05
+    assert float(pair_loss(worse, target, groups)) == pytest.approx((0.05**2 + 0.05**2) / 3, rel=1e-5)
+
+
+def test_a_stage_learns_the_differences_between_a_decisions_plays(plays_folder, label_folder, tmp_path):
+    from bgai.labels import load_labels
+    from bgai.training import RolloutStage, labelled_positions
+
+    raw = load_labels(plays_folder)
+    labelled = labelled_positions(str(plays_folder))
+    # each decision of each shard one number, shared by its plays (numbered apart across shards)
+    for i in (0, len(labelled.boards) - 1):
+        copy = np.flatnonzero((raw.boards == labelled.boards[i]).all(axis=1))[0]
+        same = (raw.shard == raw.shard[copy]) & (raw.decision == raw.decision[copy])
+        mates = {b.tobytes() for b in raw.boards[same]}
+        assert mates == {b.tobytes() for b in labelled.boards[labelled.decision == labelled.decision[i]]}
+    assert labelled.decision.min() >= 0 and len(np.unique(labelled.decision)) == len(
+        np.unique(raw.shard.astype(np.int64) * 100_000 + raw.decision))
+    from bgai.td import pair_loss
+
+    def differences_error(model):
+        with torch.inference_mode():
+            pred = model(*inputs(model, labelled.boards))
+        return float(pair_loss(pred, torch.from_numpy(labelled.labels).clamp(0, 1),
+                               torch.from_numpy(labelled.decision)))
+
+    # the same start, the same epochs, with and without the differences' loss: with it they are learned better
+    save_checkpoint(tmp_path / "start.pt", model_payload(EquityModel.create((8,), ("all",), 2)))
+    errors = {}
+    for pairs in (0.0, 30.0):
+        config = load_config(None, {**TINY, "hidden": "8", "encoder": 2, "init": str(tmp_path / "start.pt")})
+        config.stages = [RolloutStage(labels=str(plays_folder), epochs=3, lr=3e-3, lr_end=1e-3, batch_size=16,
+                                      validation=0.25, pairs=pairs, bench_every=3)]
+        run(config, tmp_path / f"run-{pairs}", progress=False)
+        errors[pairs] = differences_error(model_from_checkpoint(load_checkpoint(tmp_path / f"run-{pairs}" /
+                                                                                "checkpoint.pt")))
+    start = differences_error(model_from_checkpoint(load_checkpoint(tmp_path / "start.pt")))
+    assert errors[30.0] < errors[0.0] and errors[30.0] < start, (start, errors)
+    # shards of sampled positions have no decisions to compare: the stage says so
+    config.stages = [RolloutStage(labels=str(label_folder), epochs=1, validation=0.25, pairs=1.0)]
+    with pytest.raises(BgaiError, match="bgai label --plays"):
+        run(config, tmp_path / "other", progress=False)
+
+
 @pytest.mark.parametrize("setting, message", [
     ("optimizer = 'sgd'", "optimizer"), ("validation = 1.0", "validation"), ("ply1 = 2.0", "ply1"),
     ("epochs = 0", "epochs"), ("picks = 'some'", "picks"), ("anchor = -1.0", "anchor"),
+    ("pairs = -1.0", "pairs"),
 ])
 def test_a_rollouts_stage_refuses_bad_settings(tmp_path, setting, message):
     path = tmp_path / "bad.toml"
