@@ -212,6 +212,18 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
 }
 
 
+def test_every_results_file_says_when_and_from_which_commit():
+    """Every committed results file records its date and the commit of its code: written by the script (with its
+    command and machine), or, for the files older than that, backfilled from git history and saying so."""
+    files = [ROOT / "benchmarks" / "results.json", *sorted((BENCHMARKS / "results").glob("*.json"))]
+    for path in files:
+        figures = json.loads(path.read_text())
+        assert isinstance(figures, dict), path
+        datetime.datetime.fromisoformat(figures["date"])
+        assert re.fullmatch(r"[0-9a-f]{12}", figures["commit"]), (path, figures["commit"])
+        assert "machine" in figures or figures["provenance"].startswith("backfilled from git history"), path
+
+
 def test_every_benchmark_script_has_a_smoke_test():
     scripts = {path.stem for path in BENCHMARKS.glob("*.py")}
     assert scripts - ELSEWHERE == set(SCRIPTS)
