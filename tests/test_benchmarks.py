@@ -181,6 +181,18 @@ def rollout_ranking(r: dict) -> None:
     assert mine["by_rollout"]["decisions"] == 3 and mine["by_rollout"]["minus_shipped"] == [0.0, 0.0]
 
 
+def calibration(r: dict) -> None:
+    assert r["labels"] == "checkpoints/labels/split-scale"
+    n = r["all"]["positions"]
+    assert n > 0 and sum(c["all"]["positions"] for c in r["by_class"].values()) == n
+    assert sum(b["positions"] for b in r["by_band"]) == sum(b["positions"] for b in r["reliability_win"]) == n
+    for c in r["by_class"].values():
+        assert c["gammonish"]["positions"] + c["not gammonish"]["positions"] == c["all"]["positions"]
+    # a lean is a mean of differences, no larger than their mean absolute value
+    assert abs(r["all"]["equity_lean"]) <= r["all"]["equity_mean_abs"]
+    assert all(b["bin"][0] <= b["ply0"] <= b["bin"][1] for b in r["reliability_win"])
+
+
 def env_bench(r: dict) -> None:
     assert positive(r["bgai_vector_env"]["games_per_s"])
 
@@ -206,6 +218,7 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
     "cube_set_rollouts": (["--positions", "2", "--trials", "2"], cube_set_rollouts),
     "external_bench": (["--games", "2"], external_bench),
     "env_bench": (["--envs", "8", "--seconds", "0.2", "--no-pgx"], env_bench),
+    "calibration": (["--labels", "checkpoints/labels/split-scale"], calibration),
     "rollout_ranking": (["--decisions", "3", "--trials", "2", "--quiet", "--checkpoint",
                          "checkpoints/shipped/experiments/split-scale.pt"], rollout_ranking),
     "bench": (["--pairs", "200", "--games", "20", "--repeats", "1"], bench),

@@ -1,0 +1,113 @@
+"""How well the labelling network's 0-ply outputs agree with its own rollouts: a calibration report by class.
+
+    python benchmarks/calibration.py [--labels checkpoints/labels/split-scale,checkpoints/labels/split-scale-plays]
+        [--json benchmarks/results/calibration.json]
+
+Issue 38's first lever: before correcting the probabilities a cube decision reads, see whether they lean. Every
+shard of the label folders holds positions the network met in its own play (``bgai label``), each with the
+network's 0-ply probabilities (``ply0``) and a rollout of it by the same network (72 trials truncated at 7 plies,
+variance reduction). For each class (contact, crashed, race), for the positions that are gammonish or not (0-ply
+chance of a gammon either way above a quarter), and for bands of the 0-ply cubeless equity (the doubling window
+among them), the report gives the mean of 0-ply minus rollout for each of the five outputs and for the equity (a
+lean), the mean absolute equity difference (the scatter), and the rollouts' own mean standard error (how much of
+the scatter is the labels' noise). A reliability table bins the 0-ply chance of winning by tenths and sets the
+rollouts' mean beside each bin's.
+
+All values are the player on roll's. Only bgai's own network and its own rollouts take part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bgai.files import provenance, write_atomically
+from bgai.labels import load_labels
+from bgai.phase import NAMES, classify
+from bgai.weights import equity
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+#: bands of the 0-ply cubeless equity of the player on roll; 0.2-0.8 holds most doubling decisions
+BANDS = ((-3.0, -0.6), (-0.6, -0.2), (-0.2, 0.2), (0.2, 0.5), (0.5, 0.8), (0.8, 1.2), (1.2, 3.0))
+
+
+def compare(ply0: np.ndarray, rollout: np.ndarray, se: np.ndarray) -> dict:
+    """Lean (mean of 0-ply minus rollout) of each output and of the equity, scatter, and the labels' noise."""
+    if not len(ply0):
+        return {"positions": 0}
+    diff = ply0 - rollout
+    de = equity(ply0) - equity(rollout)
+    return {"positions": int(len(ply0)),
+            "lean": {name: round(float(diff[:, k].mean()), 5) for k, name in enumerate(OUTPUTS)},
+            "equity_lean": round(float(de.mean()), 5),
+            "equity_lean_se": round(float(de.std(ddof=1) / np.sqrt(len(de))) if len(de) > 1 else 0.0, 5),
+            "equity_mean_abs": round(float(np.abs(de).mean()), 5),
+            "label_equity_se": round(float(se.mean()), 5)}
+
+
+def report(folders: str) -> dict:
+    sets = [load_labels(folder.strip()) for folder in folders.split(",") if folder.strip()]
+    boards = np.concatenate([s.boards for s in sets])
+    ply0 = np.concatenate([s.ply0 for s in sets]).astype(np.float64)
+    rollout = np.clip(np.concatenate([s.probabilities for s in sets]).astype(np.float64), 0, 1)
+    se = np.concatenate([s.equity_se for s in sets]).astype(np.float64)
+    classes = classify(boards)
+    gammonish = ply0[:, 1] + ply0[:, 3] > 0.25
+    eq0 = equity(ply0)
+    out: dict = {"all": compare(ply0, rollout, se), "by_class": {}, "by_band": [], "reliability_win": []}
+    for c in np.unique(classes):
+        m = classes == c
+        out["by_class"][NAMES[c]] = {"all": compare(ply0[m], rollout[m], se[m]),
+                                     "gammonish": compare(ply0[m & gammonish], rollout[m & gammonish],
+                                                          se[m & gammonish]),
+                                     "not gammonish": compare(ply0[m & ~gammonish], rollout[m & ~gammonish],
+                                                              se[m & ~gammonish])}
+    for lo, hi in BANDS:
+        m = (eq0 >= lo) & (eq0 < hi)
+        out["by_band"].append({"equity_0ply": [lo, hi], **compare(ply0[m], rollout[m], se[m])})
+    for k in range(10):
+        m = (ply0[:, 0] >= k / 10) & (ply0[:, 0] < (k + 1) / 10 if k < 9 else ply0[:, 0] <= 1)
+        if m.any():
+            out["reliability_win"].append({"bin": [k / 10, (k + 1) / 10], "positions": int(m.sum()),
+                                           "ply0": round(float(ply0[m, 0].mean()), 4),
+                                           "rollout": round(float(rollout[m, 0].mean()), 4)})
+    return out
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--labels", default="checkpoints/labels/split-scale,checkpoints/labels/split-scale-plays",
+                        help="label folders (bgai label), comma separated")
+    parser.add_argument("--json", default=str(ROOT / "benchmarks/results/calibration.json"))
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    figures = {**provenance(), "what": "the labelling network's 0-ply outputs minus its own rollouts of the same "
+               "positions (player on roll): lean (mean), scatter (mean absolute equity difference) and the "
+               "labels' own standard error", "labels": args.labels, **report(args.labels),
+               "seconds": round(time.perf_counter() - started, 1)}
+    write_atomically(Path(args.json), lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
+    a = figures["all"]
+    print(f"{a['positions']:,} positions: equity lean {a['equity_lean']:+.4f} ± {a['equity_lean_se']:.4f}, "
+          f"scatter {a['equity_mean_abs']:.4f} (labels' own standard error {a['label_equity_se']:.4f})")
+    for name, c in figures["by_class"].items():
+        for kind, f in c.items():
+            if f["positions"]:
+                leans = " ".join(f"{k} {v:+.4f}" for k, v in f["lean"].items())
+                print(f"  {name:8s} {kind:14s} {f['positions']:7,}  {leans}  equity {f['equity_lean']:+.4f}, "
+                      f"scatter {f['equity_mean_abs']:.4f}")
+    for band in figures["by_band"]:
+        if band["positions"]:
+            lo, hi = band["equity_0ply"]
+            print(f"  0-ply equity {lo:+.1f}..{hi:+.1f} {band['positions']:7,}  equity lean {band['equity_lean']:+.4f}"
+                  f" ± {band['equity_lean_se']:.4f}, gammons won {band['lean']['win_gammon']:+.4f}, lost "
+                  f"{band['lean']['lose_gammon']:+.4f}")
+    return figures
+
+
+if __name__ == "__main__":
+    main()
