@@ -148,6 +148,13 @@ def cube_decisions(r: dict) -> tuple[str, str]:
             f"{errors} mp a decision at {plies}-ply (gnubg 0-ply: {r['gnubg 0-ply']['mp_per_decision']:.2f})")
 
 
+@row("benchmarks/results/cube_accuracy_match.json")
+def cube_decisions_in_match_play(r: dict) -> tuple[str, str]:
+    errors, plies = by_ply(r, "mp_per_decision")
+    return (f"Cube decisions in a 7-point match, judged the same way ({r['gnubg 0-ply']['decisions']:,})",
+            f"{errors} mp a decision at {plies}-ply (gnubg 0-ply: {r['gnubg 0-ply']['mp_per_decision']:.2f})")
+
+
 @row("benchmarks/results/cube_rollout_accuracy.json")
 def cube_decisions_from_a_rollout(r: dict) -> tuple[str, str]:
     rolled, zero, gnubg = r["bgai rollout"], r["bgai 0-ply"], r["gnubg 0-ply"]

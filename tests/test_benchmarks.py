@@ -306,6 +306,24 @@ def test_cube_accuracy_records_each_ply_beside_gnubg_and_its_provenance(tmp_path
     assert figures["bgai 0-ply"]["mp_per_decision"] >= 0
 
 
+def test_cube_accuracy_in_match_play_reads_each_entrys_score(tmp_path):
+    reference = tiny_reference("cube_reference_match.json", tmp_path, 40)
+    figures = coach(cube_accuracy, ["--plies", "0", "--reference", str(reference)], tmp_path / "match.json")
+    assert_provenance(figures, "python -m bgai.coach.cube_accuracy")
+    assert figures["reference"] == "cube_reference_match.json"
+    # the cube model fed gnubg's own 2-ply probabilities at each entry's score: the decisions of a match, not of a
+    # money game (read as money games, the post-Crawford trailer's doubles would be missed)
+    entries = json.loads(reference.read_text())["entries"]
+    boards, state = cube_accuracy.boards_and_cubes(entries)
+    assert state.away is not None and (state.away == [[7 - e["match"]["score"][0], 7 - e["match"]["score"][1]]
+                                                      for e in entries]).all()
+    money = [{k: v for k, v in e.items() if k != "match"} for e in entries]
+    assert figures["Janowski on gnubg's probabilities"] == cube_accuracy.model_only(entries) != \
+        cube_accuracy.model_only(money)
+    with pytest.raises(SystemExit):  # the rollout cube decision is for money games
+        cube_accuracy.main(["--reference", str(reference), "--rollout", "2"])
+
+
 def test_strength_records_its_duels_and_provenance(tmp_path):
     figures = coach(strength, ["shipped", "--pubeval", "1", "--gnubg", "1", "--no-moves"],
                     tmp_path / "strength.json")

@@ -6,6 +6,7 @@ The set was written by bgai.coach.cube_reference with Debian's GNU Backgammon; t
 import json
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from bgai.coach.cube_accuracy import REFERENCE as DATA
@@ -119,3 +120,73 @@ def test_stored_gnubg_0ply_score_is_the_scoring_applied_to_it(reference):
               and not reference_decisions(e["gnubg_0ply"])[1] and e["double_pass"] > e["double_take"]]
     assert score["by_kind"]["wrong pass"]["count"] == len(passes) > 0
 
+
+
+# The match-play set (cube_reference --match) ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def match_reference():
+    from bgai.coach.cube_accuracy import MATCH_REFERENCE
+
+    return json.loads(MATCH_REFERENCE.read_text())
+
+
+def test_match_reference_entries_are_cube_decisions_at_a_score_of_a_7_point_match(match_reference):
+    from bgai.coach.cube_reference import MATCH_LENGTH, match_states
+    from bgai.match import MatchScore
+
+    meta, entries = match_reference["metadata"], match_reference["entries"]
+    assert meta["description"].startswith("Match-play") and "--match" in meta["command"]
+    assert meta["counts"] == {"entries": len(entries), **Counter(e["owner"] for e in entries)}
+    assert 500 <= len(entries) <= 2000
+    states = match_states()
+    assert len(states) == MATCH_LENGTH**2 - 1 and not any(s["crawford"] for s in states)
+    cube_states = dict(CUBE_STATES)
+    for e in entries:
+        m = e["match"]
+        assert m in states  # a non-Crawford score of the match, post-Crawford where a side is one away
+        score = MatchScore(m["length"], tuple(m["score"]), crawford=m["crawford"], post_crawford=m["post_crawford"])
+        assert score.post_crawford == any(m["length"] - s == 1 for s in m["score"])
+        assert e["cube"] == cube_states[e["owner"]]
+        assert e["double_pass"] == pytest.approx(1.0, abs=1e-5)  # normalised to the cube, as money equities are
+        double, take = reference_decisions(e)
+        doubler, taker = e["decision"].lower().split(", ", 1)  # "never double, take (dead cube)" too
+        tie = abs(min(e["double_take"], e["double_pass"]) - e["no_double"]) < 1e-5  # gnubg's floats: either way
+        if doubler.startswith("never"):  # a dead cube: doubling changes nothing (a tie scores as no error)
+            assert min(e["double_take"], e["double_pass"]) <= e["no_double"] + 1e-5, e
+        elif not tie:
+            assert double == doubler.startswith(("double", "redouble", "optional")), e
+        assert take == taker.startswith("take"), e
+    scores = Counter(tuple(e["match"]["score"]) for e in entries)
+    assert len(scores) >= 30  # the scores spread over the match
+
+
+def test_match_reference_gnubg_0ply_score_is_the_scoring_applied_to_it(match_reference):
+    score = gnubg_0ply_score(match_reference["entries"])
+    stored = match_reference["metadata"]["gnubg_0ply_score"]
+    assert score["by_kind"] == stored.pop("by_kind")
+    assert {k: score[k] for k in stored} == pytest.approx(stored)
+
+
+def test_post_crawford_trailer_doubles_where_gnubg_does_and_the_leader_never_needs_to(match_reference):
+    """The match rules the cube reads, checked against gnubg: after the Crawford game the trailer doubles at once
+    (a take costs the leader nothing it could keep), and the leader, one point away, gains nothing by doubling."""
+    from bgai.bot import load_bot
+    from bgai.coach.cube_accuracy import boards_and_cubes
+
+    entries = match_reference["entries"]
+    trailer = [e for e in entries if e["match"]["post_crawford"] and e["owner"] == "centered"
+               and 7 - e["match"]["score"][1] == 1]
+    leader = [e for e in entries if e["match"]["post_crawford"] and 7 - e["match"]["score"][0] == 1]
+    assert len(trailer) >= 10 and len(leader) >= 10
+    # gnubg: the trailer doubles, or is too good to (a gammon would win it the match); never "no double"
+    assert {e["decision"].split(",")[0] for e in trailer} <= {"Double", "Optional double", "Too good to double"}
+    boards, state = boards_and_cubes(trailer)
+    ours = load_bot().cube_equities(boards, state)
+    gnubg_doubles = np.array([reference_decisions(e)[0] for e in trailer])
+    assert ours.should_double[gnubg_doubles].all()
+    # the leader: gnubg calls the cube dead, and bgai never turns it
+    assert all(e["decision"].startswith(("Never double", "Never redouble")) for e in leader)
+    boards, state = boards_and_cubes(leader)
+    assert not load_bot().cube_equities(boards, state).should_double.any()

@@ -1,11 +1,14 @@
 """bgai's money-game cube decisions judged on GNU Backgammon's 2-ply reference set, beside gnubg's own 0-ply.
 
     python -m bgai.coach.cube_accuracy [--plies 0 1] [--rollout N] [--json benchmarks/results/cube_accuracy.json]
+    python -m bgai.coach.cube_accuracy --reference bgai/coach/data/cube_reference_match.json [--plies 0 1]
 
 The reference set (``bgai/coach/data/cube_reference.json``, made by ``bgai.coach.cube_reference``) holds
 positions near the doubling window from gnubg's own games, each with a centered cube or a 2-cube owned by the
 player on roll, and gnubg's 2-ply cubeful equities. bgai decides each one (double? and, if doubled, take?) and
 ``score_decisions`` counts agreement and the equity those decisions lose, valued by gnubg's 2-ply equities.
+The match-play set (``cube_reference --match``: each position at a score of a 7-point match) is judged the same way,
+its equities money-normalised to the cube as gnubg gives them.
 """
 
 from __future__ import annotations
@@ -26,15 +29,25 @@ from bgai.files import provenance, write_atomically
 from bgai.position import Position
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "cube_reference.json"
+#: the match-play set: ``python -m bgai.coach.cube_reference --match``
+MATCH_REFERENCE = REFERENCE.with_name("cube_reference_match.json")
 
 
 def boards_and_cubes(entries) -> tuple[np.ndarray, CubeState]:
+    """The boards and cube states of reference entries: money games, or with ``match`` in every entry (a set made
+    with ``cube_reference --match``) its length and score, the player on roll's first."""
     boards = np.stack([Position.from_position_id(e["position_id"]).board for e in entries])
-    state = CubeState(
-        np.array([e["cube"] for e in entries], dtype=np.int64),
-        np.array([CENTERED if e["owner"] == "centered" else ON_ROLL for e in entries], dtype=np.int8),
-    )
-    return boards, state
+    value = np.array([e["cube"] for e in entries], dtype=np.int64)
+    owner = np.array([CENTERED if e["owner"] == "centered" else ON_ROLL for e in entries], dtype=np.int8)
+    matches = [e.get("match") for e in entries]
+    if not any(matches):
+        return boards, CubeState(value, owner)
+    if not all(matches):
+        raise ValueError("a reference set is all money games or all match play, not both")
+    away = np.array([[m["length"] - m["score"][0], m["length"] - m["score"][1]] for m in matches], dtype=np.int64)
+    return boards, CubeState(value, owner, away=away,
+                             crawford=np.array([m["crawford"] for m in matches], dtype=bool),
+                             post_crawford=np.array([m["post_crawford"] for m in matches], dtype=bool))
 
 
 def bgai_decisions(bot, entries) -> tuple[np.ndarray, np.ndarray, float]:
@@ -85,6 +98,10 @@ def main(argv=None) -> None:
 
     reference = json.loads(Path(args.reference).read_text())
     entries = reference["entries"]
+    match = any("match" in e for e in entries)
+    if match and args.rollout:
+        parser.error("the rollout cube decision is for money games (the rollout's rules); --rollout needs a money "
+                     "reference set")
     if args.rollout:
         pick = np.sort(np.random.default_rng(38).choice(len(entries), min(args.rollout, len(entries)), replace=False))
         entries = [entries[i] for i in pick]
@@ -106,7 +123,8 @@ def main(argv=None) -> None:
     rows["Janowski on gnubg's probabilities"] = model_only(entries)
 
     sample = f" (a sample of {len(entries)}, seed 38)" if args.rollout else ""
-    print(f"{len(entries)} reference decisions{sample} (gnubg 2-ply, money, no Jacoby): {args.reference}")
+    kind = "match play, 7-point match" if match else "money, no Jacoby"
+    print(f"{len(entries)} reference decisions{sample} (gnubg 2-ply, {kind}): {args.reference}")
     print(f"{'':<34} {'mp/decision':>11} {'double agree':>13} {'double mp':>10} {'take agree':>11} {'take mp':>8}")
     for name, s in rows.items():
         print(f"{name:<34} {s['mp_per_decision']:>11.2f} {100 * s['double_agreement']:>12.1f}% "

@@ -151,12 +151,22 @@ def gnubg_evaluate(job: dict) -> list[dict]:
     cubeful = gnubg.evalcontext(1, plies, 1, 1, 0.0)
     cubeless = gnubg.evalcontext(0, plies, 1, 1, 0.0)
     results = []
-    for position_id, owner, cube in job["items"]:
+    for item in job["items"]:
+        position_id, owner, cube = item[:3]
+        match = item[3] if len(item) > 3 else None
         board = gnubg.positionfromid(position_id)
-        # cubeinfo(cube value, cube owner, player on move); money game: match length 0 by default
-        info = gnubg.cubeinfo(cube, -1 if owner == "centered" else 0, 0)
-        if info["jacoby"] or info["beavers"] or info["matchto"]:
-            raise RuntimeError(f"expected a money game without Jacoby or beavers, got {info}")
+        if match is None:
+            # cubeinfo(cube value, cube owner, player on move); money game: match length 0 by default
+            info = gnubg.cubeinfo(cube, -1 if owner == "centered" else 0, 0)
+            if info["jacoby"] or info["beavers"] or info["matchto"]:
+                raise RuntimeError(f"expected a money game without Jacoby or beavers, got {info}")
+        else:
+            # (..., match length, score (player 0 = the player on roll, player 1), whether this is the Crawford
+            # game); a post-Crawford game is a score with a player one away outside the Crawford game
+            info = gnubg.cubeinfo(cube, -1 if owner == "centered" else 0, 0, match["length"],
+                                  tuple(match["score"]), 1 if match["crawford"] else 0)
+            if info["matchto"] != match["length"] or list(info["score"]) != list(match["score"]):
+                raise RuntimeError(f"gnubg read the match {match} as {info}")
         _, nd, dt, dp, _, text = gnubg.cfevaluate(board, info, cubeful)
         result = {
             "board": [list(row) for row in board],
@@ -230,6 +240,25 @@ def self_play_positions(games: int, seed: int) -> list:
     return boards
 
 
+#: The match of ``--match`` sets: a 7-point match (the length of most of the Depreli study's and of gnubg's
+#: match tests); every score from 7-away/7-away to 2-away/2-away, and the post-Crawford games with either side
+#: one away (the Crawford game itself has no cube).
+MATCH_LENGTH = 7
+
+
+def match_states(length: int = MATCH_LENGTH) -> list[dict]:
+    """Every non-Crawford state of a match to ``length``: the score of (player on roll, opponent)."""
+    states = []
+    for mine in range(length):
+        for theirs in range(length):
+            one_away = [length - s == 1 for s in (mine, theirs)]
+            if all(one_away):
+                continue  # (1-away/1-away: no cube decision left, both sides double at once or never)
+            states.append({"length": length, "score": [mine, theirs], "crawford": False,
+                           "post_crawford": any(one_away)})
+    return states
+
+
 def cube_cannot_matter(probabilities) -> bool:
     """A side all but sure to win, and no gammons either way: cashing and playing on are worth the same."""
     win, win_gammon, _, lose_gammon, _ = probabilities
@@ -251,7 +280,7 @@ def rounded(values):
 
 
 def build(games: int, seed: int, close: float, near: float, close_share: float, near_share: float,
-          gnubg: str = GNUBG) -> dict:
+          gnubg: str = GNUBG, match: bool = False) -> dict:
     from bgai.players.gnubg import require_gnubg, to_gnubg
     from bgai.position import Position
 
@@ -264,7 +293,14 @@ def build(games: int, seed: int, close: float, near: float, close_share: float, 
     print(f"{len(ids)} distinct positions where the cube can matter, from {games} games ({played - began:.0f} s)",
           flush=True)
 
-    items = [[position_id, owner, cube] for position_id in ids for owner, cube in CUBE_STATES]
+    if match:  # each position at one score of the match, drawn from every non-Crawford score alike
+        states = match_states()
+        drawn = random.Random(seed + 1)
+        scores = [states[drawn.randrange(len(states))] for _ in ids]
+        items = [[position_id, owner, cube, score] for position_id, score in zip(ids, scores)
+                 for owner, cube in CUBE_STATES]
+    else:
+        items = [[position_id, owner, cube] for position_id in ids for owner, cube in CUBE_STATES]
     screen = run_gnubg(items, plies=0, probabilities=False, gnubg=gnubg)
     for board, position_id, evaluation in zip(boards, ids, screen[::len(CUBE_STATES)]):
         if evaluation["board"] != to_gnubg(board):  # the two readings of a Position ID agree
@@ -287,7 +323,7 @@ def build(games: int, seed: int, close: float, near: float, close_share: float, 
 
     entries = []
     for (item, quick), slow in zip(kept, reference):
-        position_id, owner, cube = item
+        position_id, owner, cube = item[:3]
         nd, dt, dp = rounded([slow["no_double"], slow["double_take"], slow["double_pass"]])
         quick_nd, quick_dt, quick_dp = rounded([quick["no_double"], quick["double_take"], quick["double_pass"]])
         entries.append({
@@ -302,14 +338,21 @@ def build(games: int, seed: int, close: float, near: float, close_share: float, 
             "probabilities": rounded(slow["probabilities"]),
             "gnubg_0ply": {"no_double": quick_nd, "double_take": quick_dt, "double_pass": quick_dp,
                            "decision": quick["decision"]},
+            **({"match": item[3]} if match else {}),
         })
     zero_ply = gnubg_0ply_score(entries)
     counts = {owner: sum(entry["owner"] == owner for entry in entries) for owner, _ in CUBE_STATES}
     screening = SCREENING.format(close=close, near=near, close_share=close_share, near_share=near_share)
     return {
         "metadata": {
-            "description": "Money-game cube decisions near the doubling window, GNU Backgammon 2-ply cubeful "
-                           "equities as the reference. A test oracle and benchmark only, never a training target.",
+            "description": ("Match-play" if match else "Money-game") + " cube decisions near the doubling window, "
+                           "GNU Backgammon 2-ply cubeful equities as the reference. A test oracle and benchmark "
+                           "only, never a training target.",
+            **({"match": f"a {MATCH_LENGTH}-point match: each position at one score drawn alike from every "
+                         "non-Crawford score (random.Random(seed + 1)), the player on roll's first; 'match' in "
+                         "each entry: length, score, crawford (never: the Crawford game has no cube), "
+                         "post_crawford; gnubg.cubeinfo(cube, owner, 0, length, score, crawford)"}
+               if match else {}),
             "gnubg_version": gnubg_version(gnubg),
             "positions_from": f"gnubg_nn {gnubg_nn_version()} 0-ply self-play (PyPI gnubg-nn), {games} games, "
                               f"numpy.random.default_rng({seed}) dice; the player on roll before its roll; each "
@@ -317,7 +360,9 @@ def build(games: int, seed: int, close: float, near: float, close_share: float, 
             "games": games,
             "seed": seed,
             "date": datetime.date.today().isoformat(),
-            "evaluation": "money game, no Jacoby rule, no beavers; gnubg.cfevaluate at 2-ply, cubeful, "
+            "evaluation": ("match play (gnubg's own match equity table), its cubeful equities normalised as "
+                           "money equities to the cube (double_pass 1)" if match else
+                           "money game, no Jacoby rule, no beavers") + "; gnubg.cfevaluate at 2-ply, cubeful, "
                           "deterministic, pruning on, no noise: evalcontext(1, 2, 1, 1, 0.0); "
                           "probabilities from gnubg.evaluate at 2-ply, cubeless: evalcontext(0, 2, 1, 1, 0.0)",
             "api": "gnubg.command('set jacoby off'); gnubg.command('set beavers 0'); "
@@ -342,7 +387,8 @@ def build(games: int, seed: int, close: float, near: float, close_share: float, 
             "seconds": {"self_play": round(played - began, 1), "screen_0ply": round(screened - played, 1),
                         "reference_2ply": round(finished - screened, 1)},
             "command": f"python -m bgai.coach.cube_reference --games {games} --seed {seed} --close {close} "
-                       f"--near {near} --close-share {close_share} --near-share {near_share}",
+                       f"--near {near} --close-share {close_share} --near-share {near_share}"
+                       + (" --match --out bgai/coach/data/cube_reference_match.json" if match else ""),
         },
         "entries": entries,
     }
@@ -371,9 +417,12 @@ def main(argv=None) -> None:
     parser.add_argument("--close-share", type=float, default=0.3, help="share of the close pairs kept")
     parser.add_argument("--near-share", type=float, default=0.15, help="share of the other near pairs kept")
     parser.add_argument("--gnubg", default=GNUBG, help="Debian's gnubg executable")
+    parser.add_argument("--match", action="store_true", help=f"match play: each position at a score of a "
+                                                               f"{MATCH_LENGTH}-point match")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data" / "cube_reference.json")
     args = parser.parse_args(argv)
-    result = build(args.games, args.seed, args.close, args.near, args.close_share, args.near_share, args.gnubg)
+    result = build(args.games, args.seed, args.close, args.near, args.close_share, args.near_share, args.gnubg,
+                   match=args.match)
     write(result, args.out)
     print(json.dumps(result["metadata"]["counts"]), json.dumps(result["metadata"]["gnubg_0ply_score"], indent=1))
 
