@@ -82,7 +82,7 @@ def roll_dice(seed: int, games: np.ndarray, turn: np.ndarray) -> np.ndarray:
 
 def game_over(boards: np.ndarray) -> np.ndarray:
     """Positions (on-roll view) whose opponent, the last mover, has no checker left: the game is over."""
-    return ~(boards < 0).any(axis=1)
+    return ~np.any(boards < 0, axis=1, keepdims=False)
 
 
 def result_points(after: np.ndarray) -> np.ndarray:
@@ -145,7 +145,7 @@ class GameResults:
             "mean_turns": float(self.turns.mean()),
             "games_per_s": n / self.seconds if self.seconds > 0 else float("inf"),
         }
-        if self.cube is not None:
+        if self.cube is not None and self.passed is not None:  # (cubeful games record both)
             s["mean_cube"] = float(self.cube.mean())
             s["pass_rate"] = float(self.passed.mean())
         if self.luck is not None:
@@ -220,7 +220,7 @@ def play_games(
     turns = np.zeros(games, dtype=np.int32)
     stakes = np.ones(games, dtype=np.int64)
     passed = np.zeros(games, dtype=bool)
-    luck_sum = np.zeros(games, dtype=np.float64) if luck is not None else None
+    luck_sum: np.ndarray | None = np.zeros(games, dtype=np.float64) if luck is not None else None
     rules = CubeRules(jacoby=jacoby) if cube else None
     started = time.perf_counter()
     with tqdm(total=games, disable=not progress, unit="game", desc=f"{player0.name} v {player1.name}") as bar:
@@ -229,7 +229,7 @@ def play_games(
             points[ids], turns[ids], stakes[ids], passed[ids], batch_luck = _play_batch(
                 players, ids + first_game, seed, rng, max_turns, rules, luck
             )
-            if luck is not None:
+            if luck_sum is not None:
                 luck_sum[ids] = batch_luck
             bar.update(len(ids))
     if swap_seats:
@@ -485,6 +485,7 @@ class MatchResults:
         """Match win rate of ``player0`` with its standard error, games per match, mean cube, share of passes."""
         won = (self.winner == 0).astype(np.float64)
         n = len(won)
+        assert self.played.cube is not None and self.played.passed is not None  # matches are cubeful
         return {
             "matches": n,
             "length": self.length,

@@ -110,7 +110,7 @@ def _hit_masks(blots: int, held: int, shooters: int, on_bar: int, masks: np.ndar
 
 @numba.njit(cache=True)
 def _side(side: np.ndarray, out: np.ndarray, o: int, version: int, units: np.ndarray, escapes: np.ndarray,
-          masks: np.ndarray) -> float:
+          masks: np.ndarray) -> np.float32:
     """One side's features of one board ``side`` (26, seen from the side described) into ``out[o:]``; returns
     its pips feature (for ``pip_lead``, which the caller writes). Offsets from ``bgai.encoding``'s layouts."""
     f32 = np.float32
@@ -229,9 +229,9 @@ def _side(side: np.ndarray, out: np.ndarray, o: int, version: int, units: np.nda
     out[o + _MOBILITY] = f32(moves) * f32(1 / 90)
     out[o + _TIMING] = f32(timing) * f32(0.01)
     anchors = _popcount(held & _THEIR_HOME_BITS)
-    back = f32(back_checkers) * f32(1 / 15)
-    out[o + _BACK_GAME] = back if anchors >= 2 else f32(0.0)
-    out[o + _BACK_GAME1] = back if anchors == 1 else f32(0.0)
+    back_game = f32(back_checkers) * f32(1 / 15)
+    out[o + _BACK_GAME] = back_game if anchors >= 2 else f32(0.0)
+    out[o + _BACK_GAME1] = back_game if anchors == 1 else f32(0.0)
     return pips_feature
 
 

@@ -154,7 +154,7 @@ def _step(boards: np.ndarray, die: np.ndarray, limit: np.ndarray, must: np.ndarr
     Returns (parent row, source point, target point, hit?, child boards).
     """
     occupied = boards[:, 1:BOARD_SIZE] > 0  # column j is point j + 1; the last column is the bar
-    all_home = ~occupied[:, 6:].any(axis=1)
+    all_home = ~np.any(occupied[:, 6:], axis=1, keepdims=False)
     highest = BOARD_SIZE - 1 - np.argmax(occupied[:, ::-1], axis=1)
     own = occupied & (_SOURCES <= limit[:, None])
     own[occupied[:, -1], :-1] = False  # checkers on the bar enter before anything else moves
@@ -320,7 +320,8 @@ def _afterstates(boards: np.ndarray, dice: np.ndarray, return_steps: bool) -> Af
     limit = np.full(len(owner), OWN_BAR, dtype=np.int16)
     must = np.full(len(owner), -1, dtype=np.int16)
     restrict_next = second_order & (boards[owner, OWN_BAR] == 0)
-    history = np.full((len(owner), 4, 3), -1, dtype=np.int8) if return_steps else None
+    # (with return_steps only: the checker steps of each candidate so far)
+    history = np.full((len(owner), 4, 3), -1, dtype=np.int8) if return_steps else np.zeros((0, 4, 3), np.int8)
 
     # Candidates: the position itself (no play) and every partial or complete play. The legal ones are those that
     # use the most dice pips for their position.
@@ -348,7 +349,7 @@ def _afterstates(boards: np.ndarray, dice: np.ndarray, return_steps: bool) -> Af
             history[:, level, 0] = src
             history[:, level, 1] = np.maximum(tgt, 0)
             history[:, level, 2] = hit
-        cand.append((frontier, owner, used, history))
+        cand.append((frontier, owner, used, history if return_steps else None))
 
     best = np.zeros(n, dtype=np.int16)
     for _, o, u, _ in cand:

@@ -155,7 +155,7 @@ class PartialPlay:
         playing the larger die first.
         """
         found: dict[int, tuple[tuple, list]] = {}
-        frontier = [(self._state, src, [])]
+        frontier: list[tuple[tuple, int, list]] = [(self._state, src, [])]
         while frontier:
             state, point, path = frontier.pop(0)
             for step, child in self._edges.get(state, []):

@@ -244,6 +244,7 @@ class Learner:
         import torch
 
         self.model = model
+        self.optimizer: torch.optim.Optimizer
         if optimizer == "adamw":
             self.optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
         elif optimizer == "adam":
@@ -279,10 +280,10 @@ class Learner:
             _, groups = np.unique(groups, return_inverse=True)
             groups = groups.reshape(-1)
         steps = self.epochs * -(-len(x) // self.batch_size)
-        losses = []
+        losses: list[float] = []
         with tqdm(total=steps, unit="batch", disable=not progress, desc="training", leave=False) as bar:
             for _ in range(self.epochs):
-                if grouped:  # the decisions in a random order, each one's plays together
+                if groups is not None and grouped:  # the decisions in a random order, each one's plays together
                     rank = rng.permutation(int(groups.max()) + 1)[groups]
                     order = torch.from_numpy(np.argsort(rank, kind="stable"))
                 else:
@@ -295,7 +296,7 @@ class Learner:
                     batch = order[start:start + self.batch_size]
                     pred = self.model(x[batch], phase[batch])
                     loss = bce(pred, y[batch])
-                    if grouped:
+                    if groups is not None and grouped:
                         loss = loss + pairs * pair_loss(pred, y[batch], torch.from_numpy(groups[batch.numpy()]))
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()

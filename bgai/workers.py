@@ -215,7 +215,7 @@ class ProcessPool(Pool):
         self._context = multiprocessing.get_context("spawn")
         self._started = 0
         self._maps = 0
-        self._slots = [self._start() for _ in range(workers)]
+        self._slots: list[_Slot | None] | None = [self._start() for _ in range(workers)]
 
     def _start(self) -> _Slot:
         self._started += 1
@@ -366,11 +366,12 @@ class RayPool(Pool):
                             f"of {total}")
         self.max_retries = max_retries
         self._actor_class = ray.remote(num_cpus=1, max_restarts=0)(_RayWorker)
-        self._actors = [self._actor_class.remote() for _ in range(self.workers)]
+        self._actors: list | None = [self._actor_class.remote() for _ in range(self.workers)]
 
     def imap(self, fn, tasks, shared=None):
         ray = self._ray
-        if self._actors is None:
+        actors = self._actors
+        if actors is None:
             raise BgaiError("the pool is closed")
         box = [ray.put(shared)]  # once per map: every actor reads the one copy in the object store
         # An actor lost with its process or node, or killed for memory: replaced, its task run again.
@@ -383,10 +384,10 @@ class RayPool(Pool):
 
         def submit(slot: int) -> None:
             i = pending.popleft()
-            running[self._actors[slot].run.remote(fn, box, tasks[i])] = (slot, i)
+            running[actors[slot].run.remote(fn, box, tasks[i])] = (slot, i)
 
         try:
-            for slot in range(len(self._actors)):
+            for slot in range(len(actors)):
                 if pending:
                     submit(slot)
             while running:
@@ -414,13 +415,16 @@ class RayPool(Pool):
                 self._replace(slot)
 
     def _replace(self, slot: int) -> None:
+        actors = self._actors
+        assert actors is not None  # (an open pool's)
         with contextlib.suppress(Exception):
-            self._ray.kill(self._actors[slot], no_restart=True)
-        self._actors[slot] = self._actor_class.remote()
+            self._ray.kill(actors[slot], no_restart=True)
+        actors[slot] = self._actor_class.remote()
 
     def close(self) -> None:
-        if getattr(self, "_actors", None):
-            for actor in self._actors:
+        actors = getattr(self, "_actors", None)  # (None too where __init__ stopped before making them)
+        if actors:
+            for actor in actors:
                 with contextlib.suppress(Exception):
                     self._ray.kill(actor, no_restart=True)
         self._actors = None

@@ -6,7 +6,7 @@ from bgai.players.base import Player, RandomPlayer, ValuePlayer
 from bgai.players.heuristic import HeuristicPlayer
 from bgai.players.pubeval import PubevalPlayer
 
-PLAYERS = {"random": RandomPlayer, "heuristic": HeuristicPlayer, "pubeval": PubevalPlayer}
+PLAYERS: dict[str, type[Player]] = {"random": RandomPlayer, "heuristic": HeuristicPlayer, "pubeval": PubevalPlayer}
 
 
 def make_player(name: str) -> Player:
