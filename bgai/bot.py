@@ -37,6 +37,12 @@ from bgai.position import Position, parse_dice
 from bgai.weights import ModelSnapshot, equity, flip
 
 
+def _five(row: np.ndarray) -> tuple[float, float, float, float, float]:
+    """A row of five probabilities as floats (``Evaluation``'s first five fields)."""
+    win, win_gammon, win_backgammon, lose_gammon, lose_backgammon = (float(v) for v in row)
+    return win, win_gammon, win_backgammon, lose_gammon, lose_backgammon
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """Cubeless probabilities and equity for the player on roll (gammons include backgammons)."""
@@ -339,7 +345,8 @@ class Bot:
             out = np.empty((len(boards), 5), dtype=np.float32)
             for lo in range(0, len(boards), NET_CHUNK_ONE_THREAD):
                 chunk = boards[lo:lo + NET_CHUNK_ONE_THREAD]
-                out[lo:lo + len(chunk)] = net.board_probabilities(chunk, phase[lo:lo + len(chunk)] if split else None)
+                out[lo:lo + len(chunk)] = net.board_probabilities(
+                    chunk, phase[lo:lo + len(chunk)] if split and phase is not None else None)
             return out
         import torch
 
@@ -351,7 +358,7 @@ class Bot:
                 chunk = boards[lo:lo + step]
                 x = torch.from_numpy(encoding.encode(chunk, version=version))
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
-                    result = model(x, torch.from_numpy(phase[lo:lo + step]) if split else None)
+                    result = model(x, torch.from_numpy(phase[lo:lo + step]) if split and phase is not None else None)
                 out[lo:lo + len(chunk)] = result.float().numpy()
         return out
 
@@ -473,7 +480,7 @@ class Bot:
     def evaluate_many(self, positions) -> list[Evaluation]:
         boards = np.stack([p.board for p in positions])
         probs = self.lookahead(boards, self.plies).astype(np.float64)
-        return [Evaluation(*row.tolist(), float(equity(row[None])[0]), source)
+        return [Evaluation(*_five(row), float(equity(row[None])[0]), source)
                 for row, source in zip(probs, self.sources(boards))]
 
     def choose_move(self, pos: Position, dice):
@@ -485,6 +492,7 @@ class Bot:
         board = pos.board[None]
         moves = afterstates(board, np.array([[d1, d2]]), return_steps=True, validate=False)
         i = int(self.choose(board, moves.after, moves.owner)[0]) if len(moves.after) > 1 else 0
+        assert moves.steps is not None  # (asked for)
         return Move(pos, (d1, d2), Position._unchecked(moves.after[i]), moves.steps[i])
 
     def rank_moves(self, pos: Position, dice, with_plies: bool = False):
@@ -514,7 +522,7 @@ class Bot:
         first_at = {int(depth[first]): float(values[first])}
         for ply in sorted(set(depth.tolist()) - set(first_at)):
             first_at[ply] = float(equity(flip(self.lookahead(after[first][None], ply).astype(np.float64)))[0])
-        return [RankedPlay(moves[i], float(values[i]), int(depth[i]), Evaluation(*probs[i].tolist(), float(values[i])),
+        return [RankedPlay(moves[i], float(values[i]), int(depth[i]), Evaluation(*_five(probs[i]), float(values[i])),
                            float(values[i]) - first_at[int(depth[i])]) for i in order]
 
     def choose_many(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
@@ -638,6 +646,7 @@ class Bot:
         result = roll_out(self, pos, cubeful=True, cube_owner=int(state.owner[0]), **options)
         allowed = may_double(state)
         nan = np.array([np.nan])
+        assert result.no_double is not None  # (a cubeful rollout's)
         dt = np.array([result.double_take.mean]) if result.double_take is not None else nan
         eq = CubeEquities(no_double=np.array([result.no_double.mean]), double_take=np.where(allowed, dt, nan),
                           double_pass=np.where(allowed, 1.0, nan), may_double=allowed, beaver=np.zeros(1, bool),
@@ -710,6 +719,7 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     trained on it by ``training/pruner.py``) and any other network none; ``False`` none; a path an ``.npz`` of one.
     The network judges the pruning net's best ``keep`` plays of each roll, as its file's info says (else
     ``PRUNE_KEEP``)."""
+    npz: Path | None
     if path is None:
         npz = DEFAULT_NETWORKS.get(plies, DEFAULT_NETWORKS[0])  # (Bot refuses plies that are not 0..MAX_PLIES)
         path = SHIPPED if npz == SHIPPED_NPZ else npz

@@ -57,8 +57,8 @@ class CubeState:
     def select(self, rows) -> CubeState:
         """The states of ``rows`` (an index or mask)."""
         pick = lambda a: None if a is None else np.asarray(a)[rows]  # noqa: E731
-        return CubeState(pick(self.value), pick(self.owner), pick(self.away), pick(self.crawford),
-                         pick(self.post_crawford), self.jacoby, self.beavers)
+        return CubeState(np.asarray(self.value)[rows], np.asarray(self.owner)[rows], pick(self.away),
+                         pick(self.crawford), pick(self.post_crawford), self.jacoby, self.beavers)
 
     def doubled(self) -> CubeState:
         """The cubes after the player on roll doubles and its opponent takes (kept at 64 where already there)."""
@@ -328,7 +328,7 @@ def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np
     )
 
 
-def _curve(j, owner, curves, lost, won, drop, cash):
+def _curve(j, owner, curves, lost, won, drop, cash) -> tuple[np.ndarray, np.ndarray]:
     """Breakpoints (xs, ys), each (N, 4), of the live-cube curve at level j for a cube owned by ``owner``."""
     drop_at, cash_at, opp_can, me_can = curves[j]
     n = len(drop_at)
@@ -422,12 +422,13 @@ class CubeDecision:
                 return f"{v:+.3f}"
             return f"{100 * v:6.2f}%" + (f"  (EMG {emg:+.3f})" if emg is not None else "")
 
-        best = max(self.no_double, min(self.double_take, self.double_pass)) if self.may_double else self.no_double
+        take, drop = self.double_take, self.double_pass
+        best = self.no_double
         lines.append(f"  cubeless {unit:<13} {fmt(self.cubeless)}")
-        rows = [("No double", self.no_double, 0)]
-        if self.may_double:
-            rows += [("Double, take" + (" (beaver)" if self.beaver else ""), self.double_take, 1),
-                     ("Double, pass", self.double_pass, 2)]
+        rows: list[tuple[str, float, int]] = [("No double", self.no_double, 0)]
+        if self.may_double and take is not None and drop is not None:
+            best = max(self.no_double, min(take, drop))
+            rows += [("Double, take" + (" (beaver)" if self.beaver else ""), take, 1), ("Double, pass", drop, 2)]
         for label, v, i in rows:
             emg = self.emg[i] if self.emg else None
             diff = "" if self.match is not None else f"  ({v - best:+.3f})"
@@ -470,7 +471,7 @@ def decision(eq: CubeEquities, state: CubeState, match=None) -> CubeDecision:
     pick = lambda a: None if np.isnan(a[0]) else float(a[0])  # noqa: E731
     emg = None
     if match is not None:
-        emg = tuple(pick(eq.emg(a)) for a in (eq.no_double, eq.double_take, eq.double_pass))
+        emg = (float(eq.emg(eq.no_double)[0]), pick(eq.emg(eq.double_take)), pick(eq.emg(eq.double_pass)))
     return CubeDecision(
         should_double=bool(eq.should_double[0]), should_take=bool(eq.should_take[0]), too_good=bool(eq.too_good[0]),
         beaver=bool(eq.beaver[0]), may_double=bool(eq.may_double[0]), no_double=float(eq.no_double[0]),

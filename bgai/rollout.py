@@ -190,7 +190,7 @@ class RolloutResult:
         return self.trials / self.seconds if self.seconds > 0 else float("inf")
 
     def to_dict(self) -> dict:
-        out = {
+        out: dict = {
             "position_id": self.position_id,
             "play": self.play,
             "trials": self.trials,
@@ -224,7 +224,7 @@ class RolloutResult:
             "  ± SE       " + "  ".join(f"{100 * e.se:14.2f}%" for e in self.probabilities),
             _line("cubeless equity", self.equity, s["variance_reduction"]),
         ]
-        if self.no_double is not None:
+        if self.no_double is not None and self.double_take is not None:
             lines.append(_line("no double", self.no_double, s["variance_reduction"]))
             lines.append(_line("double/take", self.double_take, s["variance_reduction"]))
             lines.append("  double/pass      +1.000")
@@ -414,7 +414,7 @@ class _Luck:
         n = len(table.boards)
         self.bot0, self.table, self.reduce, self.bar = bot0, table, reduce, bar
         self.probs = np.zeros((n, 5))
-        self.cube = np.zeros(n) if cubeful else None
+        self.cube: np.ndarray | None = np.zeros(n) if cubeful else None
         self.shown = 0
         # This turn's distinct boards (sorted, as bytes) and the play found for each of them and each roll.
         self.keys: np.ndarray | None = None
@@ -479,8 +479,9 @@ class _Luck:
         if live.any():
             eq = self.bot0.cube_equities(boards[live], theirs.select(live), probs=probs[live])
             value[live] = -eq.equity * stake[live]
-        value = value.reshape(k, rolls)
-        luck = value[np.arange(k), actual] - value @ ROLL_WEIGHTS
+        by_roll = value.reshape(k, rolls)
+        luck = by_roll[np.arange(k), actual] - by_roll @ ROLL_WEIGHTS
+        assert self.cube is not None  # (observed only in cubeful rollouts)
         self.cube[games] += np.where(movers == 0, luck, -luck)
 
 
@@ -537,7 +538,7 @@ def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: b
                       first_offer=start.first_offer, plies=settings.truncate, stop=stop, observe=observer)
             p, c = _final_values(bot0, table, start.first_offer)
             plain[games], luck[games] = p, observer.probs
-            if settings.cubeful:
+            if cube_plain is not None and cube_luck is not None:
                 cube_plain[games], cube_luck[games] = c, observer.cube
             bar.update(len(games) - observer.shown)
     shape = (n_starts, n_trials)
@@ -675,7 +676,7 @@ def _run_in_processes(bot, start, trials, settings, progress, jobs) -> TrialValu
 
     chunks = _chunks(trials, jobs)
     shared = (_portable(bot), start, settings)
-    results = [None] * len(chunks)
+    results: list = [None] * len(chunks)
     with open_pool(min(jobs, len(chunks))) as pool, \
             tqdm(total=len(trials), disable=not progress, unit="trial", desc="rollout") as bar:
         for i, values in pool.imap(_trials_task, chunks, shared):
@@ -709,7 +710,7 @@ def _estimates(values: TrialValues, index: int, reduce: bool, mover: bool):
     probs = tuple(Estimate.of(reduced[:, k], plain[:, k]) for k in range(5))
     eq = Estimate.of(equity(reduced), equity(plain))
     cubeful = None
-    if values.cube_plain is not None:
+    if values.cube_plain is not None and values.cube_luck is not None:
         cplain = values.cube_plain[index]
         creduced = cplain - values.cube_luck[index] if reduce else cplain
         sign = -1.0 if mover else 1.0
