@@ -12,9 +12,13 @@ import json
 import os
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from bgai.errors import BgaiError
 from bgai.position import Position, parse_dice
+
+if TYPE_CHECKING:
+    from bgai.players import Player
 
 
 def _show(args: argparse.Namespace) -> None:
@@ -200,7 +204,9 @@ def _bench(args: argparse.Namespace) -> None:
         raise BgaiError("--jacoby needs --cube")
     name = args.opponent or "pubeval"
     bot = load_bot(args.checkpoint, plies=args.plies)
-    # "bgai" is the same network at 0-ply: what the lookahead adds; a checkpoint file is another network at 0-ply.
+    # "bgai": the network load_bot() plays 0-ply with (at --plies 2 another network than the bot's: DEFAULT_NETWORKS);
+    # a checkpoint file: that network at 0-ply.
+    opponent: Player
     if name == "bgai":
         opponent = load_bot(args.checkpoint)
     elif name.endswith((".pt", ".npz")):
@@ -263,11 +269,12 @@ def _bench_cube(args: argparse.Namespace) -> None:
     if args.match is not None and args.jacoby:
         raise BgaiError("the Jacoby rule is for money games, not matches (--match)")
     bot = load_bot(args.checkpoint, plies=args.plies)
+    player: Player
     if args.opponent is None:
-        opponent = load_bot(args.checkpoint, plies=args.plies)
+        player = load_bot(args.checkpoint, plies=args.plies)
     else:
-        opponent = load_bot(args.checkpoint) if args.opponent == "bgai" else make_player(args.opponent)
-    opponent = WithoutCube(opponent)  # never doubles, always takes
+        player = load_bot(args.checkpoint) if args.opponent == "bgai" else make_player(args.opponent)
+    opponent = WithoutCube(player)  # never doubles, always takes
     labels = {"bot": bot.name, "opponent": opponent.name, "plies": args.plies, "cube": True, "match": args.match}
     options = {"seed": args.seed, "batch": args.batch, "progress": not args.quiet}
     if args.match is None:
@@ -546,7 +553,7 @@ def _train_settings() -> dict:
 
     from bgai.training import STAGES, RunConfig
 
-    settings = {}
+    settings: dict = {}
     for cls in (RunConfig, *STAGES.values()):
         for f in dataclasses.fields(cls):
             if f.name not in ("stages", "name", "method"):
@@ -741,7 +748,7 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
                             "setting; repeat for several")
     for name, f in (_train_settings() if train_settings else {}).items():
         # --ray alone: Ray on this machine (the cluster `ray start` made here, else a new local instance)
-        bare = {"nargs": "?", "const": "local", "metavar": "ADDRESS"} if name == "ray" else {}
+        bare: dict = {"nargs": "?", "const": "local", "metavar": "ADDRESS"} if name == "ray" else {}
         train.add_argument(f"--{name.replace('_', '-')}", dest=name, type=type(f.default), default=None,
                            help=f"{f.metadata['help']} (default {f.default!r})", **bare)
     train.set_defaults(run=_train)

@@ -62,6 +62,8 @@ class EquityModel(nn.Module):
     ``bgai.phase.classify``; ignored when the model has one net).
     """
 
+    route: torch.Tensor  # (a buffer: the net of each phase)
+
     def __init__(self, nets: dict[str, EquityNet], encoder_version: int) -> None:
         super().__init__()
         route = torch.from_numpy(net_route(list(nets)))  # ValueError unless the nets are one of bgai's sets
@@ -81,16 +83,23 @@ class EquityModel(nn.Module):
     def phases(self) -> tuple[str, ...]:
         return tuple(self.nets)
 
+    def _first(self) -> EquityNet:
+        """The first net (every net of a model has the same inputs and hidden layers)."""
+        return next(iter(self._nets()))
+
+    def _nets(self) -> list[EquityNet]:
+        return [net for net in self.nets.values() if isinstance(net, EquityNet)]
+
     @property
     def n_inputs(self) -> int:
-        return next(iter(self.nets.values())).n_inputs
+        return self._first().n_inputs
 
     @property
     def hidden(self) -> tuple[int, ...]:
-        return next(iter(self.nets.values())).hidden
+        return self._first().hidden
 
     def forward(self, x: torch.Tensor, phase=None) -> torch.Tensor:
-        nets = list(self.nets.values())
+        nets = self._nets()
         if len(nets) == 1:
             return nets[0](x)
         which = self.route[torch.as_tensor(phase, dtype=torch.long)]
@@ -115,7 +124,7 @@ class EquityModel(nn.Module):
                              f"{self.encoder_version}")
         columns = torch.cat([torch.arange(new.by_name[b.name].start, new.by_name[b.name].stop) for b in old.blocks])
         nets = {}
-        for name, net in self.nets.items():
+        for name, net in zip(self.nets, self._nets()):
             wider = EquityNet(new.n_features, net.hidden)
             state = net.state_dict()
             first = state["body.0.weight"]
@@ -127,5 +136,5 @@ class EquityModel(nn.Module):
         return EquityModel(nets, version)
 
     def describe(self) -> str:
-        nets = " + ".join(f"{name} {list(net.hidden)}" for name, net in self.nets.items())
+        nets = " + ".join(f"{name} {list(net.hidden)}" for name, net in zip(self.nets, self._nets()))
         return f"{nets} hidden, encoder version {self.encoder_version} ({self.n_inputs} inputs)"

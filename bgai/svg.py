@@ -255,7 +255,7 @@ def board_svg(
 def _interaction(board: np.ndarray) -> str:
     """Click areas, on top of the drawing: a column per point, the bottom player's bar and tray; and a hidden
     landing mark on each point and the tray, for a page to show where a checker may go."""
-    parts = []
+    parts: list[str] = []
     add = parts.append
     for point in range(1, 25):
         x, _ = point_xy(point, 0)
@@ -359,6 +359,7 @@ def _target_mark(board: np.ndarray, point) -> str:
 def _cube(value: int, owner: str | None, offered: bool) -> str:
     size = 46
     x = CUBE_W / 2
+    y: float
     if offered:
         y = MID
     else:
@@ -411,13 +412,15 @@ def _dice(dice: Sequence[int], left: Sequence[int] | None, roller: str) -> str:
 
 def _arrows(board: np.ndarray, arrows) -> str:
     """Lines with heads from each step's source checker to where it lands, in order (drawn numbering)."""
-    counts = {p: abs(int(board[p])) for p in range(1, 25)}
+    counts: dict[int | str, int] = {p: abs(int(board[p])) for p in range(1, 25)}
     counts["bar"], counts["top-bar"] = abs(int(board[OWN_BAR])), abs(int(board[OPP_BAR]))
     out = ['<defs><marker id="bg-head" viewBox="0 0 10 10" refX="7" refY="5" markerWidth="4" markerHeight="4" '
            'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>']
     for arrow in arrows:
         src, dst = arrow[0], arrow[1]
         colour = arrow[2] if len(arrow) > 2 else THEME["arrow"]
+        x2: float
+        y2: float
         x1, y1 = _slot_xy(src, max(counts.get(src, 1) - 1, 0))
         counts[src] = max(counts.get(src, 1) - 1, 0)
         if dst in ("off", "top-off"):

@@ -40,6 +40,7 @@ import torch
 from bgai.bot import load_bot
 from bgai.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.coach.strength import describe, duel, measure
+from bgai.errors import BgaiError
 from bgai.network import EquityModel
 from bgai.td import Experience, Learner
 from bgai.training import evaluation_error, load_config, load_generation
@@ -77,6 +78,8 @@ def train_variant(name: str, boards, targets, val_boards, val_targets, stage, se
     torch.manual_seed(seed)
     model = EquityModel.create(hidden, nets, encoder)
     if name in FIRST_LAYER_FROM_TEACHER:
+        if teacher is None:
+            raise BgaiError(f"variant {name} starts its first layer as the teacher's: give --teacher")
         first = model_from_checkpoint(load_checkpoint(teacher)).state_dict()
         with torch.no_grad():
             for key in ("weight", "bias"):

@@ -293,6 +293,7 @@ def build(games: int, seed: int, close: float, near: float, close_share: float, 
     print(f"{len(ids)} distinct positions where the cube can matter, from {games} games ({played - began:.0f} s)",
           flush=True)
 
+    items: list[list]
     if match:  # each position at one score of the match, drawn from every non-Crawford score alike
         states = match_states()
         drawn = random.Random(seed + 1)
@@ -309,7 +310,7 @@ def build(games: int, seed: int, close: float, near: float, close_share: float, 
     print(f"screened {len(items)} (position, cube) pairs at 0-ply ({screened - played:.0f} s)", flush=True)
 
     chooser = random.Random(seed)
-    kept = []
+    kept: list[tuple[list, dict]] = []
     for item, evaluation in zip(items, screen):
         m = margin(evaluation)
         share = close_share if m <= close else near_share if m <= near else 0.0
@@ -321,7 +322,7 @@ def build(games: int, seed: int, close: float, near: float, close_share: float, 
     finished = time.perf_counter()
     print(f"2-ply done ({finished - screened:.0f} s)", flush=True)
 
-    entries = []
+    entries: list[dict] = []
     for (item, quick), slow in zip(kept, reference):
         position_id, owner, cube = item[:3]
         nd, dt, dp = rounded([slow["no_double"], slow["double_take"], slow["double_pass"]])

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -131,4 +130,4 @@ if __name__ == "__main__":
     if os.environ.get(JOB_ENV):
         run_in_gnubg(json.loads(Path(os.environ[JOB_ENV]).read_text()))
     else:
-        sys.exit(main())
+        main()

@@ -205,7 +205,7 @@ def main(argv=None) -> None:
                          progress=not args.quiet)
         points = np.concatenate([points, np.stack([one.points, two.points], axis=1)])
         turns = np.concatenate([turns, np.stack([one.turns, two.turns], axis=1)])
-        if luck is not None:
+        if one.luck is not None and two.luck is not None:
             lucks = np.concatenate([lucks, np.stack([one.luck, two.luck], axis=1)])
         figures = {"bot": bot.name, "opponent": opponent.name, "plies": args.plies, "seed": args.seed,
                    "first_sequence": args.first_sequence, **recorded,

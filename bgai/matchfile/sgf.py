@@ -193,6 +193,7 @@ def parse_sgf(text: str) -> MatchRecord:
         if not nodes:
             raise MatchFileError(f"game tree {number} has no node", tree.line)
         match = _read_game(match, nodes, number, last=number == len(trees))
+    assert match is not None  # (at least one tree)
     return match
 
 
@@ -247,10 +248,10 @@ def _read_game(match: MatchRecord | None, nodes: list[_Node], number: int, last:
                 values, at = node.props[key]
                 _move(game, match, 0 if key == "W" else 1, values[0], at)
     if "RE" in root.props:
-        value, at = root.props["RE"]
-        found = _RESULT.match(value[0])
+        result, at = root.props["RE"]
+        found = _RESULT.match(result[0])
         if not found:
-            raise MatchFileError(f"RE[{shown(value[0], 20)}] is not a result such as W+2 or B+1R", at)
+            raise MatchFileError(f"RE[{shown(result[0], 20)}] is not a result such as W+2 or B+1R", at)
         points = read_number(found[2], "RE[...]'s points", at)
         try:
             game.settle(0 if found[1].upper() == "W" else 1, points)
