@@ -398,9 +398,10 @@ def hit_masks(blots: np.ndarray, held: np.ndarray, shooters: np.ndarray, on_bar:
     board (flattened); arguments as for ``hit_rolls``."""
     blots, held, shooters, on_bar = (np.ravel(a) for a in (blots, held, shooters, on_bar))
     open_ = ~held & _POINT_BITS  # where their checkers may land
-    lands = [None] + [shooters << np.uint32(d) for d in range(1, 7)]  # one checker moved d pips (none on bar)
-    direct = [None] + [lands[d] & blots for d in range(1, 7)]
-    via = [None] + [lands[d] & open_ for d in range(1, 7)]  # after one die, the other still to play
+    # (index d: one die of d pips; index 0 unused)
+    lands: list = [None] + [shooters << np.uint32(d) for d in range(1, 7)]  # one checker moved d pips (none on bar)
+    direct: list = [None] + [lands[d] & blots for d in range(1, 7)]
+    via: list = [None] + [lands[d] & open_ for d in range(1, 7)]  # after one die, the other still to play
     masks = []
     for a, b in _ROLLS:
         if a != b:
@@ -478,9 +479,9 @@ def _side_features(sides: np.ndarray, out: np.ndarray, layout: Layout) -> None:
 
     out[..., _S["blots"]] = np.bitwise_count(blots) * np.float32(0.2)
     on_bar = np.maximum(-sides[..., 0], 0)
-    masks = hit_masks(blots, held, shooters, on_bar)
+    roll_masks = hit_masks(blots, held, shooters, on_bar)
     hits = np.zeros(blots.size, dtype=np.uint8)
-    for weight, mask in zip(_ROLL_COUNTS, masks):
+    for weight, mask in zip(_ROLL_COUNTS, roll_masks):
         hits += (mask != 0).view(np.uint8) * weight
     out[..., _S["hit_chance"]] = hits.reshape(blots.shape) * np.float32(1 / 36)
     out[..., _S["home_points"]] = np.bitwise_count(held & _HOME_BITS) * np.float32(1 / 6)
@@ -530,9 +531,9 @@ def _side_features(sides: np.ndarray, out: np.ndarray, layout: Layout) -> None:
         pattern = (wide >> np.uint64(start)) & np.uint64(0xFFF)  # the 12 points in front of it
         np.minimum(worst, ESCAPE_TABLE[farthest, pattern], out=worst)
     out[..., _S["containment"]] = 1 - worst
-    out[..., _S["pip_loss"]] = pip_loss(masks).reshape(blots.shape) * np.float32(1 / 25)
+    out[..., _S["pip_loss"]] = pip_loss(roll_masks).reshape(blots.shape) * np.float32(1 / 25)
     doubles = np.zeros(blots.size, dtype=np.uint8)
-    for weight, mask in zip(_ROLL_COUNTS, masks):
+    for weight, mask in zip(_ROLL_COUNTS, roll_masks):
         doubles += (np.bitwise_count(mask) >= 2).view(np.uint8) * weight
     out[..., _S["double_shot"]] = doubles.reshape(blots.shape) * np.float32(1 / 36)
     closed = np.bitwise_count(their_held & _THEIR_HOME_BITS).astype(np.float32)

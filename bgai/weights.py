@@ -49,7 +49,7 @@ OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammo
 #: net (GNU Backgammon's three classes). A set covers every phase once: crashed positions are contact ones to a
 #: model without a crashed net. (Finished games are scored exactly; a race net also sees bear-offs, for bots that
 #: do not use the bear-off database.)
-NET_SETS = {
+NET_SETS: dict[tuple[str, ...], dict[str, tuple[int, ...]]] = {
     ("all",): {"all": (OVER, BEAROFF, RACE, CONTACT, CRASHED)},
     ("contact", "race"): {"contact": (CONTACT, CRASHED), "race": (OVER, BEAROFF, RACE)},
     ("contact", "crashed", "race"): {"contact": (CONTACT,), "crashed": (CRASHED,), "race": (OVER, BEAROFF, RACE)},
@@ -143,7 +143,7 @@ def weight_shapes(hidden: tuple[int, ...], phases: tuple[str, ...], encoder_vers
     from bgai import encoding
 
     widths = [encoding.n_features(encoder_version), *hidden, len(OUTPUTS)]
-    shapes = {}
+    shapes: dict[str, tuple[int, ...]] = {}
     for name in phases:
         keys = [f"nets.{name}.body.{2 * i}" for i in range(len(hidden))] + [f"nets.{name}.head"]
         for key, n_in, n_out in zip(keys, widths[:-1], widths[1:]):
@@ -347,19 +347,21 @@ class ModelSnapshot:
     def _probabilities(self, nets, x: np.ndarray, phase, compiled: bool, firsts=None) -> np.ndarray:
         """Each row of ``x`` by the net of its phase; ``firsts``: per net, its first layer (``_forward``'s
         ``first``), when the rows are not its encoded inputs."""
+        heads, route = self._heads, self._route
+        assert heads is not None and route is not None  # (made with the layers, ``_net_layers``)
         if len(nets) == 1:
-            return _forward(nets[0], x, compiled, self._heads[0], firsts and firsts[0])
+            return _forward(nets[0], x, compiled, heads[0], firsts and firsts[0])
         phase = np.asarray(phase)
         if len(phase):  # one net for them all (one board, most moves' boards): no routing, no copies
-            first = int(self._route[phase[0]])
-            if len(phase) == 1 or (self._route[phase] == first).all():
-                return _forward(nets[first], x, compiled, self._heads[first], firsts and firsts[first])
-        which = self._route[phase]
+            first = int(route[phase[0]])
+            if len(phase) == 1 or (route[phase] == first).all():
+                return _forward(nets[first], x, compiled, heads[first], firsts and firsts[first])
+        which = route[phase]
         out = np.empty((len(x), len(OUTPUTS)), dtype=np.float32)
         for i, layers in enumerate(nets):
             rows = np.flatnonzero(which == i)
             if len(rows):
-                out[rows] = _forward(layers, x[rows], compiled, self._heads[i], firsts and firsts[i])
+                out[rows] = _forward(layers, x[rows], compiled, heads[i], firsts and firsts[i])
         return out
 
     # Files ------------------------------------------------------------------------------------------------------
@@ -372,7 +374,7 @@ class ModelSnapshot:
                                       "encoder_version": self.encoder_version, "info": info or {}}))
         meta["sha256"] = content_hash({"meta": meta, "weights": weights})  # of the meta as load_npz reads it
         buffer = io.BytesIO()
-        np.savez(buffer, __meta__=np.array(json.dumps(meta)), **weights)
+        np.savez(buffer, __meta__=np.array(json.dumps(meta)), **weights)  # type: ignore[arg-type]
         write_atomically(path, lambda handle: handle.write(buffer.getvalue()))
 
     @classmethod
@@ -435,7 +437,8 @@ class _one_blas_thread:
     __slots__ = ("active", "saved")
 
     def __init__(self, active: bool) -> None:
-        self.active, self.saved = active, []
+        self.active = active
+        self.saved: list = []
 
     def __enter__(self) -> None:
         if not self.active:
@@ -500,7 +503,7 @@ def _first_layer_from_cells(table: np.ndarray, bias: np.ndarray, contact: np.nda
 
 
 def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, compiled: bool,
-             head_t: np.ndarray, first=None) -> np.ndarray:
+             head_t: np.ndarray | None, first=None) -> np.ndarray:
     """The MLP's (N, 5) cumulative probabilities: ReLU hidden layers, then the head's sigmoids (conditional
     probabilities) multiplied out (``cumulative``). With ``compiled``, by ``bgai.kernels``: the first hidden
     layer from the inputs that changed since the row before (``first_layer``), and the head in one pass
@@ -524,7 +527,7 @@ def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, compile
     w, b = layers[-1]
     if compiled:
         out = np.empty((len(x), len(OUTPUTS)), dtype=np.float32)
-        kernels.head(h, head_t, b, out)
+        kernels.head(h, np.ascontiguousarray(w.T) if head_t is None else head_t, b, out)
         return out
     z = h @ w
     z += b
