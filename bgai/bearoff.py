@@ -150,9 +150,9 @@ def is_bearoff(boards: np.ndarray) -> np.ndarray:
     """(N,) True where both sides have every checker still on the board in their home boards (nothing on a bar,
     nothing elsewhere) and both have checkers left: positions the database answers."""
     b = np.asarray(boards)
-    ours_home = ~(b[:, 7:OWN_BAR + 1] > 0).any(axis=1)
-    theirs_home = ~(b[:, :19] < 0).any(axis=1)
-    return ours_home & theirs_home & (b > 0).any(axis=1) & (b < 0).any(axis=1)
+    ours_home = ~np.any(b[:, 7:OWN_BAR + 1] > 0, axis=1, keepdims=False)
+    theirs_home = ~np.any(b[:, :19] < 0, axis=1, keepdims=False)
+    return ours_home & theirs_home & np.any(b > 0, axis=1, keepdims=False) & np.any(b < 0, axis=1, keepdims=False)
 
 
 # Building -----------------------------------------------------------------------------------------------------
@@ -198,7 +198,8 @@ def _one_sided(pos: np.ndarray, pair: np.ndarray, succ: np.ndarray, done: np.nda
             raise AssertionError(f"a bear-off needs more than {MAX_ROLLS - 1} rolls; raise MAX_ROLLS")
         rows, local = np.unique(position, return_inverse=True)
         level_dist = np.zeros((len(rows), MAX_ROLLS))
-        np.add.at(level_dist, (local, slice(1, None)), dist[chosen, :-1] * ROLL_WEIGHTS[roll, None])
+        # (numpy's stubs refuse a slice in add.at's index; numpy takes it)
+        np.add.at(level_dist, (local, slice(1, None)), dist[chosen, :-1] * ROLL_WEIGHTS[roll, None])  # type: ignore[arg-type]
         live = ~done[rows]
         dist[rows[live]] = level_dist[live]
         mean[rows[live]] = level_dist[live] @ np.arange(MAX_ROLLS)
@@ -224,8 +225,8 @@ def _two_sided(pos6: np.ndarray, pair: np.ndarray, succ: np.ndarray) -> tuple[np
     # Each position's plays, all rolls together: entries (roll, successor), grouped by position.
     position = pair // len(ROLLS)
     entries_start = np.searchsorted(position, np.arange(k + 1))
-    i, j = np.meshgrid(np.arange(1, k), np.arange(1, k), indexing="ij")
-    i, j = i.ravel(), j.ravel()
+    grid_i, grid_j = np.meshgrid(np.arange(1, k), np.arange(1, k), indexing="ij")
+    i, j = grid_i.ravel(), grid_j.ravel()
     total = pips[i] + pips[j]
     order = np.argsort(total, kind="stable")
     i, j, total = i[order], j[order], total[order]
@@ -310,8 +311,8 @@ def _checksum(tables: dict[str, np.ndarray]) -> str:
 
 def save(tables: dict[str, np.ndarray], path: Path) -> None:
     """Write the tables and their checksum to ``path`` atomically."""
-    write_atomically(path, lambda handle: np.savez_compressed(
-        handle, version=np.int64(VERSION), sha256=np.array(_checksum(tables)), **tables))
+    arrays: dict = {"version": np.int64(VERSION), "sha256": np.array(_checksum(tables)), **tables}
+    write_atomically(path, lambda handle: np.savez_compressed(handle, **arrays))
 
 
 _SHAPES = {
@@ -331,10 +332,10 @@ def load(path: Path) -> dict[str, np.ndarray]:
         raise BearoffError(f"{path} is not a readable bear-off database ({type(error).__name__}: {error})") from None
     if int(contents.get("version", -1)) != VERSION:
         raise BearoffError(f"{path} is not a version {VERSION} bear-off database")
-    tables = {name: contents.get(name) for name in _SHAPES}
     for name, shape in _SHAPES.items():
-        if tables[name] is None or tables[name].shape != shape:
+        if name not in contents or contents[name].shape != shape:
             raise BearoffError(f"{path}: table {name} is missing or has the wrong shape")
+    tables = {name: contents[name] for name in _SHAPES}
     if str(contents.get("sha256")) != _checksum(tables):
         raise BearoffError(f"{path}: checksum mismatch, the file is corrupt")
     return tables
