@@ -31,6 +31,7 @@ from bgai.bot import load_bot
 from bgai.coach.gnubg_matches import make_match
 from bgai.files import provenance, write_atomically
 from bgai.matchfile import CheckerPlay, read_mat
+from bgai.progress import ticking
 
 VERY_BAD = 0.12
 CUBE_ERRORS = ("missed-double-below-cp", "missed-double-above-cp", "wrong-double-below-dp", "wrong-double-above-tg",
@@ -188,4 +189,5 @@ def _summary(matches: list, plies: list[int], pooled: dict) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("analysis_vs_gnubg"):  # the time spent, on standard error, while the parts run
+        main()

@@ -26,6 +26,7 @@ from bgai.files import provenance, write_atomically
 from bgai.game import game_over, play_games
 from bgai.players import PubevalPlayer, RandomPlayer
 from bgai.position import START_BOARD
+from bgai.progress import ticking
 
 
 def sample_pairs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -130,4 +131,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("bench"):  # the time spent, on standard error, while the parts run
+        main()

@@ -28,6 +28,7 @@ import numpy as np
 from bgai.files import provenance, write_atomically
 from bgai.labels import load_labels
 from bgai.phase import NAMES, classify
+from bgai.progress import ticking
 from bgai.weights import equity
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,4 +111,5 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("calibration"):  # the time spent, on standard error, while the parts run
+        main()

@@ -26,6 +26,7 @@ import numpy as np
 from bgai.bot import load_bot
 from bgai.coach.cube_accuracy import REFERENCE, boards_and_cubes
 from bgai.files import provenance, write_atomically
+from bgai.progress import ticking
 from bgai.rollout import rollout_values
 from bgai.weights import equity
 
@@ -75,4 +76,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("cube_set_rollouts"):  # the time spent, on standard error, while the parts run
+        main()

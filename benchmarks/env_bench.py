@@ -45,6 +45,7 @@ from bgai.files import provenance, write_atomically
 from bgai.game import play_games
 from bgai.movegen import afterstates, one_thread, threads
 from bgai.players import RandomPlayer
+from bgai.progress import ticking
 
 NOTES = {
     "decisions": "one action of one side: a whole turn in bgai (both seats' plays counted) and in OpenSpiel (which "
@@ -276,4 +277,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("env_bench"):  # the time spent, on standard error, while the parts run
+        main()

@@ -37,6 +37,7 @@ from bgai.files import provenance, write_atomically  # noqa: E402
 from bgai.game import play_games  # noqa: E402
 from bgai.movegen import afterstates  # noqa: E402
 from bgai.phase import CONTACT, CRASHED, RACE, classify  # noqa: E402
+from bgai.progress import ticking
 
 GNUBG = "/usr/games/gnubg"
 BATCHES = (1, 32, 4096)
@@ -123,4 +124,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("eval_speed"):  # the time spent, on standard error, while the parts run
+        main()

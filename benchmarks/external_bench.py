@@ -31,6 +31,7 @@ from bgai.bot import load_bot
 from bgai.external import serve
 from bgai.files import provenance, write_atomically
 from bgai.matchfile import read_match
+from bgai.progress import ticking
 
 GNUBG = "/usr/games/gnubg"
 
@@ -107,4 +108,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("external_bench"):  # the time spent, on standard error, while the parts run
+        main()

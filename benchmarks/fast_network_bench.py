@@ -40,6 +40,7 @@ from bgai import rollout as ro  # noqa: E402
 from bgai.bot import FAST_NPZ, FAST_PRUNER, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
 from bgai.coach.oracles import gnubg_positions  # noqa: E402
 from bgai.files import provenance, write_atomically  # noqa: E402
+from bgai.progress import ticking  # noqa: E402
 
 ROLLOUT_POSITIONS = {"opening": "4HPwATDgc/ABMA", "prime": "trsDADBsuw0GAA"}
 OLD_FAST_PRUNER = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "s-512-64-init-24-pruner.npz"
@@ -135,4 +136,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("fast_network_bench"):  # the time spent, on standard error, while the parts run
+        main()

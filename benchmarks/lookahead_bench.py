@@ -37,6 +37,7 @@ from bgai.files import provenance, write_atomically
 from bgai.game import game_over
 from bgai.movegen import afterstates
 from bgai.position import START_BOARD, Position
+from bgai.progress import ticking
 
 
 def sample_positions(n: int, seed: int, bot: Bot | None = None,
@@ -208,4 +209,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("lookahead_bench"):  # the time spent, on standard error, while the parts run
+        main()

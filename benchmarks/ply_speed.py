@@ -83,6 +83,7 @@ from bgai.files import provenance, write_atomically  # noqa: E402
 from bgai.movegen import afterstates, switch  # noqa: E402
 from bgai.players.gnubg import from_gnubg, require_gnubg, to_gnubg  # noqa: E402
 from bgai.position import Position  # noqa: E402
+from bgai.progress import ticking  # noqa: E402
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BGAI_THREADS",
                     "BGBOT_MULTIPLY_THREADS")
@@ -371,4 +372,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("ply_speed"):  # the time spent, on standard error, while the parts run
+        main()

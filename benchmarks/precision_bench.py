@@ -24,6 +24,7 @@ from bgai.bot import Bot, load_bot
 from bgai.coach.strength import duel
 from bgai.files import provenance, write_atomically
 from bgai.network import bf16_supported, equity
+from bgai.progress import ticking
 from bgai.training import lookahead_targets, sample_positions
 
 
@@ -86,4 +87,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("precision_bench"):  # the time spent, on standard error, while the parts run
+        main()

@@ -42,6 +42,7 @@ from bgai.bot import Bot, load_bot
 from bgai.files import provenance, write_atomically
 from bgai.game import play_games
 from bgai.movegen import afterstates
+from bgai.progress import ticking
 from bgai.rollout import rollout, torch_threads
 from bgai.weights import equity  # not bgai.network: the workers import this script, and torch with it
 
@@ -247,4 +248,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("rollout_bench"):  # the time spent, on standard error, while the parts run
+        main()

@@ -185,4 +185,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bgai.progress import ticking
+
+    with ticking("rollout_positions_bench"):  # the time spent, on standard error, while the parts run
+        main()

@@ -37,6 +37,7 @@ from bgai.errors import BgaiError
 from bgai.files import provenance, write_atomically
 from bgai.movegen import afterstates
 from bgai.position import decode_position_id, encode_position_id
+from bgai.progress import ticking
 from bgai.rollout import rollout_batch
 from bgai.weights import equity
 
@@ -158,4 +159,5 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("rollout_ranking"):  # the time spent, on standard error, while the parts run
+        main()

@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from bgai.files import provenance, write_atomically
+from bgai.progress import ticking
 
 
 def gnubg_selfplay(games: int, seed: int) -> float:
@@ -99,4 +100,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("selfplay_bench"):  # the time spent, on standard error, while the parts run
+        main()

@@ -31,6 +31,7 @@ from bgai.files import provenance, write_atomically
 from bgai.movegen import one_thread
 from bgai.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
 from bgai.players.gnubg import require_gnubg, to_gnubg
+from bgai.progress import ticking
 from bgai.rollout import rollout_values
 from bgai.weights import equity
 
@@ -103,4 +104,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("target_bench"):  # the time spent, on standard error, while the parts run
+        main()

@@ -23,6 +23,7 @@ import torch
 
 from bgai.bot import FAST_NPZ, FAST_PRUNER, Bot, load_pruner
 from bgai.files import provenance, write_atomically
+from bgai.progress import ticking
 from bgai.training import Pruning, RolloutTargets, lookahead_targets, sample_positions
 from bgai.weights import ModelSnapshot, equity
 
@@ -75,4 +76,5 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("target_cost"):  # the time spent, on standard error, while the parts run
+        main()

@@ -33,6 +33,7 @@ from bgai.bot import load_bot
 from bgai.checkpoint import load_checkpoint
 from bgai.files import provenance, write_atomically
 from bgai.network import ModelSnapshot
+from bgai.progress import ticking
 from bgai.td import Learner, merge_experience, play_task, split_games
 from bgai.training import _targets_task, load_config, run, sample_positions
 from bgai.workers import InProcessPool, ProcessPool, RayPool
@@ -289,4 +290,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with ticking("workers_bench"):  # the time spent, on standard error, while the parts run
+        main()
