@@ -299,7 +299,8 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
         kinds.append(STAGES[method])
     labels = [str(table.get("name", cls().name)) for table, cls in zip(stage_tables, kinds)]
     settings = [{f.name for f in dataclasses.fields(cls)} - {"name", "method"} for cls in kinds]
-    run_values, stage_values = {}, [{} for _ in kinds]
+    run_values: dict = {}
+    stage_values: list[dict] = [{} for _ in kinds]
     for key, value in overrides.items():
         having = [i for i, names in enumerate(settings) if key in names]
         if key in run_keys:
@@ -610,9 +611,9 @@ class _TDRounds:
 
     def __init__(self, state: Run, stage: TDStage) -> None:
         self.state, self.stage = state, stage
-        self.worker = None
-        self.ahead = None  # (games, future) of the round the workers are playing
-        self.executor = None
+        self.worker: SelfPlayWorker | None = None
+        self.ahead: tuple[int, concurrent.futures.Future] | None = None  # the round the workers are playing
+        self.executor: concurrent.futures.ThreadPoolExecutor | None = None
         if state.pool is None:
             self.worker = SelfPlayWorker(ModelSnapshot.of(state.model), stage.lam, state.config.seed, stage.epsilon)
         else:
@@ -624,10 +625,11 @@ class _TDRounds:
                              state.play_weights or ModelSnapshot.of(state.model))
 
     def _submit(self, first_game: int, n: int, weights) -> None:
-        stage, pool = self.stage, self.state.pool
+        stage, pool, executor = self.stage, self.state.pool, self.executor
+        assert pool is not None and executor is not None  # (rounds on workers only)
         tasks = split_games(first_game, n, pool.workers, lam=stage.lam, seed=self.state.config.seed,
                             epsilon=stage.epsilon)
-        self.ahead = (n, self.executor.submit(lambda: merge_experience(pool.map(play_task, tasks, weights))))
+        self.ahead = (n, executor.submit(lambda: merge_experience(pool.map(play_task, tasks, weights))))
 
     def next(self, n: int) -> Experience:
         state = self.state
@@ -636,7 +638,8 @@ class _TDRounds:
             # times faster than the torch model's small batches.
             self.worker.load_snapshot(ModelSnapshot.of(state.model))
             return self.worker.play(state.games, n, state.rng)
-        games, future = self.ahead  # the stage's first round was submitted when it started, each next one below
+        assert self.ahead is not None  # the stage's first round was submitted when it started, each next one below
+        games, future = self.ahead
         if games != n:
             raise AssertionError(f"the round in flight has {games} games, the stage wants {n}")
         experience = future.result()
@@ -671,9 +674,9 @@ def sample_positions(model: EquityModel, games: int, first_game: int, seed: int,
 
     With a ``pool`` the games are played by its workers, each task's exploration seeded by ``seed`` and its first
     game; without, here, exploring with ``rng`` (as bgai did before it had workers). ``rng`` shuffles."""
-    boards = _self_play(model, games, first_game, seed, epsilon, rng, pool, progress,
-                        lambda worker, lo, n: worker.play(lo, n, rng).boards, _positions_task)
-    boards = _distinct_live(np.concatenate(boards))
+    parts = _self_play(model, games, first_game, seed, epsilon, rng, pool, progress,
+                       lambda worker, lo, n: worker.play(lo, n, rng).boards, _positions_task)
+    boards = _distinct_live(np.concatenate(parts))
     return boards[rng.permutation(len(boards))[:keep]]
 
 
@@ -879,10 +882,10 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
     source = model_from_checkpoint(load_checkpoint(stage.teacher)) if stage.teacher else state.model
     if not positions.exists():
         first_game = state.games
-        sample = sample_trajectories if stage.lam > 0 else sample_positions
-        data = sample(source, stage.games, first_game, state.config.seed, stage.epsilon, state.rng,
-                      stage.positions, state.pool, state.progress)
-        write_npz(positions, **(data if stage.lam > 0 else {"boards": data}), first_game=first_game)
+        args = (source, stage.games, first_game, state.config.seed, stage.epsilon, state.rng, stage.positions,
+                state.pool, state.progress)
+        data: dict = sample_trajectories(*args) if stage.lam > 0 else {"boards": sample_positions(*args)}
+        write_npz(positions, **data, first_game=first_game)
         state.games += stage.games
         state.save()
     with np.load(positions) as stored:
