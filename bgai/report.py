@@ -29,9 +29,14 @@ def _who(analysis: MatchAnalysis, d: Decision) -> str:
     return analysis.record.players[d.player]
 
 
+def _dice(d: Decision) -> str:
+    """A checker play's roll, ``"63"`` (a cube decision has none)."""
+    return "" if d.dice is None else f"{d.dice[0]}{d.dice[1]}"
+
+
 def _decision_text(analysis: MatchAnalysis, d: Decision) -> str:
     if d.kind == "move":
-        return f"{d.dice[0]}{d.dice[1]}: played {d.played}, best {d.best}"
+        return f"{_dice(d)}: played {d.played}, best {d.best}"
     if d.kind == "double":
         return f"cube: {d.played}, best {d.best}"
     return f"answer to a double: {d.played}, best {d.best}"
@@ -186,7 +191,7 @@ def _error_card(analysis: MatchAnalysis, d: Decision) -> str:
     players = record.players
     on_roll = _on_roll(d)
     names = (players[on_roll], players[1 - on_roll])
-    colour = _MARK_COLOURS[d.mark]
+    colour = _MARK_COLOURS[d.mark or ""]
     arrows = []
     if d.kind == "move":
         from bgai.notation import parse_move
@@ -198,7 +203,7 @@ def _error_card(analysis: MatchAnalysis, d: Decision) -> str:
     crawford = record.games[d.game - 1].crawford
     board = board_svg(d.position, dice=d.dice, cube=d.cube, cube_owner=None if crawford else _owner(d),
                       arrows=arrows, names=names, width=430)
-    what = f"{d.dice[0]}{d.dice[1]} to play" if d.kind == "move" else (
+    what = f"{_dice(d)} to play" if d.kind == "move" else (
         "cube decision" if d.kind == "double" else "answer to a double")
     head = (f"<h3>Game {d.game}, row {d.row}: {escape(players[d.player])}, {what}"
             f"<span class='badge' style='background:{colour}'>{d.mark} {-d.error:+.3f}</span></h3>")
@@ -281,13 +286,14 @@ def equity_graph_svg(analysis: MatchAnalysis, width: int = 1040, height: int = 3
     # Marked errors: dots at the play (or cube decision) they belong to.
     moves = {(p["game"], p["row"], p["player"]): i for i, p in enumerate(points) if p["row"]}
     for d in analysis.marked:
-        i = moves.get((d.game, d.row, d.player))
-        if i is None:  # a cube decision: the last point before it
+        at = moves.get((d.game, d.row, d.player))
+        if at is None:  # a cube decision: the last point before it
             before = [k for k, p in enumerate(points) if (p["game"], p["row"] or 0) <= (d.game, d.row)]
             if not before:
                 continue
-            i = before[-1]
-        out.append(f'<circle cx="{x(i):.1f}" cy="{y(values[i]):.1f}" r="5" fill="{_MARK_COLOURS[d.mark]}" '
+            at = before[-1]
+        i = at
+        out.append(f'<circle cx="{x(i):.1f}" cy="{y(values[i]):.1f}" r="5" fill="{_MARK_COLOURS[d.mark or ""]}" '
                    f'stroke="#fff" stroke-width="1.5"><title>Game {d.game} row {d.row}: '
                    f'{escape(record.players[d.player])} {d.mark} {-d.error:+.3f}</title></circle>')
     whose = "Your" if record.players[0] == "You" else f"{escape(record.players[0])}'s"

@@ -77,11 +77,11 @@ def corrupt(data: bytes, rng: np.random.Generator, members: list[int]) -> bytes:
     if where == 0 or not members:
         at = int(rng.integers(n))
     elif where == 1:
-        at = int(min(rng.integers(2048), n - 1))
+        at = min(int(rng.integers(2048)), n - 1)
     elif where == 2:
-        at = int(max(n - 1 - rng.integers(2048), 0))
+        at = max(n - 1 - int(rng.integers(2048)), 0)
     else:
-        at = int(min(members[rng.integers(len(members))] + rng.integers(256), n - 1))
+        at = min(members[int(rng.integers(len(members)))] + int(rng.integers(256)), n - 1)
     out = bytearray(data)
     kind = rng.integers(6)
     if kind == 0:  # one flipped bit
@@ -111,7 +111,7 @@ def fuzz(inputs: int, seed: int, folder: Path, progress: bool = False) -> dict:
         with zipfile.ZipFile(path) as archive:
             members = [info.header_offset for info in archive.infolist()]
         sources.append((path, path.read_bytes(), contents(path), members))
-    counts = {outcome: 0 for outcome in OUTCOMES} | {"inputs": inputs, "failures": []}
+    counts: dict = {outcome: 0 for outcome in OUTCOMES} | {"inputs": inputs, "failures": []}
     for i in range(inputs):
         path, data, original, members = sources[i % len(sources)]
         target = folder / f"corrupt{path.suffix}"
