@@ -12,6 +12,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from bgai.movegen import CHECKERS, afterstates
 from bgai.phase import BEAROFF, OVER, classify, is_race
 from bgai.position import Position, parse_dice
 from bgai.weights import ModelSnapshot, equity, flip
+
+if TYPE_CHECKING:
+    from bgai.notation import Move  # (imported where used: notation imports the bot's neighbours)
 
 
 def _five(row: np.ndarray) -> tuple[float, float, float, float, float]:
@@ -110,7 +114,7 @@ class RankedPlay:
     dropped keeps the equity of a shallower ply than the first play's, and its difference compares it with the
     first play judged at that ply too, never with a deeper value."""
 
-    move: object  # a bgai.notation.Move
+    move: Move
     equity: float
     plies: int
     evaluation: Evaluation

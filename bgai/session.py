@@ -33,6 +33,7 @@ import functools
 import random
 import secrets
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,8 @@ class Action:
             return word if who == "You" else word + "es" if word.endswith("s") else word + "s"
 
         if self.kind == "move":
-            roll = f"{who} {verb('roll')} {self.dice[0]}{self.dice[1]}"
+            dice = self.dice or (0, 0)  # (a move's action has its dice)
+            roll = f"{who} {verb('roll')} {dice[0]}{dice[1]}"
             return f"{roll}: no play" if self.play == "no play" else f"{roll} and {verb('play')} {self.play}"
         if self.kind == "double":
             return f"{who} {verb('double')} to {self.cube}"
@@ -90,7 +92,7 @@ class Action:
         if self.kind == "drop":
             return f"{who} {verb('pass')}"
         if self.kind == "resign":
-            return f"{who} {verb('offer')} to resign {RESIGN_NAMES[self.points]}"
+            return f"{who} {verb('offer')} to resign {RESIGN_NAMES[self.points or 1]}"
         if self.kind == "win":
             return f"{who} {verb('win')} {self.points} point{'s' if self.points != 1 else ''}"
         return f"{who}: {self.kind}"
@@ -166,6 +168,18 @@ class Session:
         self.crawford = False
         self.crawford_played = False
         self.games: list[GameLog] = []
+        # The game under way (set by _new_game and set_position): the position of the player to act, its cube
+        # and owner seat (None: centered), the person's roll and its play so far (while it moves), whose turn it
+        # is, what state the game is in, and the last play made (seat, move) with whether it was the opening.
+        self.position: Position
+        self.cube: int
+        self._owner: int | None
+        self.dice: tuple[int, int] | None
+        self.partial: PartialPlay | None
+        self.turn: int
+        self.phase: Phase
+        self._opening: bool
+        self._last: tuple[int, Any] | None
         self.version = 0  # counts the changes of state: every action the person makes and every one of the bot
         self._new_game()
 
@@ -192,10 +206,26 @@ class Session:
         """Whether the person may double now (its turn, before rolling)."""
         return self.phase is Phase.ROLL and self._may_double(HUMAN)
 
+    @property
+    def roll_text(self) -> str:
+        """The person's roll, ``"63"``, while it moves (``""`` otherwise)."""
+        return "" if self.dice is None else f"{self.dice[0]}{self.dice[1]}"
+
+    @property
+    def play_so_far(self) -> str:
+        """The person's play so far in notation, while it moves (``""`` otherwise)."""
+        return "" if self.partial is None else self.partial.text()
+
+    def _play(self) -> PartialPlay:
+        """The person's play under way (there is one while the phase is ``MOVE``)."""
+        if self.partial is None:
+            raise GameStateError("no play is under way: roll first")
+        return self.partial
+
     def human_board(self) -> np.ndarray:
         """The board seen from the person's side (its checkers positive), with the steps of its play so far."""
         if self.phase is Phase.MOVE:
-            return self.partial.board
+            return self._play().board
         return self.position.board if self.turn == HUMAN else self.position.switched().board
 
     def pip_counts(self) -> tuple[int, int]:
@@ -278,7 +308,7 @@ class Session:
     def step(self, src: int, dst: int) -> list[Step]:
         """Move one checker of the person's play (phase ``MOVE``; see ``PartialPlay.step``)."""
         self._expect(Phase.MOVE, "move a checker")
-        steps = self.partial.step(src, dst)
+        steps = self._play().step(src, dst)
         self.version += 1
         return steps
 
@@ -288,9 +318,9 @@ class Session:
         already made (``reset``: instead of them). With ``finish``, a play that is then complete is finished too.
         Returns whether the play was finished."""
         self._expect(Phase.MOVE, "play")
-        self.partial.play_text(text, reset=reset)
+        self._play().play_text(text, reset=reset)
         self.version += 1
-        if finish and self.partial.complete:
+        if finish and self._play().complete:
             return self.finish()
         return False
 
@@ -298,7 +328,7 @@ class Session:
     def undo(self) -> list[Step]:
         """Take back the last checker move of the play being made (phase ``MOVE``)."""
         self._expect(Phase.MOVE, "undo")
-        steps = self.partial.undo()
+        steps = self._play().undo()
         self.version += 1
         return steps
 
@@ -306,7 +336,7 @@ class Session:
     def finish(self) -> bool:
         """Finish the person's play (phase ``MOVE``, the play complete); the bot's turn follows."""
         self._expect(Phase.MOVE, "finish a play")
-        move = self.partial.move()
+        move = self._play().move()
         self._human_moved(move)
         return True
 
@@ -466,7 +496,8 @@ class Session:
             raise InvalidPositionError(f"a centered cube has value 1, got {cube}")
         if self.games and self.game.winner is None:
             self.games.pop()  # the game in progress, abandoned unscored
-        self.games.append(GameLog(len(self.games) + 1, tuple(self.score), self.crawford, position, on_roll))
+        self.games.append(GameLog(len(self.games) + 1, (self.score[0], self.score[1]), self.crawford, position,
+                                  on_roll))
         self.position, self.turn, self.cube, self._owner = position, on_roll, cube, owner
         self.dice, self.partial, self.phase = None, None, Phase.ROLL
         self._opening, self._last = False, None
@@ -480,18 +511,19 @@ class Session:
             self._require_may_double(HUMAN)
             self.double()
             return
-        if on_roll == HUMAN and dice is not None:
-            if not self._human_rolled(dice):
+        rolled = None if dice is None or isinstance(dice, str) else dice  # ("D" is handled above)
+        if on_roll == HUMAN and rolled is not None:
+            if not self._human_rolled(rolled):
                 self._advance()
             return
-        if on_roll == BOT and dice is not None:
-            self._bot_plays(dice)
+        if on_roll == BOT and rolled is not None:
+            self._bot_plays(rolled)
         self._advance()
 
     # The flow of the game -----------------------------------------------------------------------------------------
 
     def _new_game(self) -> None:
-        self.games.append(GameLog(len(self.games) + 1, tuple(self.score), self.crawford))
+        self.games.append(GameLog(len(self.games) + 1, (self.score[0], self.score[1]), self.crawford))
         self.position = Position.start()
         self.cube, self._owner = 1, None
         self.dice, self.partial = None, None
@@ -532,12 +564,12 @@ class Session:
     def _human_rolled(self, dice: tuple[int, int]) -> bool:
         """The person's dice are ``dice``: True when it has a play to make (phase ``MOVE``); with no legal play
         the turn passes at once (False)."""
-        self.dice = tuple(sorted(dice, reverse=True))
+        self.dice = (max(dice), min(dice))
         self.partial = PartialPlay(self.position, dice)
         self.phase = Phase.MOVE
         self.version += 1
         if self.partial.no_play:
-            self._human_moved(self.partial.move(), advance=False)
+            self._human_moved(self._play().move(), advance=False)
             return False
         return True
 
@@ -551,7 +583,7 @@ class Session:
             self._advance()
 
     def _bot_plays(self, dice: tuple[int, int]) -> None:
-        self.dice = tuple(sorted(dice, reverse=True))
+        self.dice = (max(dice), min(dice))
         move = self.bot.choose_move(self.position, dice)
         self._record(BOT, "move", dice=self.dice, play=str(move))
         self._opening = False
@@ -630,8 +662,9 @@ class Session:
             view, side = self.position, HUMAN
         decision = self._decision(side, view)
         best = decision.no_double
-        if decision.may_double:
-            best = max(best, min(decision.double_take, decision.double_pass))
+        take, drop = decision.double_take, decision.double_pass
+        if decision.may_double and take is not None and drop is not None:
+            best = max(best, min(take, drop))
         if not self.is_match:
             best *= self.cube
         playing_on = best if side == BOT else (1 - best if self.is_match else -best)
@@ -686,7 +719,8 @@ class Session:
         if self.phase in (Phase.GAME_OVER, Phase.MATCH_OVER):
             g = self.game
             how = " (resigned)" if g.resigned else " (double passed)" if g.actions[-2].kind == "drop" else ""
-            line = f"{self.names[g.winner]} won game {g.number}: {g.points} point{'s' if g.points != 1 else ''}{how}"
+            name = self.names[g.winner or 0]  # (a finished game has its winner)
+            line = f"{name} won game {g.number}: {g.points} point{'s' if g.points != 1 else ''}{how}"
             if self.phase is Phase.MATCH_OVER:
                 winner = HUMAN if self.score[HUMAN] >= self.match_length else BOT
                 line += (f"; {self.names[winner]} won the {self.match_length}-point match "

@@ -96,8 +96,8 @@ class Terminal:
         if s.phase is Phase.ROLL:
             return "Roll or double (r/d, help) > "
         if s.phase is Phase.MOVE:
-            so_far = s.partial.text()
-            return f"Your play with {s.dice[0]}{s.dice[1]}" + (f" [{so_far}]" if so_far else "") + " > "
+            so_far = s.play_so_far
+            return f"Your play with {s.roll_text}" + (f" [{so_far}]" if so_far else "") + " > "
         if s.phase is Phase.TAKE:
             return f"{s.names[BOT]} doubles to {2 * s.cube}: take or pass (t/p) > "
         return "Game over: Enter for the next game, q to quit > "
@@ -182,8 +182,7 @@ class Terminal:
         self.say(render_board(s.human_board(), (f"X ({s.names[HUMAN]})", f"O ({s.names[BOT]})")))
         self.say(self.score_line())
         if s.phase is Phase.MOVE:
-            self.say(f"You rolled {s.dice[0]}{s.dice[1]}." + (f" Played so far: {s.partial.text()}."
-                                                               if s.partial.text() else ""))
+            self.say(f"You rolled {s.roll_text}." + (f" Played so far: {s.play_so_far}." if s.play_so_far else ""))
 
     def score_line(self) -> str:
         s = self.session
@@ -204,7 +203,7 @@ class Terminal:
         plies = s.bot.plies
         unit = "winning the match" if s.is_match else "points"
         filtered = any(r.plies < plies for r in ranked[:top])
-        text = (f"Your plays of {s.dice[0]}{s.dice[1]}, ranked by {s.bot.network} at {plies}-ply, for you after each "
+        text = (f"Your plays of {s.roll_text}, ranked by {s.bot.network} at {plies}-ply, for you after each "
                 f"play: Cubeful, the equity ({unit}, the cube as it is) at {plies}-ply; Cubeless, the equity at the "
                 f"play's Ply, and Diff, the difference from the first play's"
                 + (" at the same ply" if filtered else "") + "; the chances in % to win, win a gammon (Gam) or a "
