@@ -54,7 +54,7 @@ from bgai.bot import CUBE_ROLLOUT, Bot, cube_rollout_refusal
 from bgai.cube import CENTERED, MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_equities, payoff_of
 from bgai.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.match import match_equity
-from bgai.matchfile import CheckerPlay, Double, Drop, GameRecord, MatchRecord, Take
+from bgai.matchfile import CheckerPlay, Double, Drop, GameRecord, GameState, MatchRecord, Take
 from bgai.matchfile.mat import row_numbers
 from bgai.movegen import Afterstates, afterstates
 from bgai.notation import format_steps
@@ -424,7 +424,7 @@ class _Turn:
     index: int  # of the action in the game
     row: int
     seat: int
-    state: object  # bgai.matchfile.GameState
+    state: GameState
     action: CheckerPlay
 
 
@@ -448,10 +448,12 @@ def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
             rollout = {**CUBE_ROLLOUT, **(cube_rollout if isinstance(cube_rollout, dict) else {})}
     turns: list[_Turn] = []
     # (game, action index, row, state, Double or None): the player on roll's cube decision before its roll.
-    cube_points = []
-    answers = {}  # index in cube_points -> (action index, row, the Take/Drop that answered its double)
+    cube_points: list[tuple[GameRecord, int, int, GameState, Double | None]] = []
+    answers: dict = {}  # index in cube_points -> (action index, row, the Take/Drop that answered its double)
     for game in record.games:
         for index, ((state, action), row) in enumerate(zip(game.steps(), row_numbers(game))):
+            if row is None:  # a resignation or the result: no decision of its own
+                continue
             if isinstance(action, CheckerPlay):
                 turns.append(_Turn(game, index, row, action.player, state, action))
                 if _cube_available(game, state):
@@ -466,7 +468,7 @@ def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
     decisions: list[tuple[tuple, Decision]] = []
     for lo in range(0, len(cube_points), CHUNK):
         decisions += _cube_decisions(record, bot, cube_points[lo:lo + CHUNK], answers, lo, rollout, bar)
-    graph_points = {}
+    graph_points: dict = {}
     for lo in range(0, len(turns), CHUNK):
         chunk = turns[lo:lo + CHUNK]
         decisions += _checker_decisions(record, bot, chunk, graph_points)
@@ -564,6 +566,8 @@ def _checker_decisions(record: MatchRecord, bot: Bot, turns: list[_Turn], graph_
 
     # The plays of the rolls rolled, judged at the bot's plies.
     moves = afterstates(boards, dice, return_steps=True, validate=False)
+    steps = moves.steps
+    assert steps is not None  # (asked for)
     played_board = np.stack([t.action.move.after.board for t in turns])
     is_played = (moves.after == played_board[moves.owner]).all(axis=1)
     state_rows = mover.select(moves.owner)
@@ -594,13 +598,13 @@ def _checker_decisions(record: MatchRecord, bot: Bot, turns: list[_Turn], graph_
         best_row = ranked[0]
         error = 0.0 if forced else max(0.0, float(values[best_row] - values[played_row]))
         one = mover.select([i])
-        candidates = [(_notation(moves.steps[r]), float(values[r]), int(depth[r])) for r in ranked[:CANDIDATES]]
+        candidates = [(_notation(steps[r]), float(values[r]), int(depth[r])) for r in ranked[:CANDIDATES]]
         if played_row not in ranked[:CANDIDATES]:
-            candidates.append((_notation(moves.steps[played_row]), float(values[played_row]), int(depth[played_row])))
+            candidates.append((_notation(steps[played_row]), float(values[played_row]), int(depth[played_row])))
         out.append((_order(t.game, t.index, 1), Decision(
             kind="move", game=t.game.number, row=t.row, player=t.seat, position=t.state.position,
-            cube=t.state.cube, cube_owner=t.state.cube_owner, dice=tuple(int(d) for d in t.action.dice),
-            played=str(t.action.move), best=_notation(moves.steps[best_row]), error=error,
+            cube=t.state.cube, cube_owner=t.state.cube_owner, dice=(int(t.action.dice[0]), int(t.action.dice[1])),
+            played=str(t.action.move), best=_notation(steps[best_row]), error=error,
             cost=float(_cost(np.array([error]), one)[0]), counted=not forced, candidates=candidates,
             luck=float(luck[i]), luck_cost=float(luck_cost[i]))))
     return out
@@ -616,8 +620,9 @@ def _summaries(record: MatchRecord, decisions: list[Decision]) -> tuple[PlayerSu
         p = players[d.player]
         if d.kind == "move":
             p.moves += 1
-            p.luck += d.luck
-            p.luck_cost += d.luck_cost
+            if d.luck is not None and d.luck_cost is not None:  # (every checker play's)
+                p.luck += d.luck
+                p.luck_cost += d.luck_cost
             if d.luck_mark:
                 p.luck_marks[d.luck_mark] += 1
             if d.counted:

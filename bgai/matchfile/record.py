@@ -242,6 +242,12 @@ class GameRecord:
 
     # Building --------------------------------------------------------------------------------------------------
 
+    def _on_roll(self) -> int:
+        """The seat whose turn it is, once the opening roll has been played."""
+        if self._turn is None:
+            raise BgaiError("the opening roll has not been played yet")
+        return self._turn
+
     def _state(self, turn: int) -> GameState:
         return GameState(turn, self._position, self._cube, self._owner, self._doubled, self._moves)
 
@@ -263,7 +269,7 @@ class GameRecord:
         self._check_open("play")
         dice = parse_dice(dice)
         if self._doubled:
-            raise BgaiError(f"seat {1 - self._turn} must take or drop the double before the next roll")
+            raise BgaiError(f"seat {1 - self._on_roll()} must take or drop the double before the next roll")
         if self._turn is None:
             if player is None:
                 raise BgaiError("the opening roll needs its player (seat 0 or 1)")
@@ -312,7 +318,7 @@ class GameRecord:
     def _answer(self, player) -> int:
         if not self._doubled:
             raise BgaiError("there is no double to answer")
-        taker = 1 - self._turn
+        taker = 1 - self._on_roll()
         if player is not None and _seat(player) != taker:
             raise BgaiError(f"seat {taker} answers the double, not seat {player}")
         return taker
@@ -322,7 +328,7 @@ class GameRecord:
         self._check_open("take")
         taker = self._answer(player)
         action = Take(taker)
-        self._steps.append((self._state(self._turn), action))
+        self._steps.append((self._state(self._on_roll()), action))
         self._cube *= 2
         self._owner = taker
         self._doubled = False
@@ -333,7 +339,7 @@ class GameRecord:
         self._check_open("drop")
         taker = self._answer(player)
         action = Drop(taker)
-        self._steps.append((self._state(self._turn), action))
+        self._steps.append((self._state(self._on_roll()), action))
         self._doubled = False
         self._finish(1 - taker, self._cube)
         return action
@@ -350,7 +356,7 @@ class GameRecord:
             raise BgaiError("answer the double (take or drop) before resigning")
         if level not in (1, 2, 3) or isinstance(level, bool):
             raise BgaiError(f"a resignation is of a single game (1), a gammon (2) or a backgammon (3), got {level!r}")
-        resigner = self._turn if player is None else _seat(player)
+        resigner = self._on_roll() if player is None else _seat(player)
         if self._jacoby_single():
             level = 1
         action = Resign(resigner, level)
@@ -365,7 +371,7 @@ class GameRecord:
         winner = _seat(winner)
         if not self.is_over:
             if self._doubled:
-                raise BgaiError(f"seat {1 - self._turn} neither takes nor drops the double before the result")
+                raise BgaiError(f"seat {1 - self._on_roll()} neither takes nor drops the double before the result")
             level, rest = divmod(points, self._cube)
             if self._jacoby_single() and points == self._cube:
                 level = 1
@@ -374,6 +380,8 @@ class GameRecord:
                                 f"resignation is worth 1, 2 or 3 times the cube")
             self.add_resign(level, player=1 - winner)
         result = self._result
+        if result is None:  # (over, or settled by the resignation just added)
+            raise BgaiError(f"game {self.number} has no result to settle")
         if result.player != winner:
             raise BgaiError(f"seat {winner} is said to win, but seat {result.player} won the game")
         if result.points != points:
