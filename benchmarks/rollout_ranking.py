@@ -73,10 +73,10 @@ def mean_se(values) -> list[float]:
     return [round(float(v.mean()), 3), round(float(v.std(ddof=1) / np.sqrt(len(v))), 3)]
 
 
-def rolled_out(entries, top, trials, truncate, seed, progress) -> list[dict]:
-    """The ``top`` best plays of each entry by the shipped 0-ply network, and their rollout equities (mover)."""
-    bot = load_bot()
-    tops = [np.argsort(-v, kind="stable")[:top] for v in play_values(bot, entries)]
+def rolled_out(bot, shipped: list[np.ndarray], entries, top, trials, truncate, seed, progress) -> list[dict]:
+    """The ``top`` best plays of each entry by the shipped 0-ply network (``bot``; ``shipped``: its values of each
+    entry's plays), and their rollout equities (mover)."""
+    tops = [np.argsort(-v, kind="stable")[:top] for v in shipped]
     boards = np.stack([decode_position_id(e["plays"][i]) for e, t in zip(entries, tops) for i in t])
     result = rollout_batch(bot, boards, trials=trials, truncate=truncate, seed=seed, progress=progress)
     values = -equity(result.probabilities)
@@ -102,6 +102,8 @@ def main(argv=None) -> dict:
     entries = sample(json.loads(REFERENCE.read_text())["entries"], args.decisions, args.seed)
     settings = {"decisions": len(entries), "seed": args.seed, "top": args.top, "trials": args.trials,
                 "truncate": args.truncate}
+    bot0 = load_bot()
+    shipped = play_values(bot0, entries)
     started = time.perf_counter()
     if args.reuse:
         before = json.loads(Path(args.reuse).read_text())
@@ -109,9 +111,10 @@ def main(argv=None) -> dict:
             raise BgaiError(f"{args.reuse} was made with {before['settings']}, not {settings}")
         rollouts = before["rollouts"]
     else:
-        rollouts = rolled_out(entries, args.top, args.trials, args.truncate, args.seed, not args.quiet)
+        rollouts = rolled_out(bot0, shipped, entries, args.top, args.trials, args.truncate, args.seed,
+                              not args.quiet)
     rollout_seconds = time.perf_counter() - started
-    shipped0 = [int(np.argmax(v)) for v in play_values(load_bot(), entries)]
+    shipped0 = [int(np.argmax(v)) for v in shipped]
     bot1 = load_bot(plies=1)
     boards, dice = decisions(entries)
     moves = afterstates(boards, dice)

@@ -270,21 +270,19 @@ class Learner:
         self.model.train()
         x, phase = inputs(self.model, experience.boards)
         y = torch.from_numpy(experience.targets).clamp(0, 1)
-        grouped = groups is not None and pairs > 0
-        if grouped:
-            groups = np.asarray(groups, dtype=np.int64)
-            if groups.shape != (len(x),):
-                raise ValueError(f"groups must hold one number a position ({len(x)}), got shape {groups.shape}")
-            # a position of no decision is a group of its own (numbered past the decisions)
-            groups = np.where(groups >= 0, groups, groups.max(initial=0) + 1 + np.arange(len(groups)))
-            _, groups = np.unique(groups, return_inverse=True)
-            groups = groups.reshape(-1)
+        decision = None  # with pairs: each position's decision, numbered 0.. (a group of its own where none)
+        if groups is not None and pairs > 0:
+            numbers = np.asarray(groups, dtype=np.int64)
+            if numbers.shape != (len(x),):
+                raise ValueError(f"groups must hold one number a position ({len(x)}), got shape {numbers.shape}")
+            numbers = np.where(numbers >= 0, numbers, numbers.max(initial=0) + 1 + np.arange(len(numbers)))
+            decision = np.unique(numbers, return_inverse=True)[1].reshape(-1)
         steps = self.epochs * -(-len(x) // self.batch_size)
         losses: list[float] = []
         with tqdm(total=steps, unit="batch", disable=not progress, desc="training", leave=False) as bar:
             for _ in range(self.epochs):
-                if groups is not None and grouped:  # the decisions in a random order, each one's plays together
-                    rank = rng.permutation(int(groups.max()) + 1)[groups]
+                if decision is not None:  # the decisions in a random order, each one's plays together
+                    rank = rng.permutation(int(decision.max()) + 1)[decision]
                     order = torch.from_numpy(np.argsort(rank, kind="stable"))
                 else:
                     order = torch.from_numpy(rng.permutation(len(x)))
@@ -296,8 +294,8 @@ class Learner:
                     batch = order[start:start + self.batch_size]
                     pred = self.model(x[batch], phase[batch])
                     loss = bce(pred, y[batch])
-                    if groups is not None and grouped:
-                        loss = loss + pairs * pair_loss(pred, y[batch], torch.from_numpy(groups[batch.numpy()]))
+                    if decision is not None:
+                        loss = loss + pairs * pair_loss(pred, y[batch], torch.from_numpy(decision[batch.numpy()]))
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()
                     self.optimizer.step()
