@@ -599,8 +599,9 @@ def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION
     """The network inputs of ``boards`` (..., 26), each seen from the player on roll: float32 (..., n_features),
     for encoder ``version`` (default the latest).
 
-    See the module docstring for the features and ``LAYOUTS`` for their offsets. ``out``: an optional C-contiguous
-    float32 array of that shape to write into (a hot loop can reuse one buffer instead of allocating pages).
+    See the module docstring for the features and ``LAYOUTS`` for their offsets. ``out``: an optional float32 array
+    of that shape to write into, C-contiguous or a 2-D block of columns of a wider one (a hot loop can reuse one
+    buffer instead of allocating pages; an environment writes the inputs into its observations' first columns).
     ``compiled``: compute them with the compiled kernel (``bgai.kernels``, the default), else with the numpy
     version in this module (the same values; the kernel is 10 to 50 times faster on the batches of a move).
     """
@@ -615,8 +616,10 @@ def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION
     shape = lead + (layout.n_features,)
     if out is None:
         out = np.empty(shape, dtype=np.float32)
-    elif out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous:
-        raise ValueError(f"out must be a C-contiguous float32 array of shape {shape}, got {out.dtype} {out.shape}")
+    elif out.shape != shape or out.dtype != np.float32 or not (
+            out.flags.c_contiguous or (out.ndim == 2 and out.strides[1] == out.itemsize)):
+        raise ValueError(f"out must be a C-contiguous float32 array of shape {shape} (or of its rows' columns), got "
+                         f"{out.dtype} {out.shape}")
     result, out = out, out.reshape(len(b), layout.n_features)
     if compiled:
         from bgai import kernels

@@ -82,11 +82,19 @@ def roll_dice(seed: int, games: np.ndarray, turn: np.ndarray) -> np.ndarray:
 
 def game_over(boards: np.ndarray) -> np.ndarray:
     """Positions (on-roll view) whose opponent, the last mover, has no checker left: the game is over."""
+    if len(boards) >= 256 and boards.dtype == np.int8 and boards.ndim == 2:  # compiled, other threads run meanwhile
+        from bgai import kernels
+
+        return kernels.games_over(boards)
     return ~np.any(boards < 0, axis=1, keepdims=False)
 
 
 def result_points(after: np.ndarray) -> np.ndarray:
     """Points the mover won with its last checker off, from ``after`` seen by the loser (now on roll): 1..3."""
+    if after.dtype == np.int8 and after.ndim == 2:  # one compiled call rather than six of numpy
+        from bgai import kernels
+
+        return kernels.points_of(after)
     loser = np.where(after > 0, after, 0)
     gammon = loser.sum(axis=1) == CHECKERS
     backgammon = gammon & (loser[:, 19:OWN_BAR + 1].sum(axis=1) > 0)

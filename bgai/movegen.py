@@ -373,7 +373,11 @@ def count_moves(owner: np.ndarray, n: int) -> np.ndarray:
 
 
 def group_starts(owner: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(first row, row count) of each of the ``n`` groups of a grouped ``owner`` array."""
+    """(first row, row count) of each of the ``n`` groups of a grouped ``owner`` array (int64 arrays)."""
+    if len(owner) >= 4096 and owner.dtype == np.int64:  # a compiled pass that lets other threads run meanwhile
+        from bgai import kernels
+
+        return kernels.group_starts_of(owner, n)
     counts = np.bincount(owner, minlength=n)
     return np.cumsum(counts) - counts, counts
 

@@ -82,6 +82,11 @@ def test_shape_dtype_and_version():
     assert encode(boards, version=1).shape == (5, LAYOUTS[1].n_features)
     buffer = np.full((5, N_FEATURES), np.nan, dtype=np.float32)
     assert encode(boards, out=buffer) is buffer and np.array_equal(buffer, x)
+    wider = np.full((5, N_FEATURES + 3), np.nan, dtype=np.float32)  # the inputs in the first columns of each row
+    for compiled in (True, False):
+        wider[:] = np.nan
+        encode(boards, out=wider[:, :N_FEATURES], compiled=compiled)
+        assert np.array_equal(wider[:, :N_FEATURES], x) and np.isnan(wider[:, N_FEATURES:]).all()
 
 
 def test_bad_input_says_what_is_wrong():
@@ -91,6 +96,8 @@ def test_bad_input_says_what_is_wrong():
         encode(np.zeros((3, 26)))
     with pytest.raises(ValueError, match="out must be"):
         encode(np.zeros((3, 26), dtype=np.int8), out=np.empty((3, N_FEATURES), dtype=np.float64))
+    with pytest.raises(ValueError, match="out must be"):  # every other column: the encoder writes whole rows
+        encode(np.zeros((3, 26), dtype=np.int8), out=np.empty((3, 2 * N_FEATURES), dtype=np.float32)[:, ::2])
     with pytest.raises(KeyError, match="own_points"):
         block("own_point")
     with pytest.raises(ValueError, match="unknown encoder version 7"):

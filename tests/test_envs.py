@@ -17,6 +17,8 @@ from __future__ import annotations
 import functools
 import subprocess
 import sys
+import threading
+import time
 import warnings
 from collections import Counter
 
@@ -32,9 +34,10 @@ from bgai.encoding import encode, n_features
 from bgai.envs import MAX_PLAYS, BackgammonEnv, BackgammonVectorEnv, backgammon_v0
 from bgai.envs.games import legal_plays
 from bgai.envs.spaces import DICE_UNITS, observe
+from bgai.envs.vector import MIN_BLOCK
 from bgai.errors import BgaiError, GameStateError, IllegalMoveError
 from bgai.game import result_points
-from bgai.movegen import afterstates
+from bgai.movegen import afterstates, one_thread
 from bgai.players import RandomPlayer
 
 F = n_features()  # the encoder's inputs at the front of an observation
@@ -385,6 +388,71 @@ def test_the_single_env_is_the_vector_env_of_one_game():
             ended += 1
             obs, _ = single.reset()
     assert ended >= 3
+
+
+def run_vector(envs: BackgammonVectorEnv, seed: int, steps: int) -> list[tuple[np.ndarray, ...]]:
+    """(observation, mask, rewards, terminations) of ``steps`` random steps from ``reset(seed=seed)``."""
+    rng = np.random.default_rng(seed)
+    obs, _ = envs.reset(seed=seed)
+    trace = []
+    for _ in range(steps):
+        obs, rewards, terminated, _, _ = envs.step(random_actions(obs, rng))
+        trace.append((obs["observation"], obs["action_mask"], rewards, terminated))
+    return trace
+
+
+def test_blocks_of_games_on_threads_play_the_games_of_one_thread():
+    """Given three blocks of games and a built-in opponent, then stepping the blocks on parallel threads gives every
+    game the observations, masks and rewards of stepping them one after another."""
+    n = 3 * MIN_BLOCK + 7
+    parallel = run_vector(BackgammonVectorEnv(n, "pubeval", blocks=3), seed=21, steps=40)
+    with one_thread():
+        serial = run_vector(BackgammonVectorEnv(n, "pubeval", blocks=3), seed=21, steps=40)
+    assert sum(int(t.sum()) for *_, t in serial) > 0  # games ended and restarted on the way
+    for a, b in zip(parallel, serial):
+        assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_a_callers_player_is_never_called_from_two_threads_at_once():
+    """Given a player of the caller's own (bgai cannot know it is safe on threads) and several blocks of games, then
+    no two of its calls overlap, and each sees no more than a block's games."""
+    inside = threading.Lock()
+    sizes = []
+
+    class Careful(RandomPlayer):
+        def choose(self, boards, after, owner, rng, dice=None):
+            assert inside.acquire(blocking=False), "called from two threads at once"
+            try:
+                sizes.append(len(boards))
+                time.sleep(0.001)
+                return super().choose(boards, after, owner, rng, dice)
+            finally:
+                inside.release()
+
+    run_vector(BackgammonVectorEnv(3 * MIN_BLOCK, Careful(), blocks=3), seed=4, steps=5)
+    assert sizes and max(sizes) <= MIN_BLOCK
+
+
+def test_the_blocks_are_checked():
+    for blocks in (0, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="blocks"):
+            BackgammonVectorEnv(600, "random", blocks=blocks)
+
+
+def test_the_plays_of_every_block_are_numbered_across_the_blocks():
+    n = 2 * MIN_BLOCK + 5
+    envs = BackgammonVectorEnv(n, "random", afterstates=True)
+    obs, info = envs.reset(seed=8)
+    for _ in range(3):
+        obs, *_, info = envs.step(np.zeros(n, dtype=np.int64))
+    counts = obs["action_mask"].sum(axis=1)
+    assert np.array_equal(np.bincount(info["afterstate_env"], minlength=n), counts)
+    moves = afterstates(info["board"], info["dice"])
+    assert np.array_equal(info["afterstate_boards"], moves.after)
+    assert np.array_equal(info["afterstate_env"], moves.owner)
+    last = n - 1
+    assert list(info["plays"][last]) == [str(m) for m in Position(info["board"][last]).legal_moves(
+        tuple(info["dice"][last]))]
 
 
 # Opponents -------------------------------------------------------------------------------------------------------

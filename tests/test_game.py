@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from bgai import Position
-from bgai.game import play_duplicate, play_games, result_points, roll_dice
-from bgai.movegen import afterstates, segment_argmax, switch
+from bgai.game import game_over, play_duplicate, play_games, result_points, roll_dice
+from bgai.movegen import afterstates, group_starts, segment_argmax, switch
 from bgai.players import HeuristicPlayer, PubevalPlayer, RandomPlayer, make_player
 from bgai.workers import InProcessPool
 
@@ -34,6 +34,34 @@ def test_result_points_single_gammon_backgammon():
     backgammon_home = Position.from_points({1: 14, 20: 1}, {}).board  # a checker in the winner's home board
     backgammon_bar = Position.from_points({1: 14, "bar": 1}, {}).board
     assert result_points(np.array([single, gammon, backgammon_home, backgammon_bar])).tolist() == [1, 2, 3, 3]
+
+
+def test_the_compiled_rules_answer_as_the_numpy_ones():
+    """Given the afterstates of many positions of random games (among them finished games, gammons and
+    backgammons, the loser's side on roll), then the compiled kernels behind ``game_over``, ``result_points`` and
+    ``group_starts`` (int8 boards, large batches) answer as their numpy statements (other dtypes, small batches)."""
+    rng = np.random.default_rng(5)
+    boards = np.zeros((0, 26), dtype=np.int8)
+    for _ in range(12):  # bear-off and race positions, so that games end; the loser's checkers anywhere
+        loser = np.zeros((400, 26), dtype=np.int8)
+        np.add.at(loser, (np.repeat(np.arange(400), 15), rng.integers(1, 26, size=6000)), 1)
+        winner = np.zeros((400, 26), dtype=np.int8)
+        np.add.at(winner, (np.repeat(np.arange(400), 2), rng.integers(1, 3, size=800)), 1)
+        loser[::3] = np.maximum(loser[::3] - rng.integers(0, 3, size=(134, 26)).astype(np.int8), 0)
+        boards = np.concatenate([boards, loser - winner[:, ::-1]])
+    moves = afterstates(switch(boards), rng.integers(1, 7, size=(len(boards), 2)), validate=False)
+    after = moves.after
+    over = game_over(after)
+    assert over.any() and not over.all()
+    assert np.array_equal(over, game_over(after.astype(np.int16)))
+    assert np.array_equal(over[:100], game_over(after[:100]))  # (the numpy path)
+    ended = after[over]
+    points = result_points(ended)
+    assert set(points.tolist()) == {1, 2, 3}
+    assert np.array_equal(points, result_points(ended.astype(np.int16)))
+    starts, counts = group_starts(moves.owner, len(boards))
+    reference = group_starts(moves.owner.astype(np.int32), len(boards))
+    assert np.array_equal(starts, reference[0]) and np.array_equal(counts, reference[1])
 
 
 def test_every_game_ends_with_a_legal_result():

@@ -60,11 +60,13 @@ def no_plays(n: int, steps: bool = False) -> Plays:
                  np.zeros((0, 4, 3), dtype=np.int8) if steps else None)
 
 
+#: The 36 outcomes of two dice, each with the larger die first.
+_OUTCOMES = np.array([(max(a, b), min(a, b)) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
+
+
 def roll(rng: np.random.Generator, n: int) -> np.ndarray:
-    """``n`` rolls of two dice (n, 2) int8, the larger die first."""
-    dice = rng.integers(1, 7, size=(n, 2), dtype=np.int8)
-    dice.sort(axis=1)
-    return dice[:, ::-1]
+    """``n`` rolls of two dice (n, 2) int8, the larger die first: one of the 36 outcomes, each as likely."""
+    return _OUTCOMES.take(rng.integers(36, size=n), axis=0)  # (take: a third of the time of [ ] here)
 
 
 def opening_rolls(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -95,11 +97,13 @@ def check_start(position: Any) -> np.ndarray:
 class Opponent:
     """The seat the environment plays: ``choose(boards, dice, plays, rng)`` returns, for each of the positions
     ``boards`` (k, 26, the opponent on roll) and rolls ``dice``, the row of ``plays.after`` it plays. ``steps``: it
-    reads ``plays.steps`` (the plays in notation)."""
+    reads ``plays.steps`` (the plays in notation). ``threadsafe``: it may be called from several threads at once
+    (bgai's built-in players; never a caller's own player or policy)."""
 
     name: str
     choose: Callable[[np.ndarray, np.ndarray, Plays, np.random.Generator], np.ndarray]
     steps: bool = False
+    threadsafe: bool = False
 
 
 class Games:

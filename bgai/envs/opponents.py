@@ -6,7 +6,8 @@ An ``opponent`` is one of:
   the ``gnubg`` extra installed);
 * ``"bgai"``: bgai's shipped network at ``plies`` of lookahead, 0 to 2 (``bgai.bot.load_bot``);
 * a player: anything with bgai's player interface, ``choose(boards, after, owner, rng, dice=None)``
-  (``bgai.players.Player``), such as a ``Bot`` of your own network;
+  (``bgai.players.Player``), such as a ``Bot`` of your own network (the vector environment calls it for one block
+  of games at a time, unless it has a true ``threadsafe`` attribute: then for several blocks on parallel threads);
 * any other callable, a policy: it is called as the agent is, ``policy(observation, info) -> action``, with the
   observation and info of the opponent's seat (batched in the vector environment, where it returns one action a
   game). A policy's action outside its mask raises ``IllegalMoveError``: that is a bug in the policy, not a move.
@@ -25,7 +26,7 @@ from bgai.encoding import ENCODER_VERSION
 from bgai.envs.games import Opponent, Plays
 from bgai.envs.spaces import batch_info, observe, play_info
 from bgai.errors import BgaiError, IllegalMoveError
-from bgai.players import PLAYERS, make_player
+from bgai.players import PLAYERS, HeuristicPlayer, PubevalPlayer, RandomPlayer, make_player
 
 #: The opponents named by a string.
 NAMES = (*PLAYERS, "gnubg", "bgai")
@@ -58,7 +59,10 @@ def _of_player(player: Any) -> Opponent:
     def choose(boards: np.ndarray, dice: np.ndarray, plays: Plays, rng: np.random.Generator) -> np.ndarray:
         return np.asarray(player.choose(boards, plays.after, plays.owner, rng, dice=dice), dtype=np.int64)
 
-    return Opponent(str(getattr(player, "name", type(player).__name__)), choose)
+    # bgai's own players keep no state between calls (their exact classes: a subclass may add some); another player
+    # says it may be called from several threads at once with a true ``threadsafe`` attribute
+    threadsafe = type(player) in (RandomPlayer, HeuristicPlayer, PubevalPlayer) or getattr(player, "threadsafe", False)
+    return Opponent(str(getattr(player, "name", type(player).__name__)), choose, threadsafe=bool(threadsafe))
 
 
 def _of_policy(policy: Callable[..., Any], encoder: int, batched: bool) -> Opponent:

@@ -95,30 +95,37 @@ def action_space() -> spaces.Discrete:
     return spaces.Discrete(MAX_PLAYS)
 
 
-def observe(boards: np.ndarray, dice: np.ndarray, counts: np.ndarray, encoder: int = ENCODER_VERSION
-            ) -> dict[str, np.ndarray]:
+def observe(boards: np.ndarray, dice: np.ndarray, counts: np.ndarray, encoder: int = ENCODER_VERSION,
+            out: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """The observations of a batch: ``boards`` (n, 26) seen from the side observing, ``dice`` (n, 2) its rolls (0s
     where it has none), ``counts`` (n,) its legal plays (0 where it has none to choose from). Returns
-    ``observation`` (n, ``observation_size``) float32 and ``action_mask`` (n, ``MAX_PLAYS``) int8, new arrays."""
+    ``observation`` (n, ``observation_size``) float32 and ``action_mask`` (n, ``MAX_PLAYS``) int8, new arrays, or
+    those of ``out`` filled in (its ``action_mask`` all zeros on the way in: a block of rows of a larger batch's)."""
     n = len(boards)
     width = n_features(encoder)
-    observation = np.zeros((n, width + DICE_UNITS), dtype=np.float32)
-    observation[:, :width] = encode(boards, version=encoder)
+    if out is None:
+        observation = np.empty((n, width + DICE_UNITS), dtype=np.float32)
+    else:
+        observation = out["observation"]
+        if observation.shape != (n, width + DICE_UNITS) or out["action_mask"].shape != (n, MAX_PLAYS):
+            raise ValueError(f"out holds observations of shape {observation.shape} and masks of shape "
+                             f"{out['action_mask'].shape} for {n} boards")
+    encode(boards, out=observation[:, :width], version=encoder)
     dice = np.asarray(dice)
-    observation[:, width:width + 6] = dice.max(axis=1)[:, None] == _FACES  # no unit for a die of 0
-    observation[:, width + 6:] = dice.min(axis=1)[:, None] == _FACES
     counts = np.asarray(counts, dtype=np.int64)
     if counts.max(initial=0) > MAX_PLAYS:
         raise RuntimeError(f"a position has {int(counts.max())} legal plays, more than MAX_PLAYS = {MAX_PLAYS}: "
                            f"the bound in bgai.envs.spaces is wrong")
-    # One comparison is the fewest calls for a few games; for many, setting each play's cell is far less work than
-    # comparing every cell of every mask.
-    if n <= 16:
-        mask = (_ACTIONS < counts[:, None]).view(np.int8)
-    else:
-        mask = np.zeros((n, MAX_PLAYS), dtype=np.int8)
-        firsts = np.cumsum(counts) - counts
-        mask[np.repeat(np.arange(n), counts), np.arange(int(counts.sum())) - np.repeat(firsts, counts)] = 1
+    # The dice units and the masks: for a few games, a few comparisons are the fewest calls; for many, a compiled
+    # pass that sets each legal play's cell is far less work than comparing every cell of every mask.
+    if out is None and n <= 16:
+        observation[:, width:width + 6] = dice.max(axis=1)[:, None] == _FACES  # no unit for a die of 0
+        observation[:, width + 6:] = dice.min(axis=1)[:, None] == _FACES
+        return {"observation": observation, "action_mask": (_ACTIONS < counts[:, None]).view(np.int8)}
+    from bgai import kernels
+
+    mask = np.zeros((n, MAX_PLAYS), dtype=np.int8) if out is None else out["action_mask"]
+    kernels.dice_and_mask(dice.astype(np.int8, copy=False), counts, observation, width, mask)
     return {"observation": observation, "action_mask": mask}
 
 
@@ -185,7 +192,7 @@ def play_info(board: np.ndarray, dice: np.ndarray, after: np.ndarray, steps: np.
     }
 
 
-def batch_info(boards: np.ndarray, dice: np.ndarray, plays: Plays, encoder: int = ENCODER_VERSION,
+def batch_info(boards: np.ndarray, dice: np.ndarray, plays: Plays | None, encoder: int = ENCODER_VERSION,
                afterstates: bool = False) -> dict:
     """The ``info`` of a batch of seats (the vector environment's; new objects): ``board`` (n, 26) and ``dice``
     (n, 2) as in ``play_info``, each with the mask Gymnasium's vector environments pair an info with (``_board``,
@@ -197,6 +204,8 @@ def batch_info(boards: np.ndarray, dice: np.ndarray, plays: Plays, encoder: int 
     info: dict = {"board": np.array(boards, dtype=np.int8), "_board": np.ones(n, dtype=bool),
                   "dice": np.array(dice, dtype=np.int8), "_dice": np.ones(n, dtype=bool)}
     if afterstates:
+        if plays is None:
+            raise ValueError("the info with afterstates needs the plays")
         info["afterstates"] = encode(plays.after, version=encoder)
         info["afterstate_boards"] = np.array(plays.after, dtype=np.int8)
         info["afterstate_env"] = np.array(plays.owner, dtype=np.int64)

@@ -12,8 +12,16 @@
 ``gymnasium.make_vec`` gives this class for the registered id (it is the id's ``vector_entry_point``). Each of the
 ``num_envs`` games is the single environment's game (``bgai.envs.backgammon``: the same spaces, actions, rewards,
 and an action outside the mask resigns), but a step plays every game at once: the agent's plays, the opponent's
-replies (one call of a player for all the games) and the next rolls are a few batched calls of bgai's move
+replies (one call of a player for each block of games) and the next rolls are a few batched calls of bgai's move
 generator and encoder, whatever ``num_envs``.
+
+The games are stepped in ``blocks`` blocks (2 by default, none smaller than ``MIN_BLOCK`` games: one block for
+fewer than 512 games), each with its own random generator, drawn from the environment's at ``reset``: a seed
+replays the same games for the same ``num_envs`` and ``blocks``, whatever the machine's cores. With a built-in
+opponent (``random``, ``heuristic``, ``pubeval``) the blocks step on parallel threads (``bgai.movegen.threads()``:
+``BGAI_THREADS``, else up to two cores; give as many blocks as the cores you give it); a player or a policy of the
+caller's is called for one block at a time, never from two threads at once (unless it has a true ``threadsafe``
+attribute).
 
 Games restart as they end, in the same step (``AutoresetMode.SAME_STEP``): the observation of a game that just ended
 is already its next game's first, the reward and ``terminations`` are the ended game's, and ``info["final_obs"]``
@@ -29,6 +37,7 @@ is called with a batch: ``policy(observations, info) -> actions``, with that fla
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -36,9 +45,15 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from bgai.encoding import ENCODER_VERSION
-from bgai.envs.games import Games
+from bgai.envs.games import Games, Plays
 from bgai.envs.opponents import make_opponent
-from bgai.envs.spaces import action_space, batch_info, observation_space, observe
+from bgai.envs.spaces import MAX_PLAYS, action_space, batch_info, observation_size, observation_space, observe
+from bgai.errors import GameStateError
+from bgai.movegen import one_thread, threads
+
+#: The fewest games of a block (``BackgammonVectorEnv``'s ``blocks``): smaller blocks cost more in the interpreter
+#: than a thread of their own saves.
+MIN_BLOCK = 256
 
 
 class BackgammonVectorEnv(VectorEnv):
@@ -53,9 +68,11 @@ class BackgammonVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int, opponent: Any = "random", *, plies: int = 0, encoder: int = ENCODER_VERSION,
-                 afterstates: bool = False, **unused: Any) -> None:
+                 afterstates: bool = False, blocks: int = 2, **unused: Any) -> None:
         if not (isinstance(num_envs, int) and num_envs >= 1):
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
+        if not (isinstance(blocks, int) and not isinstance(blocks, bool) and blocks >= 1):
+            raise ValueError(f"blocks must be a whole number >= 1, got {blocks!r}")
         unused.pop("max_episode_steps", None)  # (gymnasium.make_vec passes the registered one along)
         unused.pop("render_mode", None)
         if unused:
@@ -68,7 +85,11 @@ class BackgammonVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.opponent = make_opponent(opponent, plies=plies, encoder=encoder, batched=True)
-        self._games = Games(num_envs, self.opponent, steps=afterstates)
+        edges = np.linspace(0, num_envs, max(1, min(blocks, num_envs // MIN_BLOCK)) + 1).round().astype(int)
+        self._bounds = [(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:])]
+        self._shards = [Games(hi - lo, self.opponent, steps=afterstates) for lo, hi in self._bounds]
+        self._rngs: list[np.random.Generator] = []
+        self._pool: ThreadPoolExecutor | None = None
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -78,14 +99,34 @@ class BackgammonVectorEnv(VectorEnv):
         positions = (options or {}).get("positions")
         if positions is not None and len(positions) != self.num_envs:
             raise ValueError(f"options['positions'] must hold {self.num_envs} positions, got {len(positions)}")
-        self._games.start(np.arange(self.num_envs), self.np_random, positions)
+        # One block plays from the environment's generator itself (the single environment's games, for the same
+        # seed); several draw one each from it.
+        self._rngs = [self.np_random] if len(self._shards) == 1 else self.np_random.spawn(len(self._shards))
+        for (lo, hi), games, rng in zip(self._bounds, self._shards, self._rngs):
+            games.start(np.arange(hi - lo), rng, None if positions is None else positions[lo:hi])
         info = self._info()
         info["illegal_action"], info["_illegal_action"] = np.zeros(self.num_envs, dtype=bool), np.ones(
             self.num_envs, dtype=bool)
         return self._observation(), info
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        points, finished, illegal, final = self._games.step(actions, self.np_random, restart=True)
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
+            raise ValueError(f"actions must be {self.num_envs} integers, got {a.dtype} of shape {a.shape}")
+        if not self._rngs:
+            raise GameStateError("the games were never started: call reset before step")
+        observation = self._blank()
+
+        def step(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            (lo, hi), games = self._bounds[k], self._shards[k]
+            with one_thread():
+                result = games.step(a[lo:hi], self._rngs[k], restart=True)
+                observe(games.boards, games.dice, games.plays.counts, self.encoder,
+                        out={key: value[lo:hi] for key, value in observation.items()})
+            return result
+
+        parts = self._map(step)
+        points, finished, illegal, final = (np.concatenate(column) for column in zip(*parts))
         info = self._info()
         info["illegal_action"], info["_illegal_action"] = illegal, np.ones(self.num_envs, dtype=bool)
         ended = np.flatnonzero(finished)
@@ -99,13 +140,45 @@ class BackgammonVectorEnv(VectorEnv):
             info["final_obs"], info["_final_obs"] = final_obs, finished.copy()
             info["final_info"] = {"board": boards, "_board": finished.copy()}
             info["_final_info"] = finished.copy()
-        return (self._observation(), points.astype(np.float64), finished,
-                np.zeros(self.num_envs, dtype=bool), info)
+        return observation, points.astype(np.float64), finished, np.zeros(self.num_envs, dtype=bool), info
+
+    def _map(self, work: Any) -> list[Any]:
+        """``work(k)`` of every block, in order: on parallel threads where the opponent allows it."""
+        blocks = len(self._shards)
+        workers = min(threads(), blocks) if self.opponent.threadsafe else 1
+        if workers == 1:
+            return [work(k) for k in range(blocks)]
+        # this thread steps the first block while the pool's threads (one fewer than the workers) step the rest
+        if self._pool is None or self._pool._max_workers != workers - 1:
+            self._pool = ThreadPoolExecutor(workers - 1, thread_name_prefix="bgai-envs")
+        rest = [self._pool.submit(work, k) for k in range(1, blocks)]
+        return [work(0)] + [future.result() for future in rest]
+
+    def _blank(self) -> dict[str, np.ndarray]:
+        """New observation arrays of every game, to be filled block by block (the mask's zeros set)."""
+        return {"observation": np.empty((self.num_envs, observation_size(self.encoder)), dtype=np.float32),
+                "action_mask": np.zeros((self.num_envs, MAX_PLAYS), dtype=np.int8)}
 
     def _observation(self) -> dict[str, np.ndarray]:
-        games = self._games
-        return observe(games.boards, games.dice, games.plays.counts, self.encoder)
+        observation = self._blank()
+        for (lo, hi), games in zip(self._bounds, self._shards):
+            observe(games.boards, games.dice, games.plays.counts, self.encoder,
+                    out={key: value[lo:hi] for key, value in observation.items()})
+        return observation
 
     def _info(self) -> dict[str, Any]:
-        games = self._games
-        return batch_info(games.boards, games.dice, games.plays, self.encoder, self.afterstates)
+        shards = self._shards
+        if len(shards) == 1:
+            games = shards[0]
+            return batch_info(games.boards, games.dice, games.plays, self.encoder, self.afterstates)
+        boards = np.concatenate([games.boards for games in shards])
+        dice = np.concatenate([games.dice for games in shards])
+        plays = None
+        if self.afterstates:  # every block's plays as one batch's: rows and games numbered across the blocks
+            rows = np.cumsum([0] + [len(games.plays.after) for games in shards])
+            plays = Plays(np.concatenate([games.plays.after for games in shards]),
+                          np.concatenate([games.plays.owner + lo for (lo, _), games in zip(self._bounds, shards)]),
+                          np.concatenate([games.plays.starts + rows[k] for k, games in enumerate(shards)]),
+                          np.concatenate([games.plays.counts for games in shards]),
+                          np.concatenate([games.plays.steps for games in shards]))
+        return batch_info(boards, dice, plays, self.encoder, self.afterstates)
