@@ -24,7 +24,9 @@ One run measures, one after the other, each for a few seconds of wall time (``--
    beside it, decisions a second over the mean decisions of the games that ended, overcounts it (the first games
    to end are the short ones): the steady rate lies between the two.
 
-The peers are not bgai's dependencies: ``pip install open_spiel pgx jax`` to measure them. A peer that cannot be
+The peers are not bgai's dependencies: ``pip install open_spiel pgx jax`` to measure them (pgx 2.6.0's wheel also
+installs a top-level package named ``tests``, which hides bgai's own from its test suite: delete
+``site-packages/tests`` after installing it). A peer that cannot be
 imported is skipped, and the JSON says so. The load average before and after each part is recorded: the machine is
 shared, and a busy core slows every part.
 """
