@@ -33,7 +33,7 @@ import functools
 import random
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -122,7 +122,7 @@ class CubeHint:
     ``double_pass``, or ``take`` (answering the bot's double) with ``take`` and ``pass``. ``action`` says what to
     do in words; ``decision`` is the bot's ``CubeDecision``, from the doubler's side."""
 
-    kind: str
+    kind: Literal["double", "take"]
     action: str
     equities: dict[str, float | None]
     decision: CubeDecision
@@ -216,7 +216,7 @@ class Session:
         """The person's play so far in notation, while it moves (``""`` otherwise)."""
         return "" if self.partial is None else self.partial.text()
 
-    def _play(self) -> PartialPlay:
+    def play_under_way(self) -> PartialPlay:
         """The person's play under way (there is one while the phase is ``MOVE``)."""
         if self.partial is None:
             raise GameStateError("no play is under way: roll first")
@@ -225,7 +225,7 @@ class Session:
     def human_board(self) -> np.ndarray:
         """The board seen from the person's side (its checkers positive), with the steps of its play so far."""
         if self.phase is Phase.MOVE:
-            return self._play().board
+            return self.play_under_way().board
         return self.position.board if self.turn == HUMAN else self.position.switched().board
 
     def pip_counts(self) -> tuple[int, int]:
@@ -308,7 +308,7 @@ class Session:
     def step(self, src: int, dst: int) -> list[Step]:
         """Move one checker of the person's play (phase ``MOVE``; see ``PartialPlay.step``)."""
         self._expect(Phase.MOVE, "move a checker")
-        steps = self._play().step(src, dst)
+        steps = self.play_under_way().step(src, dst)
         self.version += 1
         return steps
 
@@ -318,9 +318,9 @@ class Session:
         already made (``reset``: instead of them). With ``finish``, a play that is then complete is finished too.
         Returns whether the play was finished."""
         self._expect(Phase.MOVE, "play")
-        self._play().play_text(text, reset=reset)
+        self.play_under_way().play_text(text, reset=reset)
         self.version += 1
-        if finish and self._play().complete:
+        if finish and self.play_under_way().complete:
             return self.finish()
         return False
 
@@ -328,7 +328,7 @@ class Session:
     def undo(self) -> list[Step]:
         """Take back the last checker move of the play being made (phase ``MOVE``)."""
         self._expect(Phase.MOVE, "undo")
-        steps = self._play().undo()
+        steps = self.play_under_way().undo()
         self.version += 1
         return steps
 
@@ -336,7 +336,7 @@ class Session:
     def finish(self) -> bool:
         """Finish the person's play (phase ``MOVE``, the play complete); the bot's turn follows."""
         self._expect(Phase.MOVE, "finish a play")
-        move = self._play().move()
+        move = self.play_under_way().move()
         self._human_moved(move)
         return True
 
@@ -569,7 +569,7 @@ class Session:
         self.phase = Phase.MOVE
         self.version += 1
         if self.partial.no_play:
-            self._human_moved(self._play().move(), advance=False)
+            self._human_moved(self.play_under_way().move(), advance=False)
             return False
         return True
 

@@ -26,7 +26,8 @@ START = "4HPwATDgc/ABMA"
 BEAROFF = "MgMAwLABAAAAAA"  # X: 2 on the 6, 5 and 1 points; O: 2 on its 6 and 4 points, 1 on its 2 point
 SHIPPED = ("bgai/data/bgai-default.pt", "bgai/data/bgai-default.npz", "bgai/data/bgai-pruner.npz",
            "bgai/data/bgai-fast.npz", "bgai/data/bgai-fast-pruner.npz", "bgai/data/bearoff-v1.npz",
-           "bgai/data/met/kazaross-xg2.json", "bgai/web/static/index.html", "bgai/web/static/app.js")
+           "bgai/data/met/kazaross-xg2.json", "bgai/web/static/index.html", "bgai/web/static/app.js",
+           "bgai/py.typed")  # (the PEP 561 marker: type checkers read the annotations)
 
 
 def test_serve_without_the_web_extra_names_it(monkeypatch, capsys):

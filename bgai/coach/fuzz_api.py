@@ -26,13 +26,14 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bgai.errors import BgaiError
 
 START = "4HPwATDgc/ABMA"
 XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
 MATCH_XGID = "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:3:0:7:10"
-HOSTILE = [
+HOSTILE: list[Any] = [
     2**70, -(2**70), 2**63, 2**62, -1, 0, 10**6, True, False, None, 3.9, -0.0, "", " ", "\x00", "٦٣", "６３",
     "99999999999999999999", "1e400", "x" * 5000, "9" * 300, "XGID=" + ":" * 50, "4HPwATDgc/ABM=", [], {}, [[[]]],
     {"a": {"b": {"c": []}}}, [2**62] * 26, [0] * 26, [16] + [0] * 25, list(range(26)), [1, 2], [7, 7], ["6", "3"],
@@ -47,7 +48,7 @@ def _mutate_value(rng: random.Random, value):
     return rng.choice(HOSTILE + [value])
 
 
-def _mutate_body(rng: random.Random, body: dict) -> str | bytes:
+def _mutate_body(rng: random.Random, body: Any) -> str | bytes:
     """A mutation of ``body`` as the raw bytes of a request."""
     body = dict(body)
     kind = rng.random()
@@ -93,6 +94,7 @@ def _finite(value) -> bool:
 
 def _parser_input(rng: random.Random):
     """(name, call) of one hostile parser input."""
+    value: Any  # a string, a board, a roll: whatever the parser of the branch takes
     from bgai.cube import parse_owner
     from bgai.match import parse_score
     from bgai.position import Position, parse_dice
@@ -137,7 +139,7 @@ def _parser_input(rng: random.Random):
 
 def fuzz_parsers(inputs: int, seed: int) -> dict:
     rng = random.Random(seed)
-    counts = {"inputs": 0, "accepted": 0, "refused": 0, "failures": []}
+    counts: dict[str, Any] = {"inputs": 0, "accepted": 0, "refused": 0, "failures": []}
     slowest = (0.0, "")
     for _ in range(inputs):
         name, call = _parser_input(rng)
@@ -185,7 +187,7 @@ def fuzz_api(client, inputs: int, seed: int) -> dict:
     """``inputs`` hostile requests sent through ``client`` (a ``fastapi.testclient.TestClient`` or an
     ``httpx.Client``), alternating between position requests and actions on a few live sessions."""
     rng = random.Random(seed)
-    counts = {"inputs": 0, "accepted": 0, "refused": 0, "failures": [], "statuses": {}}
+    counts: dict[str, Any] = {"inputs": 0, "accepted": 0, "refused": 0, "failures": [], "statuses": {}}
     slowest = (0.0, "")
     sessions = [client.post("/api/sessions", json={"seed": s, "plies": 0, "match_length": s % 3}).json()["id"]
                 for s in range(3)]

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -43,7 +44,8 @@ from bgai.position import Position
 def game_positions(count: int, seed: int) -> list[str]:
     """Position IDs met in random games (both sides to roll), for requests."""
     rng = np.random.default_rng(seed)
-    found, pos = [], Position.start()
+    found: list[str] = []
+    pos = Position.start()
     while len(found) < count:
         moves = pos.legal_moves(tuple(int(d) for d in rng.integers(1, 7, size=2)))
         pos = moves[rng.integers(len(moves))].after
@@ -71,7 +73,8 @@ def start_server(plies: int, env: dict | None = None) -> tuple[subprocess.Popen,
         except httpx.HTTPError:
             time.sleep(0.2)
     server.kill()
-    raise SystemExit(f"bgai serve did not start: {server.stderr.read().decode()}")
+    errors = server.stderr.read().decode() if server.stderr is not None else ""
+    raise SystemExit(f"bgai serve did not start: {errors}")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -109,17 +112,16 @@ class Client:
 
     async def request(self, name: str, method: str, path: str, body=None) -> dict | None:
         started = time.perf_counter()
+        r: httpx.Response | None = None
         try:
             r = await self.http.request(method, path, json=body)
-            ok = r.status_code < 300
         except httpx.HTTPError as error:
-            r, ok = None, False
             self.stats["failures"].append(f"{name}: {type(error).__name__}")
         ms = 1000 * (time.perf_counter() - started)
         entry = self.stats["endpoints"].setdefault(name, {"count": 0, "errors": 0, "ms": []})
         entry["count"] += 1
         entry["ms"].append(ms)
-        if not ok:
+        if r is None or r.status_code >= 300:
             entry["errors"] += 1
             if r is not None:
                 self.stats["failures"].append(f"{name}: {r.status_code} {r.text[:200]}")
@@ -136,6 +138,8 @@ class Client:
 
     async def session_action(self) -> None:
         s, key = self.state, self.key
+        if s is None:  # (the session was made in run before any action)
+            return
         if s["phase"] == "roll":
             self.seen(await self.request("session roll", "POST", f"/api/sessions/{key}/roll"))
         elif s["phase"] == "take":
@@ -180,6 +184,9 @@ class Client:
             self.lost.append(f"session {self.key}: version {final and final['version']}, client saw {self.version}")
             return False
         mat = await self.request("session .mat", "GET", f"/api/sessions/{self.key}/match.mat")
+        if mat is None:
+            self.lost.append(f"session {self.key}: its match.mat did not answer")
+            return False
         record = read_mat(mat["text"])
         plays = sum(1 for g in record.games for a in g.actions
                     if isinstance(a, CheckerPlay) and a.player == 0 and str(a.move) != "no play")
@@ -190,7 +197,7 @@ class Client:
 
 
 async def load(base: str, clients: int, seconds: float, positions: list[str]) -> dict:
-    stats = {"endpoints": {}, "failures": []}
+    stats: dict[str, Any] = {"endpoints": {}, "failures": []}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
         users = [Client(i, http, positions, stats) for i in range(clients)]

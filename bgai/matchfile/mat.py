@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import NoReturn
 
 from bgai.errors import BgaiError, IllegalMoveError, MatchFileError, shown
 from bgai.matchfile.record import CheckerPlay, Double, Drop, GameRecord, MatchRecord, Resign, Take, Win
@@ -136,16 +137,17 @@ def write_mat(record: MatchRecord) -> str:
                 rows[-1].append(_cell(action))
         # The result goes where the winner's next cell would be, as GNU Backgammon writes it (and reads it back):
         # beside a lone left cell when the right-hand player wins, else on a line of its own.
-        result = f"Wins {_points(game.result.points)}" if game.result is not None else None
-        beside = result is not None and game.result.player == 1 and rows and len(rows[-1]) == 1
-        if beside:
+        won = game.result
+        result = f"Wins {_points(won.points)}" if won is not None else None
+        beside = won is not None and won.player == 1 and bool(rows) and len(rows[-1]) == 1
+        if beside and result is not None:
             rows[-1].append(result)
         for number, cells in enumerate(rows, 1):
             text = f"{number:3d}) {cells[0]:<28}" + (f"{' ' if len(cells[0]) >= 28 else ''}{cells[1]}"
                                                       if len(cells) == 2 else "")
             lines.append(text.rstrip())
-        if result is not None and not beside:
-            lines.append(" " * (6 if game.result.player == 0 else 34) + result)
+        if won is not None and result is not None and not beside:
+            lines.append(" " * (6 if won.player == 0 else 34) + result)
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -243,8 +245,20 @@ class _MatReader:
         self.result: tuple[int, int, int] | None = None  # (seat, points, line) of the game's "Wins" line
         self.names: tuple[str, str] | None = None
 
-    def fail(self, message: str, line: int | None):
+    def fail(self, message: str, line: int | None) -> NoReturn:
         raise MatchFileError(message, line)
+
+    @property
+    def record(self) -> MatchRecord:
+        """The match being read (made at its first game's title)."""
+        assert self.match is not None, "a game line before the match"
+        return self.match
+
+    @property
+    def current(self) -> GameRecord:
+        """The game being read (made at its score line)."""
+        assert self.game is not None, "a play before a game's score line"
+        return self.game
 
     def read(self) -> MatchRecord:
         metadata: dict[str, str] = {}
@@ -290,7 +304,7 @@ class _MatReader:
         self._end_game(last=True)
         return self.match
 
-    def _new_match(self, length: int, metadata: dict[str, str], line) -> MatchRecord:
+    def _new_match(self, length: int, metadata: dict[str, str], line: int | None) -> MatchRecord:
         rules = {key: metadata.pop(key) for key in list(metadata) if key in RULE_KEYS}
         jacoby = rules.get("Jacoby", "Off").strip().lower() in ("on", "yes", "true", "1")
         crawford = rules.get("Crawford", "On").strip().lower() in ("on", "yes", "true", "1")
@@ -308,13 +322,13 @@ class _MatReader:
         names = (found[0], found[2])
         if self.names is None:
             self.names = names
-            self.match.players = names
+            self.record.players = names
         elif names != self.names:
             self.fail(f"the players are {_cut(self.names[0])} and {_cut(self.names[1])}, not {_cut(names[0])} and "
                       f"{_cut(names[1])}", n)
         score = (read_number(found[1], "a score", n), read_number(found[3], "a score", n))
         try:
-            self.game = self.match.new_game(score)
+            self.game = self.record.new_game(score)
         except BgaiError as error:
             self.fail(str(error), n)
         self.result = None
@@ -351,15 +365,16 @@ class _MatReader:
             self._cell(seat, cell, n)
 
     def _cell(self, seat: int, cell: re.Match, n: int) -> None:
-        game = self.game
-        name = _cut(self.match.players[seat])
+        game = self.current
+        players = self.record.players
+        name = _cut(players[seat])
         if self.result is not None:
             self.fail(f"{name}'s action comes after the game's result (line {self.result[2]})", n)
         if cell["wins"]:
             self.result = (seat, read_number(cell["points"], "the points won", n), n)
             return
-        if game.is_over:
-            self.fail(f"the game is already over ({_cut(self.match.players[game.result.player])} won "
+        if game.result is not None:
+            self.fail(f"the game is already over ({_cut(players[game.result.player])} won "
                       f"{_points(game.result.points)}), yet {name} acts", n)
         cube = read_number(cell["cube"], "the cube", n) if cell["double"] else None
         try:
@@ -367,7 +382,7 @@ class _MatReader:
                 dice = (int(cell["dice"][0]), int(cell["dice"][1]))
                 play = " ".join(cell["play"].split())
                 if game.turn is not None and not game.doubled and game.turn != seat:
-                    raise BgaiError(f"it is {_cut(self.match.players[game.turn])}'s turn to roll, not {name}'s")
+                    raise BgaiError(f"it is {_cut(players[game.turn])}'s turn to roll, not {name}'s")
                 if len(play) > _MAX_PLAY:
                     raise BgaiError(f"{name}'s play {shown(play, 60)} is longer than any play of four checker steps")
                 try:
@@ -391,7 +406,7 @@ class _MatReader:
 
     def _named(self, message: str) -> str:
         for seat in (0, 1):
-            message = message.replace(f"seat {seat}", _cut(self.match.players[seat]))
+            message = message.replace(f"seat {seat}", _cut(self.record.players[seat]))
         return message
 
     def _end_game(self, last: bool = False) -> None:

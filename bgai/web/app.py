@@ -23,9 +23,11 @@ import os
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Sequence
 from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
+from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -359,6 +361,7 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
             ranked = session.hint()[:limit]
             cubeful = session.cubeful_equities([r.move for r in ranked[:CUBEFUL_PLAYS]])
             pos, dice, bot = session.position, session.dice, session.bot
+        assert dice is not None  # (hint refuses a session without a roll)
         return m.MovesOut(position_id=pos.position_id(), dice=dice, plies=bot.plies, network=bot.network,
                           perspective="you", plays=_plays(ranked, None, cubeful))
 
@@ -368,7 +371,7 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
         session, lock = sessions.get(key)
         with work.slot(), lock:
             h = session.cube_hint(rollout=rollout)
-            unit = "mwc" if session.is_match else "stake"
+            unit: Literal["mwc", "stake"] = "mwc" if session.is_match else "stake"
             refusal = session.cube_rollout_refusal
         return m.CubeHintOut(kind=h.kind, action=h.action, unit=unit, equities=h.equities,
                              decision=_cube_out(h.decision, rollout), method="rollout" if rollout else "formula",
@@ -411,7 +414,7 @@ def _cube_out(d: CubeDecision, rollout: bool = False) -> m.CubeOut:
                      unit="stake" if d.match is None else "mwc", method="rollout" if rollout else "formula")
 
 
-def _plays(ranked, limit: int | None, cubeful: list[float] = ()) -> list[m.RankedPlayOut]:
+def _plays(ranked, limit: int | None, cubeful: Sequence[float] = ()) -> list[m.RankedPlayOut]:
     return [
         m.RankedPlayOut(play=str(r.move), steps=r.move.checker_steps(), equity=r.equity,
                         difference=r.difference, plies=r.plies,
@@ -428,7 +431,7 @@ def _who(player: int | None):
 def _state(key: str, s: Session, svg: bool) -> m.SessionState:
     play = None
     if s.phase is Phase.MOVE:
-        p = s.partial
+        p = s.play_under_way()
         play = m.PlayState(text=p.text(), steps=[(x.src, x.dst, x.hit) for x in p.steps], complete=p.complete,
                            targets=p.targets())
     last = None
@@ -444,7 +447,7 @@ def _state(key: str, s: Session, svg: bool) -> m.SessionState:
         cube=m.CubeState(value=s.cube, owner=_who(s.cube_owner()), may_double=s.may_double_now,
                          offered=s.phase is Phase.TAKE),
         dice=s.dice if s.phase is Phase.MOVE else None,
-        dice_left=list(s.partial.remaining_dice) if s.phase is Phase.MOVE else None,
+        dice_left=list(s.play_under_way().remaining_dice) if s.phase is Phase.MOVE else None,
         play=play, last_move=last, pips=s.pip_counts(), position_id=s.position_id(), xgid=s.xgid(),
         log=[a.describe(s.names) for a in s.game.actions],
         svg=session_svg(s) if svg else None,
@@ -457,7 +460,7 @@ def session_svg(s: Session) -> str:
 
     on_roll = s.turn
     owner = None if s.cube_owner() is None else "me" if s.cube_owner() == on_roll else "opponent"
-    options = dict(cube=s.cube, cube_owner=owner or "centered", width=None, interactive=True)
+    options: dict[str, Any] = dict(cube=s.cube, cube_owner=owner or "centered", width=None, interactive=True)
     if s.last_move is not None:
         player, move = s.last_move
         options.update(last_move=move.checker_journeys(),  # where its checkers started and ended
@@ -468,7 +471,8 @@ def session_svg(s: Session) -> str:
         # The bot's roll, just played, stays on its side of the board until the person rolls.
         options.update(dice=s.last_move[1].dice, dice_roller="opponent")
     if s.phase is Phase.MOVE:
-        if s.partial.steps:  # the person's own moves this turn show instead of the bot's last play
-            options.update(last_move=[(x.src, x.dst) for x in s.partial.steps], last_mover="me")
-        return board_svg(Position(s.partial.board), dice=s.dice, dice_left=s.partial.remaining_dice, **options)
+        partial = s.play_under_way()
+        if partial.steps:  # the person's own moves this turn show instead of the bot's last play
+            options.update(last_move=[(x.src, x.dst) for x in partial.steps], last_mover="me")
+        return board_svg(Position(partial.board), dice=s.dice, dice_left=partial.remaining_dice, **options)
     return board_svg(s.position, bottom="on_roll" if on_roll == HUMAN else "opponent", **options)
