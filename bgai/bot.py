@@ -243,6 +243,10 @@ class Bot:
     apart.
     """
 
+    #: Threads may share a bot: nothing in it changes while it plays (its tables are built whole, once), so a
+    #: rollout's threads and the vector environment's blocks of games call one bot at once.
+    threadsafe = True
+
     def __init__(self, model, *, name: str = "bgai", plies: int = 0, info: dict | None = None,
                  filters: tuple[MoveFilter | None, ...] | None = None, use_bearoff: bool = True,
                  bf16: bool = False, pruner: ModelSnapshot | None = None, prune: int = PRUNE_KEEP,

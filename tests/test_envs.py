@@ -401,13 +401,17 @@ def run_vector(envs: BackgammonVectorEnv, seed: int, steps: int) -> list[tuple[n
     return trace
 
 
-def test_blocks_of_games_on_threads_play_the_games_of_one_thread():
-    """Given three blocks of games and a built-in opponent, then stepping the blocks on parallel threads gives every
-    game the observations, masks and rewards of stepping them one after another."""
+@pytest.mark.parametrize("opponent, steps", [("pubeval", 40), ("bgai", 40)])
+def test_blocks_of_games_on_threads_play_the_games_of_one_thread(opponent, steps):
+    """Given three blocks of games and a built-in opponent (or the shipped bot, which threads may share), then
+    stepping the blocks on parallel threads gives every game the observations, masks and rewards of stepping them
+    one after another."""
     n = 3 * MIN_BLOCK + 7
-    parallel = run_vector(BackgammonVectorEnv(n, "pubeval", blocks=3), seed=21, steps=40)
+    envs = BackgammonVectorEnv(n, opponent, blocks=3)
+    assert envs.opponent.threadsafe
+    parallel = run_vector(envs, seed=21, steps=steps)
     with one_thread():
-        serial = run_vector(BackgammonVectorEnv(n, "pubeval", blocks=3), seed=21, steps=40)
+        serial = run_vector(BackgammonVectorEnv(n, opponent, blocks=3), seed=21, steps=steps)
     assert sum(int(t.sum()) for *_, t in serial) > 0  # games ended and restarted on the way
     for a, b in zip(parallel, serial):
         assert all(np.array_equal(x, y) for x, y in zip(a, b))

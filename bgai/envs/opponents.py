@@ -60,7 +60,7 @@ def _of_player(player: Any) -> Opponent:
         return np.asarray(player.choose(boards, plays.after, plays.owner, rng, dice=dice), dtype=np.int64)
 
     # bgai's own players keep no state between calls (their exact classes: a subclass may add some); another player
-    # says it may be called from several threads at once with a true ``threadsafe`` attribute
+    # says it may be called from several threads at once with a true ``threadsafe`` attribute (a Bot has one)
     threadsafe = type(player) in (RandomPlayer, HeuristicPlayer, PubevalPlayer) or getattr(player, "threadsafe", False)
     return Opponent(str(getattr(player, "name", type(player).__name__)), choose, threadsafe=bool(threadsafe))
 

@@ -18,10 +18,10 @@ generator and encoder, whatever ``num_envs``.
 The games are stepped in ``blocks`` blocks (2 by default, none smaller than ``MIN_BLOCK`` games: one block for
 fewer than 512 games), each with its own random generator, drawn from the environment's at ``reset``: a seed
 replays the same games for the same ``num_envs`` and ``blocks``, whatever the machine's cores. With a built-in
-opponent (``random``, ``heuristic``, ``pubeval``) the blocks step on parallel threads (``bgai.movegen.threads()``:
-``BGAI_THREADS``, else up to two cores; give as many blocks as the cores you give it); a player or a policy of the
-caller's is called for one block at a time, never from two threads at once (unless it has a true ``threadsafe``
-attribute).
+opponent (``random``, ``heuristic``, ``pubeval``) or a ``Bot`` (``bgai``: threads may share a bot) the blocks step
+on parallel threads (``bgai.movegen.threads()``: ``BGAI_THREADS``, else up to two cores; give as many blocks as the
+cores you give it); another player or a policy of the caller's is called for one block at a time, never from two
+threads at once (unless it has a true ``threadsafe`` attribute).
 
 Games restart as they end, in the same step (``AutoresetMode.SAME_STEP``): the observation of a game that just ended
 is already its next game's first, the reward and ``terminations`` are the ended game's, and ``info["final_obs"]``
