@@ -120,6 +120,31 @@ class TDStage:
     epsilon: float = _field(0.0, "chance that a self-play move is random (exploration beyond the dice)")
     bench_every: int = _field(5_000, "games between benchmarks against pubeval and the heuristic player")
 
+    def check(self) -> None:
+        """``BgaiError`` naming every setting out of its range."""
+        _refuse(self.name, _counts(self, "games", "parallel_games", "batch_size", "epochs", "bench_every")
+                + _shares(self, "lam", "epsilon") + _rates(self))
+
+
+def _counts(stage, *names: str) -> list[str]:
+    """The problems of settings that count something, each at least 1."""
+    return [f"{name} must be at least 1, got {getattr(stage, name)}" for name in names if getattr(stage, name) < 1]
+
+
+def _shares(stage, *names: str) -> list[str]:
+    """The problems of settings that are shares or weights, each in 0..1."""
+    return [f"{name} must be in 0..1, got {getattr(stage, name)}" for name in names
+            if not 0 <= getattr(stage, name) <= 1]
+
+
+def _rates(stage) -> list[str]:
+    return [] if stage.lr > 0 else [f"lr must be above 0, got {stage.lr}"]
+
+
+def _refuse(name: str, problems: list[str]) -> None:
+    if problems:
+        raise BgaiError(f"stage {name}: " + "; ".join(problems))
+
 
 @dataclass
 class LookaheadStage:
@@ -165,6 +190,28 @@ class LookaheadStage:
                              "corrections of the positions that followed it in its game, carrying the game's end "
                              "back faster than one ply a generation")
 
+    def check(self) -> None:
+        """``BgaiError`` naming every setting out of its range (and a pruner that is not a file)."""
+        problems = _counts(self, "generations", "games", "positions", "buffer", "epochs", "batch_size", "part",
+                           "bench_every") + _shares(self, "epsilon", "lam") + _rates(self)
+        if self.plies not in (1, 2):
+            problems.append(f"plies must be 1 or 2, got {self.plies}")
+        if not 0 <= self.validation < 1:
+            problems.append(f"validation must be a share from 0 up to 1, got {self.validation}")
+        if not (0 <= self.deeper <= 1 and (self.deeper == 0 or self.plies + 1 <= MAX_PLIES)):
+            problems.append(f"deeper must be a share 0..1, and plies + 1 at most {MAX_PLIES}, got "
+                            f"deeper={self.deeper} with plies={self.plies}")
+        if not (0 <= self.rollouts <= 1 and self.rollout_trials >= 1 and self.rollout_truncate >= 0):
+            problems.append(f"rollouts must be a share 0..1, rollout_trials at least 1 and rollout_truncate 0 or "
+                            f"more, got {self.rollouts}, {self.rollout_trials} and {self.rollout_truncate}")
+        if self.rollout_pick not in ROLLOUT_PICKS:
+            problems.append(f"rollout_pick must be one of {', '.join(ROLLOUT_PICKS)}, got {self.rollout_pick!r}")
+        if self.precision not in ("fp32", "bf16"):
+            problems.append(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
+        if self.pruner and not Path(self.pruner).is_file():
+            problems.append(f"pruner {self.pruner!r} is not a file (a pruning net's .npz, training/pruner.py)")
+        _refuse(self.name, problems)
+
 
 @dataclass
 class RolloutStage:
@@ -196,6 +243,10 @@ class RolloutStage:
                                "(label shards made with bgai label --plays): the squared error of their cubeless "
                                "equities about the decision's mean, each decision's plays in one minibatch (0: none)")
     bench_every: int = _field(5, "epochs between benchmarks against pubeval and the heuristic player")
+
+    def check(self) -> None:
+        """``BgaiError`` naming every setting out of its range."""
+        _check_rollout_stage(self)
 
 
 STAGES = {"td": TDStage, "lookahead": LookaheadStage, "rollouts": RolloutStage}
@@ -252,6 +303,34 @@ class RunConfig:
         return out
 
 
+_KINDS = {int: "a whole number", float: "a number", str: "a string"}
+
+
+def _coerced(kind: type, value):
+    """``value`` as a setting of type ``kind`` (int, float or str), from TOML's types or the command line's text;
+    ``ValueError`` for anything else: a bool, a fraction for a whole number (``games = 1.9`` is no number of
+    games), a number for a string."""
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if kind is str:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return value
+    if isinstance(value, str):
+        value = value.strip()
+        try:
+            return kind(value)
+        except ValueError:
+            value = float(value)  # "2e4" games, "1.5" for a whole number (refused below)
+    if not isinstance(value, (int, float)) or value != value:  # (NaN)
+        raise ValueError(value)
+    if kind is int:
+        if not float(value).is_integer():
+            raise ValueError(value)
+        return int(value)
+    return float(value)
+
+
 def _typed(cls, values: dict, where: str):
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - names)
@@ -261,9 +340,10 @@ def _typed(cls, values: dict, where: str):
     for key, value in values.items():
         kind = type(getattr(obj, key))
         try:
-            setattr(obj, key, kind(value))
-        except (TypeError, ValueError):
-            raise BgaiError(f"{where} {key} must be {kind.__name__}, got {value!r}") from None
+            setattr(obj, key, _coerced(kind, value))
+        except (TypeError, ValueError, OverflowError):
+            raise BgaiError(f"{where} {key} must be {kind.__name__} ({_KINDS.get(kind, kind.__name__)}), got "
+                            f"{value!r}") from None
     return obj
 
 
@@ -337,29 +417,7 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
     if unused:
         raise BgaiError(f"no stage of this run has the setting(s) {', '.join(unused)}")
     for stage in stages:
-        if isinstance(stage, LookaheadStage) and stage.plies not in (1, 2):
-            raise BgaiError(f"stage {stage.name}: plies must be 1 or 2, got {stage.plies}")
-        if isinstance(stage, LookaheadStage) and not (0 <= stage.deeper <= 1 and (stage.deeper == 0 or
-                                                                                 stage.plies + 1 <= MAX_PLIES)):
-            raise BgaiError(f"stage {stage.name}: deeper must be a share 0..1, and plies + 1 at most {MAX_PLIES}, "
-                            f"got deeper={stage.deeper} with plies={stage.plies}")
-        if isinstance(stage, LookaheadStage) and not (0 <= stage.rollouts <= 1 and stage.rollout_trials >= 1
-                                                      and stage.rollout_truncate >= 0):
-            raise BgaiError(f"stage {stage.name}: rollouts must be a share 0..1, rollout_trials at least 1 and "
-                            f"rollout_truncate 0 or more, got {stage.rollouts}, {stage.rollout_trials} and "
-                            f"{stage.rollout_truncate}")
-        if isinstance(stage, LookaheadStage) and stage.rollout_pick not in ROLLOUT_PICKS:
-            raise BgaiError(f"stage {stage.name}: rollout_pick must be one of {', '.join(ROLLOUT_PICKS)}, got "
-                            f"{stage.rollout_pick!r}")
-        if isinstance(stage, LookaheadStage) and stage.precision not in ("fp32", "bf16"):
-            raise BgaiError(f"stage {stage.name}: precision must be 'fp32' or 'bf16', got {stage.precision!r}")
-        if isinstance(stage, LookaheadStage) and not 0 <= stage.lam <= 1:
-            raise BgaiError(f"stage {stage.name}: lam must be in 0..1, got {stage.lam}")
-        if isinstance(stage, RolloutStage):
-            _check_rollout_stage(stage)
-        if isinstance(stage, LookaheadStage) and stage.pruner and not Path(stage.pruner).is_file():
-            raise BgaiError(f"stage {stage.name}: pruner {stage.pruner!r} is not a file (a pruning net's .npz, "
-                            f"training/pruner.py)")
+        stage.check()
     config.stages = stages
     config.hidden_sizes()
     config.net_names()

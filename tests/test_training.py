@@ -127,12 +127,29 @@ def test_every_shipped_config_loads(path):
     ('[[stage]]\nmethod = "lookahead"\ndeeper = 1.5\n', "deeper must be a share"),
     ('[[stage]]\nmethod = "lookahead"\nprecision = "fp16"\n', "precision must be 'fp32' or 'bf16'"),
     ('[[stage]]\nmethod = "td"\ngames = "many"\n', "games must be int"),
+    # A TD stage is checked as the others are, every problem named at once; a fraction is no whole number.
+    ('[[stage]]\nmethod = "td"\ngames = 1.9\n', "stage 1 games must be int \\(a whole number\\), got 1.9"),
+    ('[[stage]]\nmethod = "td"\nbench_every = 0\nlam = 1.5\nlr = 0\n',
+     "stage td: bench_every must be at least 1, got 0; lam must be in 0..1, got 1.5; lr must be above 0, got 0.0"),
+    ('[[stage]]\nmethod = "td"\nparallel_games = -4\n', "parallel_games must be at least 1"),
+    ('[[stage]]\nmethod = "lookahead"\ngenerations = 0\n', "generations must be at least 1"),
+    ('seed = true\n', "config seed must be int \\(a whole number\\), got True"),
+    ('run_name = 5\n', "config run_name must be str \\(a string\\), got 5"),
+    ('[[stage]]\nmethod = "td"\nlr = nan\n', "lr must be float \\(a number\\)"),
 ])
 def test_bad_configs_say_what_is_wrong(tmp_path, text, message):
     path = tmp_path / "bad.toml"
     path.write_text(text)
     with pytest.raises(BgaiError, match=message):
         load_config(path)
+
+
+def test_whole_numbers_may_come_as_text_or_as_whole_floats(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text('[[stage]]\nmethod = "td"\ngames = 2e4\nlr = 1\n')
+    stage = load_config(path, qualified={"td.parallel_games": "128", "td.epsilon": "0.1"}).stages[0]
+    assert (stage.games, stage.parallel_games, stage.lr, stage.epsilon) == (20_000, 128, 1.0, 0.1)
+    assert type(stage.games) is int and type(stage.lr) is float
 
 
 def test_an_override_no_stage_has_is_refused():
