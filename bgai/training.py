@@ -307,15 +307,15 @@ _KINDS = {int: "a whole number", float: "a number", str: "a string"}
 
 
 def _coerced(kind: type, value):
-    """``value`` as a setting of type ``kind`` (int, float or str), from TOML's types or the command line's text;
-    ``ValueError`` for anything else: a bool, a fraction for a whole number (``games = 1.9`` is no number of
-    games), a number for a string."""
+    """``value`` as a setting of type ``kind`` (int, float or str), from TOML's types or the command line's text (a
+    whole number is a string's text too: ``hidden = 128``); ``ValueError`` for anything else: a bool, a fraction for
+    a whole number (``games = 1.9`` is no number of games), a fraction or a table for a string."""
     if isinstance(value, bool):
         raise ValueError(value)
     if kind is str:
-        if not isinstance(value, str):
+        if not isinstance(value, (str, int)):
             raise ValueError(value)
-        return value
+        return str(value)
     if isinstance(value, str):
         value = value.strip()
         try:

@@ -134,7 +134,7 @@ def test_every_shipped_config_loads(path):
     ('[[stage]]\nmethod = "td"\nparallel_games = -4\n', "parallel_games must be at least 1"),
     ('[[stage]]\nmethod = "lookahead"\ngenerations = 0\n', "generations must be at least 1"),
     ('seed = true\n', "config seed must be int \\(a whole number\\), got True"),
-    ('run_name = 5\n', "config run_name must be str \\(a string\\), got 5"),
+    ('run_name = 0.5\n', "config run_name must be str \\(a string\\), got 0.5"),
     ('[[stage]]\nmethod = "td"\nlr = nan\n', "lr must be float \\(a number\\)"),
 ])
 def test_bad_configs_say_what_is_wrong(tmp_path, text, message):
@@ -147,7 +147,9 @@ def test_bad_configs_say_what_is_wrong(tmp_path, text, message):
 def test_whole_numbers_may_come_as_text_or_as_whole_floats(tmp_path):
     path = tmp_path / "run.toml"
     path.write_text('[[stage]]\nmethod = "td"\ngames = 2e4\nlr = 1\n')
-    stage = load_config(path, qualified={"td.parallel_games": "128", "td.epsilon": "0.1"}).stages[0]
+    config = load_config(path, {"hidden": 64}, qualified={"td.parallel_games": "128", "td.epsilon": "0.1"})
+    assert config.hidden == "64"
+    stage = config.stages[0]
     assert (stage.games, stage.parallel_games, stage.lr, stage.epsilon) == (20_000, 128, 1.0, 0.1)
     assert type(stage.games) is int and type(stage.lr) is float
 
