@@ -59,7 +59,8 @@ MIN_BLOCK = 256
 class BackgammonVectorEnv(VectorEnv):
     """``num_envs`` games of an agent against ``opponent``, stepped together (see the module docstring; the
     arguments are ``bgai.envs.backgammon.BackgammonEnv``'s). ``afterstates``: every step's info also holds every
-    game's legal plays and their afterstates' encodings.
+    game's legal plays and their afterstates' encodings. ``blocks``: the blocks of games stepped on threads of
+    their own (the module docstring; one for fewer than ``2 * MIN_BLOCK`` games).
 
     ``reset(options={"positions": boards})`` starts every game from a given position (``num_envs`` of them, each a
     ``Position``, a Position ID or XGID, or 26 integers), the agent on roll with a fresh roll; the games that follow
