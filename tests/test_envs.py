@@ -437,6 +437,36 @@ def test_a_callers_player_is_never_called_from_two_threads_at_once():
     assert sizes and max(sizes) <= MIN_BLOCK
 
 
+def test_a_policy_that_raises_in_one_block_leaves_every_game_as_it_was():
+    """Given two blocks and a policy that raises on its second call (the second block's replies), then the step
+    raises, and every game (the first block's too) is where it was: the same step again, with a policy that
+    answers, plays as if the failed one had never been tried."""
+    calls = []  # the calls since the policy was armed (after the resets, whose opening replies call it too)
+
+    def flaky(observations, info):
+        calls.append(len(observations["observation"]))
+        if len(calls) == 3:
+            raise IllegalMoveError("the second call fails")
+        return np.zeros(len(observations["observation"]), dtype=np.int64)
+
+    def steady(observations, info):
+        return np.zeros(len(observations["observation"]), dtype=np.int64)
+
+    n = 2 * MIN_BLOCK
+    tried, clean = BackgammonVectorEnv(n, flaky), BackgammonVectorEnv(n, steady)
+    tried.reset(seed=3)
+    obs, _ = clean.reset(seed=3)
+    calls[:] = [0]  # armed: the step's second call is the third
+    actions = np.zeros(n, dtype=np.int64)
+    with pytest.raises(IllegalMoveError, match="second call"):
+        tried.step(actions)
+    tried.opponent = clean.opponent
+    for games in tried._shards:
+        games.opponent = clean.opponent
+    a, b = tried.step(actions), clean.step(actions)
+    assert np.array_equal(a[0]["observation"], b[0]["observation"]) and np.array_equal(a[1], b[1])
+
+
 def test_the_blocks_are_checked():
     for blocks in (0, 1.5, True, "2"):
         with pytest.raises(ValueError, match="blocks"):

@@ -124,6 +124,14 @@ class Games:
         self.plays = no_plays(n, steps)
         self._every = np.arange(n)
 
+    def snapshot(self) -> tuple:
+        """The games' state, for ``restore``: a step that fails in another block of games is undone here too."""
+        return self.boards.copy(), self.dice.copy(), self.over.copy(), self.plays
+
+    def restore(self, state: tuple) -> None:
+        boards, dice, over, self.plays = state
+        self.boards[:], self.dice[:], self.over[:] = boards, dice, over
+
     def start(self, rows: np.ndarray, rng: np.random.Generator, positions: Sequence[Any] | None = None) -> None:
         """New games in ``rows``: from the opening position, or from ``positions`` (one per row, the agent on roll,
         each as ``check_start`` takes it) with a fresh roll."""

@@ -21,7 +21,8 @@ replays the same games for the same ``num_envs`` and ``blocks``, whatever the ma
 opponent (``random``, ``heuristic``, ``pubeval``) or a ``Bot`` (``bgai``: threads may share a bot) the blocks step
 on parallel threads (``bgai.movegen.threads()``: ``BGAI_THREADS``, else up to two cores; give as many blocks as the
 cores you give it); another player or a policy of the caller's is called for one block at a time, never from two
-threads at once (unless it has a true ``threadsafe`` attribute).
+threads at once (unless it has a true ``threadsafe`` attribute). A step is all or nothing: where an opponent
+raises in one block (a policy's action outside its mask, say), every game is left as it was before the step.
 
 Games restart as they end, in the same step (``AutoresetMode.SAME_STEP``): the observation of a game that just ended
 is already its next game's first, the reward and ``terminations`` are the ended game's, and ``info["final_obs"]``
@@ -126,7 +127,15 @@ class BackgammonVectorEnv(VectorEnv):
                         out={key: value[lo:hi] for key, value in observation.items()})
             return result
 
-        parts = self._map(step)
+        # All or nothing: a policy that raises in one block (an illegal action, say) leaves every game as it was.
+        saved = [(games.snapshot(), rng.bit_generator.state) for games, rng in zip(self._shards, self._rngs)]
+        try:
+            parts = self._map(step)
+        except BaseException:
+            for games, rng, (state, dice) in zip(self._shards, self._rngs, saved):
+                games.restore(state)
+                rng.bit_generator.state = dice
+            raise
         points, finished, illegal, final = (np.concatenate(column) for column in zip(*parts))
         info = self._info()
         info["illegal_action"], info["_illegal_action"] = illegal, np.ones(self.num_envs, dtype=bool)
