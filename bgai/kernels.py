@@ -315,9 +315,9 @@ def afterstates_of(boards: np.ndarray, dice: np.ndarray, want_steps: bool):
     numpy generator uses (the larger die first, then the smaller first; doubles four times, from non-increasing
     sources), sources in increasing order (only the points the mover holds, read from a bit mask kept with the
     board): its plays come out in the order of the generator's breadth-first rows. The plays that use the most pips
-    are kept, the first of each distinct afterstate: a board's Zobrist hash is
-    updated with each step (a few table reads, not a pass over the board), and a table of the hashes seen, cleared
-    by a new generation number rather than by a write to each slot, finds the repeats as they come."""
+    are kept, the first of each distinct afterstate: a board's Zobrist hash is updated with each step (a few table
+    reads, not a pass over the board), and a table of the hashes seen, cleared by a new generation number rather
+    than by a write to each slot, finds the repeats as they come."""
     n = boards.shape[0]
     cap = 24 * n + _ROOM
     after = np.empty((cap, 26), dtype=np.int8)

@@ -246,7 +246,28 @@ class RolloutStage:
 
     def check(self) -> None:
         """``BgaiError`` naming every setting out of its range."""
-        _check_rollout_stage(self)
+        problems: list[str] = []
+        if self.epochs < 1 or self.batch_size < 1:
+            problems.append(f"epochs and batch_size must be at least 1, got {self.epochs} and {self.batch_size}")
+        if not (self.lr > 0 and self.lr_end >= 0):
+            problems.append(f"lr must be above 0 and lr_end 0 or more, got {self.lr} and {self.lr_end}")
+        if self.optimizer not in ("adam", "adamw"):
+            problems.append(f"optimizer must be 'adam' or 'adamw', got {self.optimizer!r}")
+        if self.weight_decay < 0:
+            problems.append(f"weight_decay must be 0 or more, got {self.weight_decay}")
+        if not 0 < self.validation < 1:
+            problems.append(f"validation must be a share between 0 and 1, got {self.validation}")
+        if not 0 <= self.ply1 <= 1:
+            problems.append(f"ply1 must be a weight 0..1, got {self.ply1}")
+        if self.bench_every < 1:
+            problems.append(f"bench_every must be at least 1, got {self.bench_every}")
+        if self.picks not in LABEL_PICKS:
+            problems.append(f"picks must be one of {', '.join(LABEL_PICKS)}, got {self.picks!r}")
+        if not self.anchor >= 0:
+            problems.append(f"anchor must be 0 or more (a multiple of the labelled positions), got {self.anchor}")
+        if not self.pairs >= 0:
+            problems.append(f"pairs must be 0 or more (the weight of the differences' loss), got {self.pairs}")
+        _refuse(self.name, problems)
 
 
 STAGES = {"td": TDStage, "lookahead": LookaheadStage, "rollouts": RolloutStage}
@@ -316,12 +337,11 @@ def _coerced(kind: type, value):
         if not isinstance(value, (str, int)):
             raise ValueError(value)
         return str(value)
-    if isinstance(value, str):
-        value = value.strip()
+    if isinstance(value, str):  # the command line's text, checked below as TOML's numbers are
         try:
-            return kind(value)
+            value = int(value)
         except ValueError:
-            value = float(value)  # "2e4" games, "1.5" for a whole number (refused below)
+            value = float(value)  # "1e-4", "2e4" games; "1.5" for a whole number is refused below
     if not isinstance(value, (int, float)) or value != value:  # (NaN)
         raise ValueError(value)
     if kind is int:
@@ -1086,32 +1106,6 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
 
 
 # Rollout labels -------------------------------------------------------------------------------------------------
-
-
-def _check_rollout_stage(stage: RolloutStage) -> None:
-    problems = []
-    if stage.epochs < 1 or stage.batch_size < 1:
-        problems.append(f"epochs and batch_size must be at least 1, got {stage.epochs} and {stage.batch_size}")
-    if not (stage.lr > 0 and stage.lr_end >= 0):
-        problems.append(f"lr must be above 0 and lr_end 0 or more, got {stage.lr} and {stage.lr_end}")
-    if stage.optimizer not in ("adam", "adamw"):
-        problems.append(f"optimizer must be 'adam' or 'adamw', got {stage.optimizer!r}")
-    if stage.weight_decay < 0:
-        problems.append(f"weight_decay must be 0 or more, got {stage.weight_decay}")
-    if not 0 < stage.validation < 1:
-        problems.append(f"validation must be a share between 0 and 1, got {stage.validation}")
-    if not 0 <= stage.ply1 <= 1:
-        problems.append(f"ply1 must be a weight 0..1, got {stage.ply1}")
-    if stage.bench_every < 1:
-        problems.append(f"bench_every must be at least 1, got {stage.bench_every}")
-    if stage.picks not in LABEL_PICKS:
-        problems.append(f"picks must be one of {', '.join(LABEL_PICKS)}, got {stage.picks!r}")
-    if not stage.anchor >= 0:
-        problems.append(f"anchor must be 0 or more (a multiple of the labelled positions), got {stage.anchor}")
-    if not stage.pairs >= 0:
-        problems.append(f"pairs must be 0 or more (the weight of the differences' loss), got {stage.pairs}")
-    if problems:
-        raise BgaiError(f"stage {stage.name}: " + "; ".join(problems))
 
 
 #: ``RolloutStage.picks``: the positions a stage learns, by how their shard picked them (``bgai.labels``).

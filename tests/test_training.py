@@ -152,6 +152,8 @@ def test_whole_numbers_may_come_as_text_or_as_whole_floats(tmp_path):
     stage = config.stages[0]
     assert (stage.games, stage.parallel_games, stage.lr, stage.epsilon) == (20_000, 128, 1.0, 0.1)
     assert type(stage.games) is int and type(stage.lr) is float
+    with pytest.raises(BgaiError, match="lr must be float"):  # text is held to what TOML's numbers are
+        load_config(path, qualified={"td.lr": "nan"})
 
 
 def test_an_override_no_stage_has_is_refused():

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from bgai.dice import OPENING_ROLLS
+from bgai.dice import OPENING_ROLLS, ORDERED_ROLLS
 from bgai.errors import GameStateError, InvalidPositionError
 from bgai.game import game_over, result_points
 from bgai.movegen import afterstates, group_starts, switch, validate_boards
@@ -60,8 +60,8 @@ def no_plays(n: int, steps: bool = False) -> Plays:
                  np.zeros((0, 4, 3), dtype=np.int8) if steps else None)
 
 
-#: The 36 outcomes of two dice, each with the larger die first.
-_OUTCOMES = np.array([(max(a, b), min(a, b)) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
+#: The 36 outcomes of two dice (``bgai.dice.ORDERED_ROLLS``), each with the larger die first.
+_OUTCOMES = np.ascontiguousarray(np.sort(ORDERED_ROLLS, axis=1)[:, ::-1])
 
 
 def roll(rng: np.random.Generator, n: int) -> np.ndarray:

@@ -120,11 +120,10 @@ class BackgammonVectorEnv(VectorEnv):
         observation = self._blank()
 
         def step(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-            (lo, hi), games = self._bounds[k], self._shards[k]
+            lo, hi = self._bounds[k]
             with one_thread():
-                result = games.step(a[lo:hi], self._rngs[k], restart=True)
-                observe(games.boards, games.dice, games.plays.counts, self.encoder,
-                        out={key: value[lo:hi] for key, value in observation.items()})
+                result = self._shards[k].step(a[lo:hi], self._rngs[k], restart=True)
+                self._observe(k, observation)
             return result
 
         # All or nothing: a policy that raises in one block (an illegal action, say) leaves every game as it was.
@@ -169,11 +168,16 @@ class BackgammonVectorEnv(VectorEnv):
         return {"observation": np.empty((self.num_envs, observation_size(self.encoder)), dtype=np.float32),
                 "action_mask": np.zeros((self.num_envs, MAX_PLAYS), dtype=np.int8)}
 
+    def _observe(self, k: int, observation: dict[str, np.ndarray]) -> None:
+        """Block ``k``'s rows of ``observation`` (``_blank``'s arrays), written from its games."""
+        (lo, hi), games = self._bounds[k], self._shards[k]
+        observe(games.boards, games.dice, games.plays.counts, self.encoder,
+                out={key: value[lo:hi] for key, value in observation.items()})
+
     def _observation(self) -> dict[str, np.ndarray]:
         observation = self._blank()
-        for (lo, hi), games in zip(self._bounds, self._shards):
-            observe(games.boards, games.dice, games.plays.counts, self.encoder,
-                    out={key: value[lo:hi] for key, value in observation.items()})
+        for k in range(len(self._shards)):
+            self._observe(k, observation)
         return observation
 
     def _info(self) -> dict[str, Any]:
