@@ -26,12 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bgai.analysis import analyse_match
-from bgai.bot import load_bot
 from bgai.coach.gnubg_matches import make_match
-from bgai.files import provenance, write_atomically
-from bgai.matchfile import CheckerPlay, read_mat
-from bgai.progress import ticking
+from bgai.core.files import provenance, write_atomically
+from bgai.core.progress import ticking
+from bgai.eval.bot import load_bot
+from bgai.formats.matchfile import CheckerPlay, read_mat
+from bgai.play.analysis import analyse_match
 
 VERY_BAD = 0.12
 CUBE_ERRORS = ("missed-double-below-cp", "missed-double-above-cp", "wrong-double-below-dp", "wrong-double-above-tg",

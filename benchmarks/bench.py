@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai import movegen
-from bgai.files import provenance, write_atomically
-from bgai.game import game_over, play_games
+from bgai.core import movegen
+from bgai.core.files import provenance, write_atomically
+from bgai.core.game import game_over, play_games
+from bgai.core.progress import ticking
+from bgai.formats.position import START_BOARD
 from bgai.players import PubevalPlayer, RandomPlayer
-from bgai.position import START_BOARD
-from bgai.progress import ticking
 
 
 def sample_pairs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.files import provenance, write_atomically
-from bgai.labels import load_labels
-from bgai.phase import NAMES, classify
-from bgai.progress import ticking
-from bgai.weights import equity
+from bgai.core.files import provenance, write_atomically
+from bgai.core.phase import NAMES, classify
+from bgai.core.progress import ticking
+from bgai.eval.weights import equity
+from bgai.train.labels import load_labels
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")

@@ -6,7 +6,7 @@ reference set, both judged by the set's stored GNU Backgammon 2-ply cubeless pro
 The positions are a random draw (``--seed``) of the set's distinct contact positions (``bgai.coach.cube_reference``:
 positions of gnubg-nn's self-play near the doubling window, the player on roll before its roll). For each, the
 cubeless equity of the player on roll by the fast network (``load_bot()``'s) at 0 and 1-ply, by its rollouts
-truncated after 7 plies and by its rollouts played to the end (``bgai.rollout.rollout_values``: 0-ply, variance
+truncated after 7 plies and by its rollouts played to the end (``bgai.eval.rollout.rollout_values``: 0-ply, variance
 reduction, ``--trials`` trials). Printed for each value: its mean difference from gnubg 2-ply (the lean: positive
 when it rates the player on roll higher, ± its standard error over positions), its mean absolute difference, and
 the same two against the played-out rollouts.
@@ -23,12 +23,12 @@ import time
 
 import numpy as np
 
-from bgai.bot import load_bot
 from bgai.coach.cube_accuracy import REFERENCE, boards_and_cubes
-from bgai.files import provenance, write_atomically
-from bgai.progress import ticking
-from bgai.rollout import rollout_values
-from bgai.weights import equity
+from bgai.core.files import provenance, write_atomically
+from bgai.core.progress import ticking
+from bgai.eval.bot import load_bot
+from bgai.eval.rollout import rollout_values
+from bgai.eval.weights import equity
 
 
 def main(argv=None) -> None:

@@ -7,8 +7,8 @@ One run measures, one after the other, each for a few seconds of wall time (``--
 1. **bgai's vector environment** (``BackgammonVectorEnv``, ``--envs`` games at once in its default two blocks, one
    a thread): a random agent (uniform over its mask, its count of legal actions read from the mask, the draw in
    numpy) against the random opponent. Games and decisions a second; a decision is one play of either side, so a
-   turn. Then again on one thread (``bgai.movegen.one_thread``: OpenSpiel's part runs on one).
-2. **bgai's own batched games** (``bgai.game.play_games``, random against random, what ``bgai duel random random``
+   turn. Then again on one thread (``bgai.core.movegen.one_thread``: OpenSpiel's part runs on one).
+2. **bgai's own batched games** (``bgai.core.game.play_games``, random against random, what ``bgai duel random random``
    runs, ``--envs`` games at once): the same games without the environment around them.
 3. **bgai's single environment** (``BackgammonEnv``, one game, random against random): the time of a step, and the
    time of the move generation and the random choices that step makes (the agent's plays, the opponent's plays and
@@ -44,12 +44,12 @@ from pathlib import Path
 
 import numpy as np
 
+from bgai.core.files import provenance, write_atomically
+from bgai.core.game import play_games
+from bgai.core.movegen import afterstates, one_thread, threads
+from bgai.core.progress import ticking
 from bgai.envs import BackgammonEnv, BackgammonVectorEnv
-from bgai.files import provenance, write_atomically
-from bgai.game import play_games
-from bgai.movegen import afterstates, one_thread, threads
 from bgai.players import RandomPlayer
-from bgai.progress import ticking
 
 NOTES = {
     "decisions": "one action of one side: a whole turn in bgai (both seats' plays counted) and in OpenSpiel (which "

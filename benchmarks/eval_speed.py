@@ -8,7 +8,7 @@ Backgammon's ``calibrate``, one thread each, in one run.
   to zero), numpy's BLAS on one thread. The boards are the afterstates of positions from the bot's own 0-ply games
   (bear-offs and finished games left out), each position's plays in the order the move generator lists them, as a
   move or a lookahead evaluates them; "shuffled" is the same boards in random order (no two neighbours alike: the
-  first layer then cannot start from the row before, ``bgai.kernels.first_layer``). A batch of 1 is one board a
+  first layer then cannot start from the row before, ``bgai.eval.kernels.first_layer``). A batch of 1 is one board a
   call.
 * **gnubg**: ``calibrate`` of Debian's gnubg with ``set threads 1``: static evaluations per second of its own
   positions (its 0-ply evaluation with its inputs), the figure it prints last after ``--gnubg-seconds``.
@@ -31,13 +31,13 @@ os.environ.setdefault("BGAI_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from bgai import bearoff  # noqa: E402
-from bgai.bot import load_bot  # noqa: E402
-from bgai.files import provenance, write_atomically  # noqa: E402
-from bgai.game import play_games  # noqa: E402
-from bgai.movegen import afterstates  # noqa: E402
-from bgai.phase import CONTACT, CRASHED, RACE, classify  # noqa: E402
-from bgai.progress import ticking
+from bgai.core.files import provenance, write_atomically  # noqa: E402
+from bgai.core.game import play_games  # noqa: E402
+from bgai.core.movegen import afterstates  # noqa: E402
+from bgai.core.phase import CONTACT, CRASHED, RACE, classify  # noqa: E402
+from bgai.core.progress import ticking
+from bgai.eval import bearoff  # noqa: E402
+from bgai.eval.bot import load_bot  # noqa: E402
 
 GNUBG = "/usr/games/gnubg"
 BATCHES = (1, 32, 4096)

@@ -2,11 +2,11 @@
 
     python benchmarks/external_bench.py --games 400 --json benchmarks/results/external.json
 
-``bgai external`` (``bgai.external``, here in this process) serves one of Debian gnubg's two players; gnubg's own
-player is the other, at 0-ply without noise, and gnubg runs the games: its dice, its rules (the Jacoby rule on, as
+``bgai external`` (``bgai.frontends.external``, here in this process) serves one of Debian gnubg's two players; gnubg's
+own player is the other, at 0-ply without noise, and gnubg runs the games: its dice, its rules (the Jacoby rule on, as
 gnubg's default; beavers as gnubg allows them), its record. Half the games bgai is gnubg's player 0, half its
 player 1, each half a session on the same seed. The result comes from gnubg's own record of the games (``export
-match mat``, read back by ``bgai.matchfile``): points per game for bgai, with the standard error of the mean.
+match mat``, read back by ``bgai.formats.matchfile``): points per game for bgai, with the standard error of the mean.
 ``--cubeless G`` also runs ``bgai bench --opponent gnubg --games G`` (cubeless duplicate games against gnubg-nn
 0-ply, the README's strength figure) in the same run, for the two side by side.
 
@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from bgai.bot import load_bot
-from bgai.external import serve
-from bgai.files import provenance, write_atomically
-from bgai.matchfile import read_match
-from bgai.progress import ticking
+from bgai.core.files import provenance, write_atomically
+from bgai.core.progress import ticking
+from bgai.eval.bot import load_bot
+from bgai.formats.matchfile import read_match
+from bgai.frontends.external import serve
 
 GNUBG = "/usr/games/gnubg"
 
@@ -96,7 +96,7 @@ def main() -> None:
           f"{result['ppg']:+.3f} ± {result['ppg_se']:.3f} ppg for bgai, wins {100 * result['win_rate']:.1f}%, "
           f"{seconds:.0f} s")
     if args.cubeless:
-        bench = subprocess.run([sys.executable, "-m", "bgai.cli", "bench", "--opponent", "gnubg", "--games",
+        bench = subprocess.run([sys.executable, "-m", "bgai.frontends.cli", "bench", "--opponent", "gnubg", "--games",
                                 str(args.cubeless), "--plies", str(args.plies), "--quiet"],
                                capture_output=True, text=True, check=True)
         cubeless = json.loads(bench.stdout.strip().splitlines()[-1])

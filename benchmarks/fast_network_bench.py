@@ -16,7 +16,7 @@ what a candidate network costs a move (issue 20's budget: no more per evaluation
   And the fast network at 1-ply with the pruning net it had before (``OLD_FAST_PRUNER``: 231-64, on the
   network's own inputs, keeping 4) instead of its shipped one (197-128 on Tesauro's inputs, keeping 5).
 * **Rollout jobs**: ``rollout(load_bot(), position, trials, jobs=2)`` of the opening and the prime position on 2
-  threads (``jobs`` up to ``bgai.rollout.THREAD_JOBS``), on 2 worker processes (``THREAD_JOBS`` set to 1: their
+  threads (``jobs`` up to ``bgai.eval.rollout.THREAD_JOBS``), on 2 worker processes (``THREAD_JOBS`` set to 1: their
   start-up counted, as a user waits for it) and in one thread, with the equities of each (they must agree); and
   on 2 threads with ``OLD_FAST_PRUNER``.
 """
@@ -35,12 +35,14 @@ import json  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from bgai import Position, bearoff, movegen  # noqa: E402
-from bgai import rollout as ro  # noqa: E402
-from bgai.bot import FAST_NPZ, FAST_PRUNER, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
+from bgai import Position  # noqa: E402
 from bgai.coach.oracles import gnubg_positions  # noqa: E402
-from bgai.files import provenance, write_atomically  # noqa: E402
-from bgai.progress import ticking  # noqa: E402
+from bgai.core import movegen  # noqa: E402
+from bgai.core.files import provenance, write_atomically  # noqa: E402
+from bgai.core.progress import ticking  # noqa: E402
+from bgai.eval import bearoff  # noqa: E402
+from bgai.eval import rollout as ro  # noqa: E402
+from bgai.eval.bot import FAST_NPZ, FAST_PRUNER, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
 
 ROLLOUT_POSITIONS = {"opening": "4HPwATDgc/ABMA", "prime": "trsDADBsuw0GAA"}
 OLD_FAST_PRUNER = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "s-512-64-init-24-pruner.npz"

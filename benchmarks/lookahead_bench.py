@@ -32,12 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.bot import FILTERS, MAX_PLIES, Bot, MoveFilter, load_bot
-from bgai.files import provenance, write_atomically
-from bgai.game import game_over
-from bgai.movegen import afterstates
-from bgai.position import START_BOARD, Position
-from bgai.progress import ticking
+from bgai.core.files import provenance, write_atomically
+from bgai.core.game import game_over
+from bgai.core.movegen import afterstates
+from bgai.core.progress import ticking
+from bgai.eval.bot import FILTERS, MAX_PLIES, Bot, MoveFilter, load_bot
+from bgai.formats.position import START_BOARD, Position
 
 
 def sample_positions(n: int, seed: int, bot: Bot | None = None,

@@ -76,14 +76,14 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from bgai import bearoff  # noqa: E402
-from bgai.bot import MAX_PLIES, load_bot  # noqa: E402
 from bgai.coach.oracles import gnubg_positions  # noqa: E402
-from bgai.files import provenance, write_atomically  # noqa: E402
-from bgai.movegen import afterstates, switch  # noqa: E402
+from bgai.core.files import provenance, write_atomically  # noqa: E402
+from bgai.core.movegen import afterstates, switch  # noqa: E402
+from bgai.core.progress import ticking  # noqa: E402
+from bgai.eval import bearoff  # noqa: E402
+from bgai.eval.bot import MAX_PLIES, load_bot  # noqa: E402
+from bgai.formats.position import Position  # noqa: E402
 from bgai.players.gnubg import from_gnubg, require_gnubg, to_gnubg  # noqa: E402
-from bgai.position import Position  # noqa: E402
-from bgai.progress import ticking  # noqa: E402
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BGAI_THREADS",
                     "BGBOT_MULTIPLY_THREADS")

@@ -7,7 +7,7 @@ against the same network in float32).
 
 The positions come from the network's own self-play (``--self-play`` games); 0-ply evaluation is timed on
 ``--boards`` of them (repeated). bfloat16 pays only on a CPU with bfloat16 instructions
-(``bgai.network.bf16_supported``); elsewhere torch emulates it and it is slower.
+(``bgai.eval.network.bf16_supported``); elsewhere torch emulates it and it is slower.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ import time
 import numpy as np
 import torch
 
-from bgai.bot import Bot, load_bot
 from bgai.coach.strength import duel
-from bgai.files import provenance, write_atomically
-from bgai.network import bf16_supported, equity
-from bgai.progress import ticking
-from bgai.training import lookahead_targets, sample_positions
+from bgai.core.files import provenance, write_atomically
+from bgai.core.progress import ticking
+from bgai.eval.bot import Bot, load_bot
+from bgai.eval.network import bf16_supported, equity
+from bgai.train.training import lookahead_targets, sample_positions
 
 
 def timed(fn, *args, **kwargs):

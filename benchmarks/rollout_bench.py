@@ -6,7 +6,7 @@ database is worth to the bot in races.
 
 * **Speed** (``speed``): trials per second of a 324-trial cubeless rollout of the opening position at 0-ply,
   played to the end or truncated at 7 plies, with and without variance reduction, by bgai (in this process,
-  ``bgai.rollout.rollout``; the bot and the bear-off database already loaded) and by Debian's ``gnubg`` (its
+  ``bgai.eval.rollout.rollout``; the bot and the bear-off database already loaded) and by Debian's ``gnubg`` (its
   ``rollout`` command from a command file, 2 threads, quasi-random dice, timed from outside). Each setting runs
   ``--repeats`` times, gnubg and bgai in turn, and the fastest run of each counts (the machine is shared). gnubg's
   time is given whole and less its start-up (the same command file without ``rollout``). Both end cubeless trials
@@ -37,14 +37,14 @@ import time
 
 import numpy as np
 
-from bgai import bearoff
-from bgai.bot import Bot, load_bot
-from bgai.files import provenance, write_atomically
-from bgai.game import play_games
-from bgai.movegen import afterstates
-from bgai.progress import ticking
-from bgai.rollout import rollout, torch_threads
-from bgai.weights import equity  # not bgai.network: the workers import this script, and torch with it
+from bgai.core.files import provenance, write_atomically
+from bgai.core.game import play_games
+from bgai.core.movegen import afterstates
+from bgai.core.progress import ticking
+from bgai.eval import bearoff
+from bgai.eval.bot import Bot, load_bot
+from bgai.eval.rollout import rollout, torch_threads
+from bgai.eval.weights import equity  # not bgai.eval.network: the workers import this script, and torch with it
 
 GNUBG = "/usr/games/gnubg"
 OPENING = "4HPwATDgc/ABMA"

@@ -13,7 +13,7 @@ turn, ``--repeats`` times each (the fastest run of each counts; start-up include
 * ``bgai rollout --positions FILE --jobs 1``: one thread (the move generator's threads use the second core where
   they can);
 * the code as it was before (``--baseline``, a commit: issue 37's "today", checked out in a temporary git
-  worktree): its ``bgai.rollout.rollout_values`` on the same positions in one process, as training labelled
+  worktree): its ``bgai.eval.rollout.rollout_values`` on the same positions in one process, as training labelled
   positions then (a first run, untimed, compiles its kernels);
 * Debian's ``gnubg`` on 2 threads, every position of the file rolled out with the same settings (quasi-random
   dice, 0-ply play, truncation at 7 plies evaluated at 0-ply, cubeless, variance reduction), one command file.
@@ -39,7 +39,7 @@ import numpy as np
 
 GNUBG = "/usr/games/gnubg"
 ROOT = Path(__file__).resolve().parents[1]
-BGAI = [sys.executable, "-m", "bgai.cli"]
+BGAI = [sys.executable, "-m", "bgai.frontends.cli"]
 
 
 def gnubg_commands(position_ids: list[str], trials: int, truncate: int) -> str:
@@ -80,8 +80,8 @@ def run_bgai(path: Path, jobs: int, trials: int, truncate: int, seed: int) -> tu
 
 BASELINE = """
 import sys, numpy as np
-from bgai.bot import load_bot
-from bgai.rollout import rollout_values
+from bgai.eval.bot import load_bot
+from bgai.eval.rollout import rollout_values
 boards = np.load(sys.argv[1])
 rollout_values(load_bot(), boards, trials=int(sys.argv[2]), truncate=int(sys.argv[3]), seed=int(sys.argv[4]))
 """
@@ -107,9 +107,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from bgai.coach.oracles import gnubg_positions
-    from bgai.files import provenance, write_atomically
-    from bgai.phase import NAMES, classify
-    from bgai.position import Position
+    from bgai.core.files import provenance, write_atomically
+    from bgai.core.phase import NAMES, classify
+    from bgai.formats.position import Position
 
     boards, _, _, _ = gnubg_positions(args.positions, args.seed)
     ids = [Position(b).position_id() for b in boards]
@@ -185,7 +185,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from bgai.progress import ticking
+    from bgai.core.progress import ticking
 
     with ticking("rollout_positions_bench"):  # the time spent, on standard error, while the parts run
         main()

@@ -31,15 +31,15 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.bot import load_bot
 from bgai.coach.move_accuracy import REFERENCE, decisions
-from bgai.errors import BgaiError
-from bgai.files import provenance, write_atomically
-from bgai.movegen import afterstates
-from bgai.position import decode_position_id, encode_position_id
-from bgai.progress import ticking
-from bgai.rollout import rollout_batch
-from bgai.weights import equity
+from bgai.core.errors import BgaiError
+from bgai.core.files import provenance, write_atomically
+from bgai.core.movegen import afterstates
+from bgai.core.progress import ticking
+from bgai.eval.bot import load_bot
+from bgai.eval.rollout import rollout_batch
+from bgai.eval.weights import equity
+from bgai.formats.position import decode_position_id, encode_position_id
 
 ROOT = Path(__file__).resolve().parents[1]
 

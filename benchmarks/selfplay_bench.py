@@ -20,14 +20,14 @@ import time
 
 import numpy as np
 
-from bgai.files import provenance, write_atomically
-from bgai.progress import ticking
+from bgai.core.files import provenance, write_atomically
+from bgai.core.progress import ticking
 
 
 def gnubg_selfplay(games: int, seed: int) -> float:
     """Games per second of gnubg_nn playing itself at 0-ply."""
+    from bgai.formats.position import START_BOARD
     from bgai.players.gnubg import require_gnubg, to_gnubg
-    from bgai.position import START_BOARD
 
     gnubg = require_gnubg()
     rng = np.random.default_rng(seed)
@@ -55,8 +55,8 @@ def bgai_training(games: int, config_path: str | None = None, checkpoint: str | 
                   workers: int | None = None) -> float:
     """Games per second of bgai's TD trainer (self-play plus learning), benchmarks switched off; from scratch, or
     starting from the weights of ``checkpoint``; on the config's workers, or ``workers`` (1: in this process)."""
-    from bgai.checkpoint import load_checkpoint
-    from bgai.training import load_config, run
+    from bgai.eval.checkpoint import load_checkpoint
+    from bgai.train.training import load_config, run
 
     overrides = {"games": games, "parallel_games": 512, **QUIET, **({} if workers is None else {"workers": workers})}
     if checkpoint is not None:

@@ -5,7 +5,7 @@
 
 Each row reads one results file (``benchmarks/results.json`` or one under ``benchmarks/results/``), formats its
 figure from the numbers there, and names the command recorded in that file ("rerun it"), with the date where the
-file records it (``bgai.files.provenance``; the commit and the machine are in the file). A figure changes by
+file records it (``bgai.core.files.provenance``; the commit and the machine are in the file). A figure changes by
 rerunning its command, which rewrites the file, then this script; never by editing the README.
 ``tests/test_status.py`` runs ``--check``. The table lies between the lines ``BEGIN`` and ``END`` (a blank line
 before ``END`` ends it for Markdown); the rest of README.md is left as it is.

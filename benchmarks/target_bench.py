@@ -6,7 +6,7 @@
 The positions are met in gnubg-nn's 0-ply self-play (``bgai.coach.oracles.gnubg_positions``: neither bgai's own
 games nor its training data), the player on roll before its roll; those the bear-off database answers exactly are
 left out. Each target is a cubeless equity for the player on roll: the fast network (``load_bot()``'s, 512-64) at
-0 and 1-ply, the 512-256 network at 0, 1 and 2-ply, and rollouts by the fast network at 0-ply (``bgai.rollout.
+0 and 1-ply, the 512-256 network at 0, 1 and 2-ply, and rollouts by the fast network at 0-ply (``bgai.eval.rollout.
 rollout_values``: variance reduction, ``--trials`` trials truncated after 7 and after 11 plies, the network's value
 there). Printed for each: the mean absolute difference from gnubg's 2-ply equity over all positions, over the
 contact and race ones, and over the tenth of the positions where the fast network's 1-ply and 0-ply values differ
@@ -25,15 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.bot import SHIPPED_NPZ, load_bot
 from bgai.coach.oracles import gnubg_positions
-from bgai.files import provenance, write_atomically
-from bgai.movegen import one_thread
-from bgai.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
+from bgai.core.files import provenance, write_atomically
+from bgai.core.movegen import one_thread
+from bgai.core.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
+from bgai.core.progress import ticking
+from bgai.eval.bot import SHIPPED_NPZ, load_bot
+from bgai.eval.rollout import rollout_values
+from bgai.eval.weights import equity
 from bgai.players.gnubg import require_gnubg, to_gnubg
-from bgai.progress import ticking
-from bgai.rollout import rollout_values
-from bgai.weights import equity
 
 
 def judge(boards: np.ndarray) -> np.ndarray:

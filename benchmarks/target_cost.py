@@ -3,7 +3,7 @@
     python benchmarks/target_cost.py [--positions 300] [--rollouts 20] [--json FILE]
 
 The positions are met in the fast network's own self-play (0-ply, 2% random moves, as a lookahead stage samples
-them; bear-offs left out). Each kind is ``bgai.training.lookahead_targets`` on the fast network (``load_bot()``'s,
+them; bear-offs left out). Each kind is ``bgai.train.training.lookahead_targets`` on the fast network (``load_bot()``'s,
 512-64), as a lookahead stage's workers call it: 1-ply and 2-ply targets judging every reply, and with the fast
 network's pruning net (``LookaheadStage.pruner``: the network judges the pruning net's best 5 plays of each roll);
 rollout targets (72 trials, variance reduction, truncated at 7, ``LookaheadStage.rollouts``) on the first
@@ -21,11 +21,12 @@ import time
 import numpy as np
 import torch
 
-from bgai.bot import FAST_NPZ, FAST_PRUNER, Bot, load_pruner
-from bgai.files import provenance, write_atomically
-from bgai.progress import ticking
-from bgai.training import Pruning, RolloutTargets, lookahead_targets, sample_positions
-from bgai.weights import ModelSnapshot, equity
+from bgai.core.files import provenance, write_atomically
+from bgai.core.progress import ticking
+from bgai.eval.bot import FAST_NPZ, FAST_PRUNER, Bot, load_pruner
+from bgai.eval.network import EquityModel
+from bgai.eval.weights import ModelSnapshot, equity
+from bgai.train.training import Pruning, RolloutTargets, lookahead_targets, sample_positions
 
 
 def timed(fn, n: int) -> tuple[np.ndarray, float]:
@@ -48,10 +49,10 @@ def main(argv: list[str] | None = None) -> dict:
     snapshot, _ = ModelSnapshot.load_npz(FAST_NPZ)
     pruning = Pruning(*load_pruner(FAST_PRUNER))
     rng = np.random.default_rng(args.seed)
-    boards = sample_positions(snapshot.model(), games, 0, args.seed, 0.02, rng, keep=args.positions)
+    boards = sample_positions(EquityModel.of(snapshot), games, 0, args.seed, 0.02, rng, keep=args.positions)
     n = len(boards)
     lookahead_targets(snapshot, boards[:4], 2, pruning=pruning)  # warm-up: kernels loaded, tables built
-    torch_bot = Bot(snapshot.model())
+    torch_bot = Bot(EquityModel.of(snapshot))
     figures: dict = {**provenance(), "positions": n, "ms_per_position": {}, "pruned_equity_difference": {}}
     ms = figures["ms_per_position"]
     for plies in (1, 2):

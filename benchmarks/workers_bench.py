@@ -2,7 +2,7 @@
 
     python benchmarks/workers_bench.py [--games 8192] [--repeats 1] [--json benchmarks/results/workers.json]
 
-1. **TD training with learning** (``bgai.training.run``, the TD stage, continuing the shipped run from its
+1. **TD training with learning** (``bgai.train.training.run``, the TD stage, continuing the shipped run from its
    checkpoint so games have their normal length): games per second in this process as before (2 threads, and 1),
    on 1 and 2 worker processes, and on 2 Ray actors of a local Ray instance (``ray.init(num_cpus=2)``). The pools
    are started and warmed before the clock starts (a run starts them once); each setting runs ``--repeats`` times,
@@ -29,14 +29,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bgai.bot import load_bot
-from bgai.checkpoint import load_checkpoint
-from bgai.files import provenance, write_atomically
-from bgai.network import ModelSnapshot
-from bgai.progress import ticking
-from bgai.td import Learner, merge_experience, play_task, split_games
-from bgai.training import _targets_task, load_config, run, sample_positions
-from bgai.workers import InProcessPool, ProcessPool, RayPool
+from bgai.core.files import provenance, write_atomically
+from bgai.core.progress import ticking
+from bgai.core.workers import InProcessPool, ProcessPool, RayPool
+from bgai.eval.bot import load_bot
+from bgai.eval.checkpoint import load_checkpoint
+from bgai.eval.network import EquityModel, ModelSnapshot
+from bgai.train.td import Learner, merge_experience, play_task, split_games
+from bgai.train.training import _targets_task, load_config, run, sample_positions
 
 SHIPPED = Path(__file__).parents[1] / "bgai" / "data" / "bgai-default.pt"
 
@@ -137,7 +137,7 @@ def ingredients(pool1: ProcessPool, snapshot: ModelSnapshot, parallel_games: int
     experience = merge_experience([play_task(snapshot, t) for t in split_games(2 * 10**6, parallel_games, 1,
                                                                                 lam=0.7, seed=5)])
     torch.set_num_threads(1)
-    learner = Learner(snapshot.model(), 1e-4, 512, 1)
+    learner = Learner(EquityModel.of(snapshot), 1e-4, 512, 1)
     learner.update(experience, np.random.default_rng(0))  # warm-up
     cpu = cpu_seconds([])
     learner.update(experience, np.random.default_rng(1))

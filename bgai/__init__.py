@@ -8,23 +8,28 @@
     ['8/3 8/2', '13/2', '13/7 8/3', '13/8 13/7', '24/18 8/3', '24/18 13/8', '24/13']
 """
 
-from bgai.errors import BgaiError, GameStateError, IllegalMoveError, InvalidDiceError, InvalidPositionError
-from bgai.movegen import Afterstates, afterstates
-from bgai.notation import Move
-from bgai.position import Position
-
-__version__ = "0.1.0"
+from bgai._version import __version__
+from bgai.core.errors import (
+    BgaiError,
+    GameStateError,
+    IllegalMoveError,
+    InvalidDiceError,
+    InvalidPositionError,
+    MatchFileError,
+)
+from bgai.core.movegen import Afterstates, afterstates
+from bgai.formats.position import Move, Position
 
 
 def __getattr__(name: str):
     # The bot loads the network and the compiled kernels (numpy and numba, no torch); import it only when asked
     # for, so the rules alone load fast.
     if name in ("load_bot", "Bot", "Evaluation"):
-        from bgai import bot
+        from bgai.eval import bot
 
         return getattr(bot, name)
     if name == "onnx_feeds":  # the ONNX export's module: the encoder, and onnx only for a file's metadata
-        from bgai import export
+        from bgai.eval import export
 
         return export.onnx_feeds
     raise AttributeError(f"module 'bgai' has no attribute {name!r}")
@@ -39,9 +44,11 @@ __all__ = [
     "IllegalMoveError",
     "InvalidDiceError",
     "InvalidPositionError",
+    "MatchFileError",
     "Move",
     "Position",
     "afterstates",
     "load_bot",
     "onnx_feeds",
+    "__version__",
 ]

@@ -1,8 +1,8 @@
 """mkdocs hooks (``hooks:`` in mkdocs.yml): the parts of the site written from the code itself, at build time.
 
-- ``docs/cli.md``: its marker line becomes one section per ``bgai`` command, made from ``bgai.cli.build_parser()``:
-  the usage line, then every argument with its help, group by group. So the reference says what
-  ``bgai COMMAND --help`` says, and cannot drift from it.
+- ``docs/cli.md``: its marker line becomes one section per ``bgai`` command, made from
+``bgai.frontends.cli.build_parser()``:   the usage line, then every argument with its help, group by group. So the
+reference says what   ``bgai COMMAND --help`` says, and cannot drift from it.
 - ``docs/architecture.md``: its marker line becomes the table of ``bgai/``'s modules, each with the first
   paragraph of its docstring (read with ``ast``, nothing imported), linked to its API page where it has one.
 """
@@ -61,7 +61,7 @@ def _command(name: str, parser: argparse.ArgumentParser, summary: str, aliases: 
 
 def cli_reference() -> str:
     """The reference of every ``bgai`` command, in Markdown."""
-    from bgai.cli import build_parser
+    from bgai.frontends.cli import build_parser
 
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -21,8 +21,8 @@ import httpx
 import uvicorn
 from playwright.sync_api import sync_playwright
 
-from bgai.bot import PLAY_PLIES
-from bgai.web import create_app
+from bgai.eval.bot import PLAY_PLIES
+from bgai.frontends.web import create_app
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]

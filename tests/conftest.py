@@ -26,7 +26,7 @@ def web_server():
     """``bgai serve``'s app (the bot at 0-ply) on a free localhost port, in a thread: its base URL."""
     uvicorn = pytest.importorskip("uvicorn")
 
-    from bgai.web import create_app
+    from bgai.frontends.web import create_app
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -1,4 +1,4 @@
-"""Your agent on the bench (bgai.agents, ``bgai bench --agent/--engine``): the agent contract, duplicate games, and
+"""Your agent on the bench (bgai.play.agents, ``bgai bench --agent/--engine``): the agent contract, duplicate games, and
 the faults that forfeit a game (an illegal play, an exception, a hang) without stopping the bench or spoiling its
 record.
 
@@ -17,7 +17,11 @@ import time
 import numpy as np
 import pytest
 
-from bgai.agents import (
+from bgai.core.errors import BgaiError
+from bgai.eval.bot import load_bot
+from bgai.formats.position import Position
+from bgai.frontends.cli import main
+from bgai.play.agents import (
     FORFEIT_POINTS,
     AgentBench,
     UbgiEngine,
@@ -25,11 +29,7 @@ from bgai.agents import (
     built_in_opponents,
     load_agent,
 )
-from bgai.bot import load_bot
-from bgai.cli import main
-from bgai.errors import BgaiError
 from bgai.players import PubevalPlayer, RandomPlayer
-from bgai.position import Position
 
 
 @pytest.fixture(scope="module")
@@ -250,10 +250,10 @@ ENGINE = textwrap.dedent('''
 
     import numpy as np
 
-    from bgai.movegen import afterstates
-    from bgai.notation import Move
-    from bgai.position import Position
-    from bgai.ubgi import play_text
+    from bgai.core.movegen import afterstates
+    from bgai.formats.position import Move
+    from bgai.formats.position import Position
+    from bgai.frontends.ubgi import play_text
 
 
     def first_play(position, dice):
@@ -364,7 +364,7 @@ def test_an_engine_that_cannot_start_is_a_clear_error(tiny):
 
 
 def test_bgai_ubgi_on_the_bench_against_bgai_scores_exactly_0():
-    bench = bench_agent(engine=f"{sys.executable} -m bgai.cli ubgi", opponents=["bgai"], games=1, timeout=60)
+    bench = bench_agent(engine=f"{sys.executable} -m bgai.frontends.cli ubgi", opponents=["bgai"], games=1, timeout=60)
     assert bench.agent.startswith("bgai ") and bench.results[0].summary()["forfeits"] == 0
     assert points(bench).sum() == 0  # it speaks v0.2 (proto 0.2 → go chequer) and plays as the bot does
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from bgai import Position
-from bgai.analysis import CLOSE_CUBE, analyse_match, mark_of, rating_of
-from bgai.bot import load_bot
-from bgai.cli import main
-from bgai.matchfile import MatchRecord, read_mat, write_mat
-from bgai.report import html_report, text_report
-from bgai.svg import board_svg
+from bgai.eval.bot import load_bot
+from bgai.formats.matchfile import MatchRecord, read_mat, write_mat
+from bgai.formats.svg import board_svg
+from bgai.frontends.cli import main
+from bgai.play.analysis import CLOSE_CUBE, analyse_match, mark_of, rating_of
+from bgai.play.report import html_report, text_report
 
 DATA = Path(__file__).parent / "data" / "matches"
 
@@ -170,8 +170,8 @@ def test_a_match_or_the_jacoby_rule_keeps_the_formula_and_says_so_in_one_line(bo
 
 def test_cli_analyse_cube_rollout(money_without_jacoby, capsys, monkeypatch):
     """bgai analyse --cube-rollout judges a money session's cube by the rollout (its settings shortened here, the
-    default being bgai.bot.CUBE_ROLLOUT's, about a second a decision), and a match's by the formula, saying why."""
-    monkeypatch.setattr("bgai.analysis.CUBE_ROLLOUT", {**FEW_TRIALS, "plies": 0})
+    default being bgai.eval.bot.CUBE_ROLLOUT's, about a second a decision), and a match's by the formula, saying why."""
+    monkeypatch.setattr("bgai.play.analysis.CUBE_ROLLOUT", {**FEW_TRIALS, "plies": 0})
     assert main(["analyse", str(money_without_jacoby), "--cube-rollout", "--json", "-", "--quiet"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["cube_method"] == "rollout" and data["cube_rollout"] == {**FEW_TRIALS, "plies": 0}
@@ -194,7 +194,7 @@ def test_the_opening_rolls_luck_averages_to_zero(bot):
     analysis = analyse_match(match, bot, progress=False)
     luck = [d.luck for d in analysis.decisions if d.kind == "move"]
     # (zero within float32's rounding: the same board's value in another row of a pass may differ in the last
-    # bits, bgai.kernels.first_layer)
+    # bits, bgai.eval.kernels.first_layer)
     assert len(luck) == 15 and abs(np.mean(luck)) < 1e-6 and max(luck) > 0.05 > -0.05 > min(luck)
 
 
@@ -305,10 +305,10 @@ def test_roll_luck_matches_a_roll_by_roll_reference_and_averages_to_zero(bot):
     """``roll_luck`` (all rolls of all positions at once) against a slow reference: for each roll, the best of its
     plays' 0-ply equities, one position and one roll at a time. Over every roll that could come, weighted by its
     chance, the luck of a position is zero."""
-    from bgai.analysis import roll_luck
-    from bgai.dice import ROLL_WEIGHTS, ROLLS
-    from bgai.movegen import afterstates
-    from bgai.network import equity, flip
+    from bgai.core.dice import ROLL_WEIGHTS, ROLLS
+    from bgai.core.movegen import afterstates
+    from bgai.eval.network import equity, flip
+    from bgai.play.analysis import roll_luck
 
     boards = np.stack([Position.start().board, Position.from_position_id("4HPwATDgc/ABMA").board,
                        Position.from_position_id("sGfwATDgc/ABMA").board])
@@ -336,8 +336,8 @@ def test_luck_adjusted_results_estimate_the_same_points_with_less_variance(bot):
     swapped games mirror, luck included; and points minus luck vary far less than points."""
     from functools import partial
 
-    from bgai.analysis import roll_luck
-    from bgai.game import play_games
+    from bgai.core.game import play_games
+    from bgai.play.analysis import roll_luck
     from bgai.players import HeuristicPlayer, PubevalPlayer
 
     luck = partial(roll_luck, bot)
@@ -360,7 +360,7 @@ def test_luck_adjusted_results_estimate_the_same_points_with_less_variance(bot):
 @pytest.mark.parametrize("luck, mark", [(0.706, "very lucky"), (0.45, "lucky"), (0.1, None), (-0.1, None),
                                         (-0.45, "unlucky"), (-0.706, "very unlucky")])
 def test_a_roll_gets_the_most_extreme_luck_mark_it_passes(luck, mark):
-    from bgai.analysis import luck_mark_of
+    from bgai.play.analysis import luck_mark_of
 
     assert luck_mark_of(luck) == mark
 

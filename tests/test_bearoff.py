@@ -1,4 +1,4 @@
-"""The bear-off databases (bgai.bearoff): against GNU Backgammon's one-sided database, against slow exhaustive
+"""The bear-off databases (bgai.eval.bearoff): against GNU Backgammon's one-sided database, against slow exhaustive
 references on small positions, and the cached file's checks."""
 
 from functools import cache
@@ -6,10 +6,10 @@ from functools import cache
 import numpy as np
 import pytest
 
-from bgai import bearoff
-from bgai.bearoff import BearoffError
-from bgai.cube import CENTERED, ON_ROLL, OPPONENT
-from bgai.position import Position
+from bgai.core.cube import CENTERED, ON_ROLL, OPPONENT
+from bgai.eval import bearoff
+from bgai.eval.bearoff import BearoffError
+from bgai.formats.position import Position
 
 
 @pytest.fixture(scope="module")
@@ -266,7 +266,7 @@ def test_a_checksum_mismatch_is_never_used(db, tmp_path):
 
 @pytest.fixture(scope="module")
 def bots():
-    from bgai.bot import load_bot
+    from bgai.eval.bot import load_bot
 
     return load_bot(), load_bot(plies=1), load_bot().__class__(load_bot().model, use_bearoff=False)
 

@@ -281,8 +281,8 @@ def test_move_accuracy_records_each_ply_beside_gnubg_and_its_provenance(tmp_path
 
 
 def test_move_accuracy_versus_a_network_is_the_paired_difference_of_the_two(tmp_path):
-    from bgai.bot import FAST_NPZ, SHIPPED_NPZ
     from bgai.coach.move_reference import move_errors
+    from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ
 
     reference = tiny_reference("move_reference.json", tmp_path, 40)
     entries = json.loads(reference.read_text())["entries"]

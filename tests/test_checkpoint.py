@@ -15,19 +15,19 @@ import numpy as np
 import pytest
 import torch
 
-from bgai import encoding
-from bgai.bot import load_bot
-from bgai.checkpoint import (
+from bgai.core.errors import BgaiError
+from bgai.core.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
+from bgai.eval import encoding
+from bgai.eval.bot import load_bot
+from bgai.eval.checkpoint import (
     CheckpointError,
     load_checkpoint,
     model_payload,
     save_checkpoint,
     snapshot_from_checkpoint,
 )
-from bgai.errors import BgaiError
-from bgai.network import EquityModel
-from bgai.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
-from bgai.weights import MAX_HIDDEN, PROBE_BOARDS, ModelSnapshot, content_hash
+from bgai.eval.network import EquityModel
+from bgai.eval.weights import MAX_HIDDEN, PROBE_BOARDS, ModelSnapshot, content_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,7 +116,7 @@ def test_files_written_before_the_hash_still_load_with_every_other_check(tmp_pat
 
 
 def test_every_network_file_the_repository_ships_carries_its_hash():
-    # (bgai/data/bearoff-v1.npz is the bear-off database, not a network: bgai.bearoff checks its own checksum)
+    # (bgai/data/bearoff-v1.npz is the bear-off database, not a network: bgai.eval.bearoff checks its own checksum)
     networks = [p for p in ROOT.glob("bgai/data/*.npz") if not p.name.startswith("bearoff")]
     files = [*ROOT.glob("bgai/data/*.pt"), *networks, *ROOT.glob("checkpoints/**/*.pt")]
     assert len(files) >= 3
@@ -133,8 +133,8 @@ def test_every_network_file_the_repository_ships_carries_its_hash():
 def test_every_kind_of_network_the_repository_ships_plays_legal_moves():
     """The shipped network, its pruning net's bot, the 512-256 run it was distilled from and every experiment
     (TD, lookahead generations, students): each loads and plays a legal move of a few (position, roll) pairs."""
-    from bgai.bot import load_bot
-    from bgai.position import Position
+    from bgai.eval.bot import load_bot
+    from bgai.formats.position import Position
 
     files = [None, *sorted(ROOT.glob("checkpoints/**/*.pt"))]
     positions = [Position.start(), Position.from_points({6: 3, 5: 3, 1: 2, "bar": 1}, {24: 2, 20: 3, 19: 4})]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bgai.cli import main
+from bgai.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -217,7 +217,7 @@ def test_output_cut_short_by_its_reader_stops_quietly():
     read, write = os.pipe()
     os.close(read)  # the reader is gone before bgai writes a byte: its first write fails
     try:
-        run = subprocess.run([sys.executable, "-m", "bgai.cli", "hint", "4HPwATDgc/ABMA", "64"], stdout=write,
+        run = subprocess.run([sys.executable, "-m", "bgai.frontends.cli", "hint", "4HPwATDgc/ABMA", "64"], stdout=write,
                              stderr=subprocess.PIPE, text=True, timeout=60)
     finally:
         os.close(write)

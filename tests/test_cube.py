@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import bgai.cube
-from bgai.cube import (
+import bgai.core.cube
+from bgai.core.cube import (
     CENTERED,
     ON_ROLL,
     OPPONENT,
@@ -16,10 +16,10 @@ from bgai.cube import (
     money_margin,
     parse_owner,
 )
-from bgai.errors import BgaiError
-from bgai.match import MatchScore, kazaross_xg2, match_equity, parse_score
-from bgai.position import Position
-from bgai.xgid import xgid_context
+from bgai.core.errors import BgaiError
+from bgai.core.match import MatchScore, kazaross_xg2, match_equity, parse_score
+from bgai.formats.position import Position
+from bgai.formats.xgid import xgid_context
 
 START = Position.start().board
 
@@ -52,7 +52,7 @@ def test_take_point_is_janowskis(wg, lg, x, monkeypatch):
     # Given average wins worth W and losses worth L to the doubler, Janowski's take point for the taker (its
     # winning chance) is (W - 1/2) / (W + L + x/2). His formula lets the cube rise forever; ours stops at 64,
     # which moves the take point by about 1e-4. Lifting the limit must give his number exactly.
-    monkeypatch.setattr(bgai.cube, "MAX_CUBE", 2**20)
+    monkeypatch.setattr(bgai.core.cube, "MAX_CUBE", 2**20)
     W, L = 1 + wg, 1 + lg
     take_point = (W - 0.5) / (W + L + 0.5 * x)
     # When: the doubler's winning chance makes double/take worth exactly the pass.
@@ -63,7 +63,7 @@ def test_take_point_is_janowskis(wg, lg, x, monkeypatch):
 def test_perfectly_live_cube_equity_runs_from_take_point_to_cash_point(monkeypatch):
     # Given no gammons and a perfectly live cube (x = 1) that may rise forever: take point 20%, cash point 80%,
     # linear in between.
-    monkeypatch.setattr(bgai.cube, "MAX_CUBE", 2**20)
+    monkeypatch.setattr(bgai.core.cube, "MAX_CUBE", 2**20)
     e = money([0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9], x=1.0).no_double
     np.testing.assert_allclose(e, [-1, -1, -0.5, 0, 0.5, 1, 1], atol=1e-9)
 
@@ -315,8 +315,8 @@ def test_one_ply_cubeful_equity_averages_the_opponents_cube_decision_over_its_ro
     # the 21 rolls of minus the opponent's best cubeful 0-ply equity after the bot's 0-ply play, at the same cube
     # (or the doubled one, owned by the opponent); a play that bears off the last checker wins at that cube.
     from bgai import load_bot
-    from bgai.dice import ROLL_WEIGHTS, ROLLS
-    from bgai.game import result_points
+    from bgai.core.dice import ROLL_WEIGHTS, ROLLS
+    from bgai.core.game import result_points
 
     zero, one = load_bot(), load_bot(plies=1, pruner=False)  # the reference judges every reply
     positions = [Position.from_position_id("4PPgASTgc/ABMA"),
@@ -352,7 +352,7 @@ def _bear_off(ours, theirs) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def bot():
-    from bgai.bot import load_bot
+    from bgai.eval.bot import load_bot
 
     return load_bot()
 
@@ -361,9 +361,9 @@ def exact_cube_equities(board: np.ndarray) -> tuple[float, float]:
     """(no double, double/take) of the player on roll of ``board`` (money, a centered cube), exact, where every
     roll leaves a position of the two-sided bear-off database with one play: one roll's expectation of its exact
     cubeful equities (also the API's and the session's tests)."""
-    from bgai import bearoff
-    from bgai.dice import ROLL_WEIGHTS, ROLLS
-    from bgai.movegen import afterstates
+    from bgai.core.dice import ROLL_WEIGHTS, ROLLS
+    from bgai.core.movegen import afterstates
+    from bgai.eval import bearoff
 
     db = bearoff.database()
     plays = afterstates(np.repeat(board[None], len(ROLLS), axis=0), ROLLS)
@@ -381,9 +381,9 @@ def exact_cube_equities(board: np.ndarray) -> tuple[float, float]:
     ((0, 0, 0, 1, 2, 3), "Double, pass"),
 ])
 def test_a_rollout_cube_decision_equals_the_exact_one_of_the_bear_off_database(bot, theirs, action):
-    from bgai import bearoff
-    from bgai.dice import ROLL_WEIGHTS, ROLLS
-    from bgai.movegen import afterstates
+    from bgai.core.dice import ROLL_WEIGHTS, ROLLS
+    from bgai.core.movegen import afterstates
+    from bgai.eval import bearoff
 
     db = bearoff.database()
     board = _bear_off((7, 0, 0, 0, 0, 0), theirs)
@@ -401,7 +401,7 @@ def test_a_rollout_cube_decision_equals_the_exact_one_of_the_bear_off_database(b
 
 
 def test_a_rollout_cube_decision_in_an_exact_bear_off_is_the_databases(bot):
-    from bgai import bearoff
+    from bgai.eval import bearoff
 
     db = bearoff.database()
     for owner, cube in (("centered", 1), ("me", 2)):

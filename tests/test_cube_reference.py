@@ -18,7 +18,7 @@ from bgai.coach.cube_reference import (
     reference_decisions,
     score_decisions,
 )
-from bgai.position import Position
+from bgai.formats.position import Position
 
 
 def entry(nd, dt, dp=1.0):
@@ -134,7 +134,7 @@ def match_reference():
 
 def test_match_reference_entries_are_cube_decisions_at_a_score_of_a_7_point_match(match_reference):
     from bgai.coach.cube_reference import MATCH_LENGTH, match_states
-    from bgai.match import MatchScore
+    from bgai.core.match import MatchScore
 
     meta, entries = match_reference["metadata"], match_reference["entries"]
     assert meta["description"].startswith("Match-play") and "--match" in meta["command"]
@@ -172,8 +172,8 @@ def test_match_reference_gnubg_0ply_score_is_the_scoring_applied_to_it(match_ref
 def test_post_crawford_trailer_doubles_where_gnubg_does_and_the_leader_never_needs_to(match_reference):
     """The match rules the cube reads, checked against gnubg: after the Crawford game the trailer doubles at once
     (a take costs the leader nothing it could keep), and the leader, one point away, gains nothing by doubling."""
-    from bgai.bot import load_bot
     from bgai.coach.cube_accuracy import boards_and_cubes
+    from bgai.eval.bot import load_bot
 
     entries = match_reference["entries"]
     trailer = [e for e in entries if e["match"]["post_crawford"] and e["owner"] == "centered"

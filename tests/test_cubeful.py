@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from bgai.cube import CENTERED, MAX_CUBE, ON_ROLL, OPPONENT
-from bgai.game import (
+from bgai.core.cube import CENTERED, MAX_CUBE, ON_ROLL, OPPONENT
+from bgai.core.game import (
     WithoutCube,
     play_duplicate,
     play_duplicate_matches,
@@ -283,7 +283,7 @@ def test_result_points_are_widened_for_big_cubes():
 
 
 def test_bench_cube_plays_the_cubeful_bot_against_itself_without_the_cube(capsys):
-    from bgai.cli import main
+    from bgai.frontends.cli import main
 
     assert main(["bench", "--cube", "--games", "2", "--quiet"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
@@ -295,7 +295,7 @@ def test_bench_cube_plays_the_cubeful_bot_against_itself_without_the_cube(capsys
 
 
 def test_bench_match_plays_duplicate_matches(capsys):
-    from bgai.cli import main
+    from bgai.frontends.cli import main
 
     assert main(["bench", "--match", "3", "--opponent", "random", "--games", "2", "--quiet"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
@@ -310,7 +310,7 @@ def test_bench_match_plays_duplicate_matches(capsys):
     (["bench", "--match", "0", "--games", "2"], "at least 1 point"),
 ])
 def test_bench_cube_bad_options_are_one_line_errors(capsys, argv, message):
-    from bgai.cli import main
+    from bgai.frontends.cli import main
 
     assert main(argv + ["--quiet"]) == 2
     err = capsys.readouterr().err

@@ -1,6 +1,6 @@
 """Differential tests: our move generator against GNU Backgammon's and Open Sage's, pair by pair.
 
-For every (position, roll) pair, the distinct afterstates of ``bgai.movegen.afterstates`` must be exactly the set
+For every (position, roll) pair, the distinct afterstates of ``bgai.core.movegen.afterstates`` must be exactly the set
 that ``gnubg_nn.moves`` gives, and exactly the set that ``bgsage.possible_moves`` gives except for bgsage's one
 documented deviation (``bgai/coach/oracles.py``): it also lists plays that bear off the mover's last checker with a die
 left unused. The same pass checks Position IDs against gnubg's and the Position ID and XGID round trips.
@@ -31,11 +31,11 @@ from bgai.coach.oracles import (
     gnubg_board_from_id,
     gnubg_position_id,
 )
-from bgai.game import roll_dice
-from bgai.movegen import BOARD_SIZE, OWN_BAR, afterstates, count_moves, segment_argmax, switch
-from bgai.phase import is_race
-from bgai.position import START_BOARD, Position
-from bgai.xgid import encode_xgid_board
+from bgai.core.game import roll_dice
+from bgai.core.movegen import BOARD_SIZE, OWN_BAR, afterstates, count_moves, segment_argmax, switch
+from bgai.core.phase import is_race
+from bgai.formats.position import START_BOARD, Position
+from bgai.formats.xgid import encode_xgid_board
 
 pytest.importorskip("gnubg_nn")
 pytest.importorskip("bgsage")

@@ -80,7 +80,7 @@ def test_the_site_builds_strictly_with_a_reference_for_every_command(tmp_path):
     run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-4000:]
-    from bgai.cli import build_parser
+    from bgai.frontends.cli import build_parser
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     reference = (site / "cli" / "index.html").read_text(encoding="utf-8")
@@ -88,7 +88,7 @@ def test_the_site_builds_strictly_with_a_reference_for_every_command(tmp_path):
                if parser.prog == f"bgai {name}" and f'id="bgai-{name}"' not in reference]
     assert not missing, f"no section in the command-line reference for {missing}"
     layout = (site / "architecture" / "index.html").read_text(encoding="utf-8")
-    assert "bgai/position.py" in layout and "<!-- bgai-layout -->" not in layout
+    assert "bgai/formats/position.py" in layout and "<!-- bgai-layout -->" not in layout
     # mkdocs checks the anchors between its pages; the README's anchors into them are checked here.
     missing = []
     for target in LINK.findall(_outside_code(README.read_text(encoding="utf-8"))):
@@ -120,7 +120,7 @@ def test_every_relative_link_names_an_existing_file(path):
 
 
 def test_the_readme_has_a_line_for_every_command():
-    from bgai.cli import build_parser
+    from bgai.frontends.cli import build_parser
 
     commands = next(a for a in build_parser(train_settings=False)._actions
                     if isinstance(a, argparse._SubParsersAction))

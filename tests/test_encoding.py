@@ -1,4 +1,4 @@
-"""The network's input encoding (bgai.encoding): layout, Tesauro's units, symmetry, and each expert feature.
+"""The network's input encoding (bgai.eval.encoding): layout, Tesauro's units, symmetry, and each expert feature.
 
 Hand-built positions use ``Position.from_points(mine, theirs)``, both numbered from X, the player on roll (X moves
 from 24 down to 1; O moves up, entering on X's points 1..6). Diagrams show the points that matter: a row of point
@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from bgai import Position, movegen
-from bgai.encoding import (
+from bgai import Position
+from bgai.core import movegen
+from bgai.core.phase import is_race
+from bgai.eval.encoding import (
     BLOCKS,
     ENCODER_VERSION,
     ESCAPE_TABLE,
@@ -26,9 +28,8 @@ from bgai.encoding import (
     encode_torch,
     swap_sides,
 )
-from bgai.phase import is_race
+from bgai.formats.position import START_BOARD
 from bgai.players import PubevalPlayer, RandomPlayer
-from bgai.position import START_BOARD
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(a, 7)]
 
@@ -517,7 +518,7 @@ def test_escape_table_edges():
     assert ESCAPE_TABLE[1, 1 << 11] == pytest.approx(35 / 36)
 
 
-# The compiled kernel (bgai.kernels) ------------------------------------------------------------------------------
+# The compiled kernel (bgai.core.kernels) ------------------------------------------------------------------------------
 
 
 def random_boards(n: int, seed: int) -> np.ndarray:

@@ -30,14 +30,14 @@ from pettingzoo.test import api_test, seed_test
 
 import bgai.envs  # noqa: F401 (registers bgai/Backgammon-v0)
 from bgai import Position
-from bgai.encoding import encode, n_features
+from bgai.core.errors import BgaiError, GameStateError, IllegalMoveError
+from bgai.core.game import result_points
+from bgai.core.movegen import afterstates, one_thread
 from bgai.envs import MAX_PLAYS, BackgammonEnv, BackgammonVectorEnv, backgammon_v0
 from bgai.envs.games import legal_plays
 from bgai.envs.spaces import DICE_UNITS, observe
 from bgai.envs.vector import MIN_BLOCK
-from bgai.errors import BgaiError, GameStateError, IllegalMoveError
-from bgai.game import result_points
-from bgai.movegen import afterstates, one_thread
+from bgai.eval.encoding import encode, n_features
 from bgai.players import RandomPlayer
 
 F = n_features()  # the encoder's inputs at the front of an observation

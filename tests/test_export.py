@@ -1,4 +1,4 @@
-"""The ONNX export (bgai.export, ``bgai export --onnx``): onnxruntime running the file gives bgai's own network
+"""The ONNX export (bgai.eval.export, ``bgai export --onnx``): onnxruntime running the file gives bgai's own network
 pass within 1e-5, on boards of every phase, for one net and for split ones; the file is the same bytes every
 time; ``bgai.onnx_feeds`` makes its inputs; bad input is one clear line.
 """
@@ -13,12 +13,12 @@ import onnxruntime
 import pytest
 
 import bgai
-from bgai import export
-from bgai.bot import DEFAULT_NETWORKS, SHIPPED_NPZ
-from bgai.cli import main
-from bgai.errors import BgaiError
-from bgai.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
-from bgai.weights import ModelSnapshot, weight_shapes
+from bgai.core.errors import BgaiError
+from bgai.core.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
+from bgai.eval import export
+from bgai.eval.bot import DEFAULT_NETWORKS, SHIPPED_NPZ
+from bgai.eval.weights import ModelSnapshot, weight_shapes
+from bgai.frontends.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -129,9 +129,10 @@ def test_feeds_are_the_encoders_features_and_the_phases(boards, tmp_path):
 
 
 def test_import_bgai_stays_light_and_the_export_needs_no_torch(tmp_path):
-    code = ("import sys, bgai; assert not {'bgai.export', 'onnx', 'onnxruntime', 'torch', 'numba'} & set(sys.modules)"
-            "; bgai.onnx_feeds; assert 'bgai.export' in sys.modules and 'onnx' not in sys.modules"
-            f"; bgai.export.export_onnx({str(tmp_path / 'x.onnx')!r}, check=50); assert 'torch' not in sys.modules")
+    code = ("import sys, bgai; assert not {'bgai.eval.export', 'onnx', 'onnxruntime', 'torch', 'numba'} & "
+            "set(sys.modules); bgai.onnx_feeds; assert 'bgai.eval.export' in sys.modules and 'onnx' not in sys.modules"
+            f"; bgai.eval.export.export_onnx({str(tmp_path / 'x.onnx')!r}, check=50)"
+            "; assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
     assert (tmp_path / "x.onnx").read_bytes() == export.onnx_bytes()
 

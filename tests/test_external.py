@@ -1,5 +1,5 @@
-"""bgai as GNU Backgammon's external player (bgai.external): its answers, its socket server, and whole matches that
-Debian's gnubg plays against it through the interface."""
+"""bgai as GNU Backgammon's external player (bgai.frontends.external): its answers, its socket server, and whole matches
+that Debian's gnubg plays against it through the interface."""
 
 import os
 import re
@@ -12,14 +12,13 @@ import threading
 import numpy as np
 import pytest
 
-from bgai.bot import load_bot
-from bgai.cube import CENTERED, ON_ROLL
-from bgai.external import ExternalPlayer, serve
-from bgai.fibs import FibsBoard, to_fibs
-from bgai.matchfile import read_match
-from bgai.matchfile.record import CheckerPlay
-from bgai.notation import parse_move
-from bgai.position import Position
+from bgai.core.cube import CENTERED, ON_ROLL
+from bgai.eval.bot import load_bot
+from bgai.formats.fibs import FibsBoard, to_fibs
+from bgai.formats.matchfile import read_match
+from bgai.formats.matchfile.record import CheckerPlay
+from bgai.formats.position import Position, parse_move
+from bgai.frontends.external import ExternalPlayer, serve
 
 GNUBG = "/usr/games/gnubg"
 
@@ -172,7 +171,7 @@ def bgai_decisions(log: str) -> list[tuple[str, str]]:
 @needs_gnubg
 @pytest.mark.slow
 def test_gnubg_plays_whole_matches_against_bgai_external(tmp_path):
-    bgai = [sys.executable, "-m", "bgai.cli"] if not shutil.which("bgai") else [shutil.which("bgai")]
+    bgai = [sys.executable, "-m", "bgai.frontends.cli"] if not shutil.which("bgai") else [shutil.which("bgai")]
     server = subprocess.Popen([*bgai, "external", "--port", "0", "--verbose"], stderr=subprocess.PIPE, text=True)
     try:
         banner = server.stderr.readline()
@@ -206,8 +205,8 @@ def test_gnubg_plays_whole_matches_against_bgai_external(tmp_path):
                 if isinstance(action, CheckerPlay) and action.player == seat]
     assert len(answered) == len(recorded) > 50
     for (board, answer), (state, action) in zip(answered, recorded):
-        assert board.position == state.position and sorted(board.dice) == sorted(action.dice)
-        assert parse_move(board.position, answer, board.dice).after == action.move.after
+        assert Position(board.board) == state.position and sorted(board.dice) == sorted(action.dice)
+        assert parse_move(Position(board.board), answer, board.dice).after == action.move.after
     cube = {answer for _, answer in decisions if answer in ("roll", "double", "take", "drop")}
     assert {"roll", "double"} <= cube and cube & {"take", "drop"}
 
@@ -219,7 +218,7 @@ def test_gnubg_plays_whole_matches_against_bgai_external(tmp_path):
 
 
 def test_the_command_refuses_bad_settings_in_one_line(capsys):
-    from bgai.cli import main
+    from bgai.frontends.cli import main
 
     assert main(["external", "--plies", "7"]) == 2
     assert "plies must be an integer 0..2" in capsys.readouterr().err

@@ -1,12 +1,13 @@
-"""FIBS board lines (bgai.fibs): the FIBS client protocol's board state, and GNU Backgammon's external-player boards."""
+"""FIBS board lines (bgai.formats.fibs): the FIBS client protocol's board state, and GNU Backgammon's external-player
+boards."""
 
 import numpy as np
 import pytest
 
-from bgai.cube import CENTERED, ON_ROLL, OPPONENT
-from bgai.fibs import FIELDS, FibsBoard, FibsBoardError, to_fibs
-from bgai.movegen import switch
-from bgai.position import Position
+from bgai.core.cube import CENTERED, ON_ROLL, OPPONENT
+from bgai.core.movegen import switch
+from bgai.formats.fibs import FIELDS, FibsBoard, FibsBoardError, to_fibs
+from bgai.formats.position import Position
 
 
 def positions(n: int, seed: int = 0) -> list[Position]:
@@ -45,7 +46,7 @@ def test_a_board_line_round_trips_every_field():
         line = to_fibs(pos, dice, cube=cube, owner=owner, match_length=length, score=score, post_crawford=post)
         assert len(line.split(":")) == FIELDS
         board = FibsBoard.parse(line)
-        assert board.position == pos
+        assert Position(board.board) == pos
         assert board.dice == dice and board.cube == cube and board.owner == owner
         assert (board.match_length, board.score, board.mover_is_player) == (length, score, True)
         assert board.format() == line
@@ -61,7 +62,7 @@ def test_the_other_clients_view_reads_as_the_same_decision():
                        names=("alice", "bob"))
         mine, theirs = FibsBoard.parse(line), FibsBoard.parse(as_seen_by_opponent(line))
         assert not theirs.mover_is_player
-        assert (theirs.position, theirs.dice, theirs.cube, theirs.owner) == (pos, dice, mine.cube, owner)
+        assert (Position(theirs.board), theirs.dice, theirs.cube, theirs.owner) == (pos, dice, mine.cube, owner)
         assert theirs.score == (3, 1) and theirs.names == ("alice", "bob")
 
 
@@ -82,12 +83,12 @@ def test_gnubgs_boards_for_its_player_0():
     board = FibsBoard.parse(GNUBG_PLAYER0_AFTER_21, dialect="gnubg")
     # The opponent (gnubg's player 1) opened 21 with 13/11 24/23; player 0 is to move, not yet rolled.
     opened = Position.start().play("13/11 24/23", (2, 1)).after
-    assert board.position == opened and board.dice is None
+    assert Position(board.board) == opened and board.dice is None
     assert not board.mover_is_player and board.names == ("gnubg", "root")
     assert (board.match_length, board.score, board.cube, board.owner, board.crawford) == (3, (0, 0), 1, CENTERED, False)
 
     crawford = FibsBoard.parse(GNUBG_PLAYER0_CRAWFORD, dialect="gnubg")
-    assert crawford.position == Position.start() and crawford.dice == (5, 3)
+    assert Position(crawford.board) == Position.start() and crawford.dice == (5, 3)
     assert crawford.score == (0, 2) and crawford.crawford  # player 0 has 0, player 1 is one point away
     # FIBS's own reading would give the scores to the player the colour field names, player 1.
     assert FibsBoard.parse(GNUBG_PLAYER0_CRAWFORD).score == (2, 0)
@@ -175,7 +176,7 @@ def test_the_bar_fields_follow_the_direction():
     assert line.split(":")[6 + 25] == "2" and line.split(":")[6] == "-1"
     assert Position.from_fibs(line) == pos
     assert Position.from_fibs(as_seen_by_opponent(line)) == pos
-    assert FibsBoard.parse(as_seen_by_opponent(switch_line(line))).position == pos.switched()
+    assert FibsBoard.parse(as_seen_by_opponent(switch_line(line))).board.tolist() == pos.switched().board.tolist()
 
 
 def switch_line(line: str) -> str:
@@ -189,5 +190,5 @@ def switch_line(line: str) -> str:
 def test_switching_the_turn_switches_the_position():
     for pos in positions(40, seed=6):
         flipped = FibsBoard.parse(switch_line(pos.to_fibs((4, 2))))
-        assert np.array_equal(flipped.position.board, switch(pos.board))
+        assert np.array_equal(flipped.board, switch(pos.board))
         assert flipped.dice == (4, 2) and not flipped.mover_is_player

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from bgai import Position
-from bgai.game import game_over, play_duplicate, play_games, result_points, roll_dice
-from bgai.movegen import afterstates, group_starts, segment_argmax, switch
+from bgai.core.game import game_over, play_duplicate, play_games, result_points, roll_dice
+from bgai.core.movegen import afterstates, group_starts, segment_argmax, switch
+from bgai.core.workers import InProcessPool
 from bgai.players import HeuristicPlayer, PubevalPlayer, RandomPlayer, make_player
-from bgai.workers import InProcessPool
 
 
 def test_dice_depend_only_on_seed_game_and_turn():
@@ -181,8 +181,8 @@ def test_ply_strength_sets_each_side_s_network_pruner_and_filters():
     """``--filters`` / ``--opponent-filters`` are KEEP:WINDOW stages; ``--opponent-checkpoint`` and
     ``--opponent-pruner`` choose a bgaiN opponent's network; malformed filters and settings for a built-in
     opponent are refused."""
-    from bgai.bot import SHIPPED_NPZ, SHIPPED_PRUNER, MoveFilter
     from bgai.coach import ply_strength
+    from bgai.eval.bot import SHIPPED_NPZ, SHIPPED_PRUNER, MoveFilter
 
     assert ply_strength.parse_filters("8:0.16,5:0.04") == (MoveFilter(8, 0.16), MoveFilter(5, 0.04))
     assert ply_strength.parse_filters(None) is None

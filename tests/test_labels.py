@@ -1,4 +1,4 @@
-"""Rollout-labelled positions (bgai.labels): the positions a shard picks, its labels, stopping and resuming, the
+"""Rollout-labelled positions (bgai.train.labels): the positions a shard picks, its labels, stopping and resuming, the
 files, the CLI."""
 
 import json
@@ -6,13 +6,13 @@ import json
 import numpy as np
 import pytest
 
-from bgai import labels as lb
-from bgai.bot import load_bot
-from bgai.cli import main
-from bgai.errors import BgaiError
-from bgai.phase import BEAROFF, OVER, RACE, classify
-from bgai.rollout import rollout_batch
-from bgai.weights import equity
+from bgai.core.errors import BgaiError
+from bgai.core.phase import BEAROFF, OVER, RACE, classify
+from bgai.eval.bot import load_bot
+from bgai.eval.rollout import rollout_batch
+from bgai.eval.weights import equity
+from bgai.frontends.cli import main
+from bgai.train import labels as lb
 
 TINY = lb.LabelSettings(positions=12, candidates=2.0, trials=4, truncate=2, batch=5, seed=3)
 
@@ -60,8 +60,8 @@ def test_a_shard_takes_live_positions_a_share_of_races_and_half_where_1_ply_move
 
 
 def test_with_plays_a_shard_holds_the_best_plays_of_a_roll_of_each_sampled_position(bot):
-    from bgai.dice import ROLLS
-    from bgai.movegen import afterstates
+    from bgai.core.dice import ROLLS
+    from bgai.core.movegen import afterstates
 
     settings = lb.LabelSettings(positions=16, plays=4, candidates=2.0, seed=3)
     roots = lb.shard_positions(bot, 2, lb.LabelSettings(positions=4, candidates=2.0, seed=3))
@@ -97,7 +97,7 @@ def test_a_shards_labels_are_the_rollouts_of_its_positions_on_its_batches_dice(b
 
 
 def test_a_shard_stopped_and_resumed_is_the_shard_written_whole(bot, shard, tmp_path, monkeypatch):
-    import bgai.rollout as ro
+    import bgai.eval.rollout as ro
 
     calls = []
     original = ro.rollout_batch

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-import bgai.bot
+import bgai.eval.bot
 from bgai import Position
-from bgai.bot import Bot, MoveFilter, load_bot
-from bgai.dice import ROLL_WEIGHTS, ROLLS
-from bgai.errors import BgaiError
-from bgai.movegen import afterstates
-from bgai.network import equity, flip
+from bgai.core.dice import ROLL_WEIGHTS, ROLLS
+from bgai.core.errors import BgaiError
+from bgai.core.movegen import afterstates
+from bgai.eval.bot import Bot, MoveFilter, load_bot
+from bgai.eval.network import EquityModel, equity, flip
 
 
 @pytest.fixture(scope="module")
@@ -125,10 +125,10 @@ def test_finished_games_are_scored_exactly_at_every_depth():
 def test_the_network_judges_only_what_neither_the_rules_nor_the_database_answer(bot0, threads):
     import torch
 
-    from bgai import bearoff, encoding
-    from bgai.bot import exact_probabilities
-    from bgai.game import game_over, play_games
-    from bgai.phase import classify
+    from bgai.core.game import game_over, play_games
+    from bgai.core.phase import classify
+    from bgai.eval import bearoff, encoding
+    from bgai.eval.bot import exact_probabilities
     from bgai.players.base import RandomPlayer
 
     class Recorder(RandomPlayer):  # every afterstate of random games: contact, races, bear-offs, finished games
@@ -152,9 +152,9 @@ def test_the_network_judges_only_what_neither_the_rules_nor_the_database_answer(
     with torch.inference_mode():
         x = encoding.encode(boards[rest], version=bot0.model.encoder_version)
         phase = torch.from_numpy(classify(boards[rest]))  # each board by its phase's net
-        network = bot0.model.model()(torch.from_numpy(x), phase).numpy()  # the torch model of the bot's snapshot
+        network = EquityModel.of(bot0.model)(torch.from_numpy(x), phase).numpy()  # the snapshot's torch model
     # the network's own outputs, the outcomes the rules rule out set to zero (some of these random games' races)
-    expected = bgai.bot.without_impossible_outcomes(boards[rest], network)
+    expected = bgai.eval.bot.without_impossible_outcomes(boards[rest], network)
     assert (expected != network).any()
     np.testing.assert_allclose(probs[rest], expected, atol=5e-6)  # the bot's numpy pass agrees with torch's
     np.testing.assert_array_equal(probs[over], exact_probabilities(boards[over]))
@@ -166,8 +166,8 @@ def test_chunked_levels_give_the_same_values(bot0, monkeypatch):
     boards = np.stack([p.board for p in game_positions(bot0, 6, seed=3)])
     bot2 = load_bot(plies=2)
     whole = bot2.lookahead(boards, 2)
-    monkeypatch.setattr(bgai.bot, "PAIR_CHUNK", 50)
-    monkeypatch.setattr(bgai.bot, "NET_CHUNK", 1000)
+    monkeypatch.setattr(bgai.eval.bot, "PAIR_CHUNK", 50)
+    monkeypatch.setattr(bgai.eval.bot, "NET_CHUNK", 1000)
     assert np.allclose(bot2.lookahead(boards, 2), whole, atol=1e-6)
 
 
@@ -221,7 +221,7 @@ def test_filtered_two_ply_plays_the_best_survivor_at_two_ply(bot0):
     assert bot2.choose_move(pos, (4, 2)) == ranked[0][0]
 
 
-class Pessimist(bgai.bot.Bot):
+class Pessimist(bgai.eval.bot.Bot):
     """A bot whose every judgement deeper than 0-ply says the mover loses a backgammon."""
 
     def lookahead(self, boards, plies):
@@ -317,7 +317,7 @@ def test_filters_must_fit_the_plies():
 def test_outcomes_the_rules_rule_out_are_zero():
     """No gammon against a side that has borne off; in a race, no backgammon against a side with no checker in the
     winner's home board; where contact remains (a checker can still be hit and sent back), backgammons stay."""
-    from bgai.bot import load_bot, without_impossible_outcomes
+    from bgai.eval.bot import load_bot, without_impossible_outcomes
 
     bot = load_bot()
     # Race, the player on roll far behind but past the opponent's home board; the opponent has borne off one.
@@ -335,13 +335,13 @@ def test_outcomes_the_rules_rule_out_are_zero():
 
 
 def test_the_compiled_bookkeeping_gives_the_numpy_results():
-    """bgai.kernels' rule_out and best_plays are without_impossible_outcomes and the argmax of the mover's equity
+    """bgai.core.kernels' rule_out and best_plays are without_impossible_outcomes and the argmax of the mover's equity
     (segment_argmax(equity(flip(...)))), on the afterstates of games (contact, races, bear-offs, finished ones)
     with random probabilities, ties included."""
-    from bgai import kernels
-    from bgai.bot import MoveFilter, without_impossible_outcomes
-    from bgai.movegen import segment_argmax
-    from bgai.weights import equity, flip
+    from bgai.core.movegen import segment_argmax
+    from bgai.eval import kernels
+    from bgai.eval.bot import MoveFilter, without_impossible_outcomes
+    from bgai.eval.weights import equity, flip
     from tests.test_encoding import game_positions
 
     boards = game_positions(2000, seed=3)
@@ -368,9 +368,9 @@ def test_the_compiled_bookkeeping_gives_the_numpy_results():
 
 def test_a_pruner_that_keeps_every_reply_changes_nothing(bot0):
     """Given a pruning net and a prune count above any roll's number of plays, the lookahead is the full one."""
-    from bgai.bot import Bot
-    from bgai.network import EquityModel
-    from bgai.weights import ModelSnapshot
+    from bgai.eval.bot import Bot
+    from bgai.eval.network import EquityModel
+    from bgai.eval.weights import ModelSnapshot
 
     pruner = ModelSnapshot.of(EquityModel.create((8,)))  # an untrained net: its ranking is arbitrary
     positions = game_positions(bot0, 6, seed=3)
@@ -385,9 +385,9 @@ def test_a_pruner_may_read_other_inputs_than_the_network(bot0):
     """A pruning net on encoder version 0 (Tesauro's units, as training/pruner.py --encoder 0 makes) prunes a
     version-2 network's replies: with a prune count above any roll's plays the lookahead is the full one, and
     with 2 it still plays legal moves."""
-    from bgai.bot import Bot
-    from bgai.network import EquityModel
-    from bgai.weights import ModelSnapshot
+    from bgai.eval.bot import Bot
+    from bgai.eval.network import EquityModel
+    from bgai.eval.weights import ModelSnapshot
 
     pruner = ModelSnapshot.of(EquityModel.create((8,), encoder_version=0))
     assert pruner.encoder_version == 0 != bot0.model.encoder_version
@@ -400,9 +400,9 @@ def test_a_pruner_may_read_other_inputs_than_the_network(bot0):
 
 
 def test_pruned_replies_are_the_network_s_best_among_the_pruner_s_best(bot0):
-    from bgai.bot import Bot, MoveFilter
-    from bgai.network import EquityModel
-    from bgai.weights import ModelSnapshot
+    from bgai.eval.bot import Bot, MoveFilter
+    from bgai.eval.network import EquityModel
+    from bgai.eval.weights import ModelSnapshot
 
     pruner = ModelSnapshot.of(EquityModel.create((8,)))
     bot = Bot(bot0.model, plies=1, pruner=pruner, prune=3)
@@ -423,7 +423,7 @@ def test_pruned_replies_are_the_network_s_best_among_the_pruner_s_best(bot0):
 
 
 def test_the_shipped_bot_prunes_its_replies_unless_told_not_to():
-    from bgai.bot import SHIPPED_PRUNER
+    from bgai.eval.bot import SHIPPED_PRUNER
 
     # (a 0-ply bot carries it for rollouts' variance reduction; its own plays never use it)
     assert load_bot(plies=1).pruner is not None and load_bot(plies=0).pruner is not None
@@ -434,9 +434,9 @@ def test_the_shipped_bot_prunes_its_replies_unless_told_not_to():
 
 
 def test_a_pruning_net_s_file_says_how_many_plays_the_network_judges(tmp_path):
-    from bgai.bot import PRUNE_KEEP, SHIPPED_PRUNER
-    from bgai.network import EquityModel
-    from bgai.weights import ModelSnapshot
+    from bgai.eval.bot import PRUNE_KEEP, SHIPPED_PRUNER
+    from bgai.eval.network import EquityModel
+    from bgai.eval.weights import ModelSnapshot
 
     shipped = ModelSnapshot.load_npz(SHIPPED_PRUNER)
     assert shipped[0].encoder_version == 0 and load_bot(plies=1).prune == shipped[1]["keep"] == 5
@@ -450,7 +450,7 @@ def test_a_pruning_net_s_file_says_how_many_plays_the_network_judges(tmp_path):
 
 
 def test_the_default_bot_plays_each_ply_with_the_network_shipped_for_it():
-    from bgai.bot import (
+    from bgai.eval.bot import (
         DEFAULT_NETWORKS,
         FAST_NPZ,
         FAST_PRUNER,
@@ -460,7 +460,7 @@ def test_the_default_bot_plays_each_ply_with_the_network_shipped_for_it():
         SHIPPED_NPZ,
         SHIPPED_PRUNER,
     )
-    from bgai.weights import ModelSnapshot
+    from bgai.eval.weights import ModelSnapshot
 
     assert set(DEFAULT_NETWORKS) == set(range(MAX_PLIES + 1))
     for plies, npz in DEFAULT_NETWORKS.items():
@@ -479,9 +479,9 @@ def test_the_default_bot_plays_each_ply_with_the_network_shipped_for_it():
 
 
 def test_bad_pruning_settings_are_refused(bot0):
-    from bgai.bot import Bot
-    from bgai.network import EquityModel
-    from bgai.weights import ModelSnapshot
+    from bgai.eval.bot import Bot
+    from bgai.eval.network import EquityModel
+    from bgai.eval.weights import ModelSnapshot
 
     with pytest.raises(BgaiError, match="at least 1"):
         Bot(bot0.model, plies=1, pruner=ModelSnapshot.of(EquityModel.create((8,))), prune=0)

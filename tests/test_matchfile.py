@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bgai.cli import main
 from bgai.coach.fuzz_matchfiles import fuzz
-from bgai.errors import BgaiError, IllegalMoveError, MatchFileError
-from bgai.matchfile import (
+from bgai.core.errors import BgaiError, IllegalMoveError, MatchFileError
+from bgai.formats.matchfile import (
     MAX_MATCH_FILE_BYTES,
     CheckerPlay,
     Double,
@@ -32,7 +31,8 @@ from bgai.matchfile import (
     write_mat,
     write_sgf,
 )
-from bgai.matchfile import mat as mat_module
+from bgai.formats.matchfile import mat as mat_module
+from bgai.frontends.cli import main
 
 DATA = Path(__file__).parent / "data" / "matches"
 GNUBG = "/usr/games/gnubg"
@@ -514,7 +514,7 @@ def test_sgf_variations_follow_the_main_line_and_analysis_properties_are_ignored
 
 def play_bot_match(length: int, seed: int) -> MatchRecord:
     """A match the shipped bot plays against itself at 0-ply, cube included, built action by action."""
-    from bgai.bot import load_bot
+    from bgai.eval.bot import load_bot
 
     bot = load_bot()
     rng = np.random.default_rng(seed)

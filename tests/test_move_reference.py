@@ -10,13 +10,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from bgai.bot import load_bot
 from bgai.coach.move_accuracy import REFERENCE as DATA
 from bgai.coach.move_accuracy import bot_choices, decisions
 from bgai.coach.move_reference import CLASSES, SCORING, gnubg_0ply_choices, score_moves
-from bgai.movegen import afterstates
-from bgai.phase import CONTACT, CRASHED, NAMES, classify
-from bgai.position import Position, encode_position_id
+from bgai.core.movegen import afterstates
+from bgai.core.phase import CONTACT, CRASHED, NAMES, classify
+from bgai.eval.bot import load_bot
+from bgai.formats.position import Position, encode_position_id
 
 
 def entry(equities, cls="contact", zero_ply=None):

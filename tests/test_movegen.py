@@ -1,6 +1,6 @@
 """The batched move generator: counts, symmetry, batching, steps, notation, playouts and a golden game.
 
-``bgai.movegen.afterstates(boards, dice)`` returns every distinct legal afterstate of each (position, roll) pair,
+``bgai.core.movegen.afterstates(boards, dice)`` returns every distinct legal afterstate of each (position, roll) pair,
 seen from the opponent, grouped by owner. The rule scenarios live in ``test_rules.py``; this file checks the
 generator as a whole, mostly against properties that any correct generator has, and against a slow reference
 written here straight from the rules.
@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bgai.game import result_points, roll_dice
-from bgai.movegen import BOARD_SIZE, CHECKERS, OPP_BAR, OWN_BAR, afterstates, count_moves, switch, validate_boards
+from bgai.core.game import result_points, roll_dice
+from bgai.core.movegen import BOARD_SIZE, CHECKERS, OPP_BAR, OWN_BAR, afterstates, count_moves, switch, validate_boards
+from bgai.formats.position import START_BOARD, Position
 from bgai.players import HeuristicPlayer, PubevalPlayer
-from bgai.position import START_BOARD, Position
 
 GOLDEN = Path(__file__).parent / "data" / "golden_game.txt"
 GOLDEN_SEED = 2025
@@ -383,7 +383,7 @@ def test_random_playouts_keep_the_invariants():
 
 
 def golden_game_lines(seed: int = GOLDEN_SEED, game: int = GOLDEN_GAME) -> list[str]:
-    """One game of pubeval (seat 0) against the heuristic player (seat 1), with ``bgai.game``'s dice.
+    """One game of pubeval (seat 0) against the heuristic player (seat 1), with ``bgai.core.game``'s dice.
 
     Each line: turn, player, roll, the Position ID before the play (mover on roll), and the play. The plays are
     offered to the players sorted by afterstate, so the record does not depend on the generator's row order.
@@ -394,7 +394,7 @@ def golden_game_lines(seed: int = GOLDEN_SEED, game: int = GOLDEN_GAME) -> list[
     opening = roll_dice(seed, ids, np.zeros(1, dtype=np.int64))[0]
     seat = 0 if opening[0] > opening[1] else 1
     position = Position.start()
-    lines = [f"# pubeval (seat 0) v heuristic (seat 1), bgai.game dice seed {seed}, game {game}"]
+    lines = [f"# pubeval (seat 0) v heuristic (seat 1), bgai.core.game dice seed {seed}, game {game}"]
     for turn in range(1000):
         roll = tuple(int(d) for d in (opening if turn == 0 else roll_dice(seed, ids, np.array([turn]))[0]))
         moves = sorted(position.legal_moves(roll), key=lambda m: m.after.board.tobytes())
@@ -444,7 +444,7 @@ if __name__ == "__main__":
 
 @pytest.mark.parametrize("steps", [False, True])
 def test_the_compiled_generator_gives_the_numpy_generator_s_rows_in_its_order(steps):
-    """bgai.kernels.afterstates_of expands each position depth first; its rows, owners and checker steps are the
+    """bgai.core.kernels.afterstates_of expands each position depth first; its rows, owners and checker steps are the
     numpy generator's, in the same order, on game positions and on random boards of every shape (crowded bars,
     bear-offs), every roll of each."""
     from tests.test_encoding import game_positions, random_boards

@@ -1,4 +1,4 @@
-"""The phase classifier (bgai.phase): each class by a hand-built position, symmetry, and agreement with the rules
+"""The phase classifier (bgai.core.phase): each class by a hand-built position, symmetry, and agreement with the rules
 it is made of."""
 
 import json
@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 
 from bgai import Position
-from bgai.bearoff import is_bearoff
-from bgai.game import game_over
-from bgai.movegen import switch
-from bgai.phase import BEAROFF, CONTACT, CRASHED, NAMES, OVER, RACE, classify, is_crashed, is_race
-from bgai.position import decode_position_id
+from bgai.core.game import game_over
+from bgai.core.movegen import switch
+from bgai.core.phase import BEAROFF, CONTACT, CRASHED, NAMES, OVER, RACE, classify, is_crashed, is_race
+from bgai.eval.bearoff import is_bearoff
+from bgai.formats.position import decode_position_id
 from tests.test_encoding import game_positions
 
 

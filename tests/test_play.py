@@ -8,10 +8,10 @@ import io
 import pytest
 
 from bgai import Position, load_bot
-from bgai.cli import main
-from bgai.session import BOT, Phase, Session
-from bgai.terminal import Terminal
-from bgai.xgid import format_xgid
+from bgai.formats.xgid import format_xgid
+from bgai.frontends.cli import main
+from bgai.frontends.terminal import Terminal
+from bgai.play.session import BOT, Phase, Session
 
 DOUBLE_TAKE = Position.from_points({6: 4, 5: 4, 4: 4, 3: 3}, {18: 2, 19: 3, 20: 4, 21: 4, 22: 2})
 # The same for a 3-point match at 0-0 (69 pips against 74).
@@ -171,8 +171,8 @@ def test_bad_play_options_are_one_line_and_exit_status_2(capsys, argv, message):
 
 def test_the_match_is_saved_as_a_mat_file_on_exit_and_on_request(bot, tmp_path):
     """Given a seeded session played to the end of a game, When the person saves and then quits,
-    Then both files hold the game as .mat, which bgai.matchfile reads back to the same result."""
-    from bgai.matchfile import read_mat
+    Then both files hold the game as .mat, which bgai.formats.matchfile reads back to the same result."""
+    from bgai.formats.matchfile import read_mat
 
     session = Session(bot, seed=5)
     asked = tmp_path / "asked.mat"
@@ -206,7 +206,7 @@ def test_bgai_play_saves_in_the_games_folder_not_the_current_one(monkeypatch, ca
     assert not list(tmp_path.glob("*.mat"))
     monkeypatch.delenv("BGAI_GAMES_DIR")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    from bgai.files import games_dir
+    from bgai.core.files import games_dir
 
     assert games_dir() == tmp_path / "data" / "bgai" / "games"
 
@@ -228,7 +228,7 @@ def test_the_terminal_fits_80_columns_and_says_who_leads_the_race(plies):
                                        limit=400))
     assert max(len(line) for line in out.splitlines()) <= 80
     assert "Pips: You 167, bgai 167: even" in out
-    from bgai.terminal import pips_line
+    from bgai.frontends.terminal import pips_line
 
     ahead = Session(load_bot(), seed=1)
     ahead.setup(xgid(DOUBLE_TAKE))  # the person 69 pips, bgai 74

@@ -2,7 +2,7 @@
 
 A ``Position`` is always seen from X, the player on roll: board index 1..24 are X's points by pip distance, 25 X's
 bar, 0 O's bar; X's checkers positive, O's negative. Every input error is a ``ValueError`` subclass from
-``bgai.errors`` whose message names what was wrong.
+``bgai.core.errors`` whose message names what was wrong.
 
 The Position ID format is the one in the GNU Backgammon manual ("A technical description of the Position ID"):
 for O then X, each of its 25 slots (points 1..24 from that player's side, then its bar) as that many 1-bits and a
@@ -16,9 +16,9 @@ import base64
 import numpy as np
 import pytest
 
-from bgai.errors import BgaiError, IllegalMoveError, InvalidDiceError, InvalidPositionError
-from bgai.movegen import afterstates
-from bgai.position import Position
+from bgai.core.errors import BgaiError, IllegalMoveError, InvalidDiceError, InvalidPositionError
+from bgai.core.movegen import afterstates
+from bgai.formats.position import Position
 
 START_ID = "4HPwATDgc/ABMA"
 START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
@@ -384,7 +384,7 @@ def test_boards_with_huge_entries_are_refused_not_wrapped_around(board):
 
 
 def test_an_xgid_without_its_prefix_is_read_whole_cube_and_score_included():
-    from bgai.xgid import is_xgid, xgid_context
+    from bgai.formats.xgid import is_xgid, xgid_context
 
     text = "-b----E-C---eE---c-e----B-:1:1:1:00:2:3:0:7:10"
     assert is_xgid(text) and is_xgid("xgid=" + text) and not is_xgid("4HPwATDgc/ABMA")
@@ -401,14 +401,14 @@ def test_an_xgid_without_its_prefix_is_read_whole_cube_and_score_included():
     "XGID=-b----E-C---eE---c-e----B-:1:1",
 ])
 def test_malformed_xgid_fields_are_refused_with_a_clear_error(text):
-    from bgai.xgid import xgid_context
+    from bgai.formats.xgid import xgid_context
 
     with pytest.raises(BgaiError, match="XGID"):
         xgid_context(text)
 
 
 def test_scores_are_ascii_digits():
-    from bgai.match import parse_score
+    from bgai.core.match import parse_score
 
     assert parse_score(" 2-3 ") == (2, 3)
     for text in ("\u0662-\u0663", "2-3-4", "99999-1", "-"):

@@ -1,9 +1,9 @@
-"""bgai.progress: the clock-driven progress line of the benchmark scripts."""
+"""bgai.core.progress: the clock-driven progress line of the benchmark scripts."""
 
 import threading
 import time
 
-from bgai.progress import ticking
+from bgai.core.progress import ticking
 
 
 def test_ticking_redraws_the_job_and_its_part_while_the_block_runs_and_stops_with_it(capsys):

@@ -1,4 +1,4 @@
-"""Rollouts (bgai.rollout): stratified dice, variance reduction, the bear-off database, self-play, the CLI."""
+"""Rollouts (bgai.eval.rollout): stratified dice, variance reduction, the bear-off database, self-play, the CLI."""
 
 import json
 from collections import Counter
@@ -6,14 +6,14 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from bgai import bearoff
-from bgai import rollout as ro
-from bgai.bot import load_bot
-from bgai.cli import main
-from bgai.cube import CENTERED
-from bgai.game import play_games, roll_dice
-from bgai.network import equity
-from bgai.position import Position
+from bgai.core.cube import CENTERED
+from bgai.core.game import play_games, roll_dice
+from bgai.eval import bearoff
+from bgai.eval import rollout as ro
+from bgai.eval.bot import load_bot
+from bgai.eval.network import equity
+from bgai.formats.position import Position
+from bgai.frontends.cli import main
 
 START = "4HPwATDgc/ABMA"
 MIDDLE_GAME = "4HPkAxDguWHAIQ"  # the bot's own game, 10 turns in: contact, about even
@@ -182,7 +182,7 @@ def test_chunks_of_trials_concatenate_to_the_whole_rollout(bot):
 def test_jobs_on_threads_split_the_trials_into_chunks_with_the_same_result(bot, monkeypatch):
     """Up to THREAD_JOBS jobs play chunks of trials on threads of this process: the same values as one thread,
     each thread expanding its own boards."""
-    from bgai import movegen
+    from bgai.core import movegen
 
     one = bot.rollout(MIDDLE_GAME, trials=108, truncate=3, cubeful=True)
     seen = []
@@ -336,7 +336,7 @@ def test_positions_shared_by_threads_or_workers_get_what_one_thread_gives_them(b
 
 def test_worker_processes_get_the_callers_bot_with_all_its_settings(bot):
     # Workers once rebuilt the bot from a few of its fields and dropped bf16 and the move filters.
-    from bgai.bot import MoveFilter
+    from bgai.eval.bot import MoveFilter
 
     special = bot.replace(plies=1, filters=(MoveFilter(3, 0.05),), bf16=True, use_bearoff=False, name="special")
     sent = ro._portable(special)

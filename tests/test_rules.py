@@ -6,7 +6,7 @@ of legal plays in standard notation, and where it matters what the afterstate ho
 
 The rules are cited from the standard rules of backgammon, as published by the US Backgammon Federation and on
 bkgm.com ("Rules of Backgammon", sections *Movement of the Checkers*, *Hitting and Entering*, *Bearing Off*), and
-restated in the docstring of ``bgai.movegen``. Short forms used below:
+restated in the docstring of ``bgai.core.movegen``. Short forms used below:
 
 * [Move]   A checker may land on an open point: empty, holding own checkers, or a single opposing checker.
            A point held by two or more opposing checkers is closed, also as a stop on the way of one checker
@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import pytest
 
-from bgai.errors import IllegalMoveError
-from bgai.notation import NO_PLAY
-from bgai.position import Position
+from bgai.core.errors import IllegalMoveError
+from bgai.core.notation import NO_PLAY
+from bgai.formats.position import Position
 
 ALL_ROLLS = [f"{a}{b}" for a in range(1, 7) for b in range(1, a + 1)]
 

@@ -1,4 +1,4 @@
-"""A person against the bot (bgai.session.Session): the flow of a game, the cube, the match score and Crawford,
+"""A person against the bot (bgai.play.session.Session): the flow of a game, the cube, the match score and Crawford,
 resignations, setting up a position, and the record of every action.
 
 Positions are built from the side of the player on roll with ``Position.from_points`` and set up through an XGID
@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from bgai import Position, load_bot
-from bgai.errors import BgaiError, GameStateError, IllegalMoveError, InvalidPositionError
-from bgai.session import BOT, HUMAN, Phase, Session
-from bgai.xgid import format_xgid
+from bgai.core.errors import BgaiError, GameStateError, IllegalMoveError, InvalidPositionError
+from bgai.formats.xgid import format_xgid
+from bgai.play.session import BOT, HUMAN, Phase, Session
 from tests.test_cube import exact_cube_equities
 
 # Races with the person's home board full (69 pips) against the opponent's 74 pips, as the bot sees them:
@@ -376,9 +376,9 @@ def test_with_its_dice_rolled_the_person_may_still_resign(bot):
 
 
 def test_a_match_is_saved_as_a_mat_file_that_reads_back_the_same(bot):
-    """Given a 3-point match played to its end with doubles, When it is written through bgai.matchfile,
+    """Given a 3-point match played to its end with doubles, When it is written through bgai.formats.matchfile,
     Then the file reads back to the same games, scores and results, and the seed is in its header."""
-    from bgai.matchfile import Double, Take, read_mat
+    from bgai.formats.matchfile import Double, Take, read_mat
 
     session = Session(bot, match_length=3, seed=11)
     while session.phase is not Phase.MATCH_OVER:
@@ -409,7 +409,7 @@ def test_the_record_keeps_accepted_resignations_and_leaves_out_set_up_games(bot)
 
 
 def test_an_unfinished_game_is_saved_as_far_as_it_went(bot):
-    from bgai.matchfile import read_mat
+    from bgai.formats.matchfile import read_mat
 
     session = Session(bot, seed=5)
     session.roll() if session.phase is Phase.ROLL else None
@@ -457,7 +457,7 @@ def test_a_refused_play_leaves_the_steps_made_so_far(bot):
 def test_resigning_on_the_opening_roll_leaves_a_writable_record(bot):
     """Given the person's opening roll (seed 5), When the person resigns before playing it,
     Then the game is over and the match record is still written and read back, the resignation its result."""
-    from bgai.matchfile import read_mat
+    from bgai.formats.matchfile import read_mat
 
     s = Session(bot, seed=5, match_length=3)
     assert s.phase is Phase.MOVE and not s.game.actions

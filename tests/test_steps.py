@@ -1,14 +1,14 @@
-"""Plays built one checker at a time (bgai.steps.PartialPlay): a step is allowed if and only if some legal play of
-the roll starts with the steps made so far, whatever order a person moves the checkers in."""
+"""Plays built one checker at a time (bgai.formats.steps.PartialPlay): a step is allowed if and only if some legal play
+of the roll starts with the steps made so far, whatever order a person moves the checkers in."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from bgai.errors import IllegalMoveError
-from bgai.position import Position
-from bgai.steps import PartialPlay
+from bgai.core.errors import IllegalMoveError
+from bgai.formats.position import Position
+from bgai.formats.steps import PartialPlay
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
 

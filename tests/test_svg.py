@@ -1,4 +1,4 @@
-"""The board drawing (bgai.svg.board_svg): what it shows, from whose side, and the parts a page can click."""
+"""The board drawing (bgai.formats.svg.board_svg): what it shows, from whose side, and the parts a page can click."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import pytest
 
 from bgai import Position
-from bgai.svg import board_svg
+from bgai.formats.svg import board_svg
 
 # X on roll: 5 on the 6, 3 on the 8, 2 on the bar; O: 2 on X's ace point, 5 on X's 19.
 POS = Position.from_points({6: 5, 8: 3, "bar": 2}, {1: 2, 19: 5})

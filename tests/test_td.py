@@ -4,16 +4,16 @@ import numpy as np
 import pytest
 import torch
 
-from bgai import encoding
-from bgai.bot import Bot, load_bot
-from bgai.checkpoint import CheckpointError, load_checkpoint, model_payload, save_checkpoint
-from bgai.errors import BgaiError
-from bgai.game import roll_dice
-from bgai.movegen import afterstates
-from bgai.network import EquityModel, EquityNet, equity, flip
-from bgai.position import START_BOARD
-from bgai.td import SelfPlayWorker
-from bgai.training import RunConfig, load_config, run
+from bgai.core.errors import BgaiError
+from bgai.core.game import roll_dice
+from bgai.core.movegen import afterstates
+from bgai.eval import encoding
+from bgai.eval.bot import Bot, load_bot
+from bgai.eval.checkpoint import CheckpointError, load_checkpoint, model_payload, save_checkpoint
+from bgai.eval.network import EquityModel, EquityNet, equity, flip
+from bgai.formats.position import START_BOARD
+from bgai.train.td import SelfPlayWorker
+from bgai.train.training import RunConfig, load_config, run
 
 
 def tiny_config(**kw) -> RunConfig:

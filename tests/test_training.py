@@ -1,4 +1,4 @@
-"""Training runs (bgai.training): configs with stages, lookahead generations, their targets, resuming, and every
+"""Training runs (bgai.train.training): configs with stages, lookahead generations, their targets, resuming, and every
 kind of checkpoint loading as a bot."""
 
 import json
@@ -10,15 +10,17 @@ import numpy as np
 import pytest
 import torch
 
-from bgai import Position, encoding, training
-from bgai.bot import Bot, load_bot
-from bgai.checkpoint import export_for_play, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
-from bgai.dice import ROLLS
-from bgai.errors import BgaiError
-from bgai.network import EquityModel, flip
-from bgai.phase import BEAROFF, CONTACT, CRASHED, OVER, RACE, classify
-from bgai.td import inputs
-from bgai.training import (
+from bgai import Position
+from bgai.core.dice import ROLLS
+from bgai.core.errors import BgaiError
+from bgai.core.phase import BEAROFF, CONTACT, CRASHED, OVER, RACE, classify
+from bgai.eval import encoding
+from bgai.eval.bot import Bot, load_bot
+from bgai.eval.checkpoint import export_for_play, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
+from bgai.eval.network import EquityModel, flip
+from bgai.train import training
+from bgai.train.td import inputs
+from bgai.train.training import (
     LookaheadStage,
     RolloutTargets,
     TDStage,
@@ -95,7 +97,7 @@ def test_a_setting_of_several_stages_must_name_one(tmp_path, overrides, qualifie
 
 
 def test_train_set_on_the_command_line(tmp_path, capsys):
-    from bgai.cli import _qualified, main
+    from bgai.frontends.cli import _qualified, main
 
     assert _qualified(["ply1.lr=1e-4", "search.precision=bf16", 'run_name="x y"', "warm-up.games=40"]) == {
         "ply1.lr": 1e-4, "search.precision": "bf16", "run_name": "x y", "warm-up.games": 40}
@@ -409,7 +411,7 @@ def test_deeper_targets_search_one_ply_further_where_the_lookahead_moved_the_val
     boards = sample_positions(bot.model, 4, 300, seed=4, epsilon=0.0, rng=np.random.default_rng(2), keep=20)
     one, two = lookahead_targets(bot.model, boards, 1), lookahead_targets(bot.model, boards, 2)
     mixed = lookahead_targets(bot.model, boards, 1, deeper=0.25)
-    from bgai.network import equity
+    from bgai.eval.network import equity
 
     moved = np.abs(equity(one) - equity(bot.probabilities(boards)))
     deep = np.argsort(-moved, kind="stable")[:5]
@@ -421,7 +423,7 @@ def test_deeper_targets_search_one_ply_further_where_the_lookahead_moved_the_val
 def test_targets_are_the_same_from_the_torch_model_and_its_numpy_snapshot():
     # The targets evaluate with the numpy pass whatever they are given, the trainer's torch model included
     bot = load_bot()
-    model = bot.model.model()
+    model = EquityModel.of(bot.model)
     boards = sample_positions(model, 4, 700, seed=8, epsilon=0.0, rng=np.random.default_rng(8), keep=12)
     torch_bot = Bot(model, plies=1)  # the torch pass, as the trainer evaluates its model
     assert np.allclose(lookahead_targets(model, boards, 1), torch_bot.lookahead(boards, 1), atol=2e-5)
@@ -429,10 +431,10 @@ def test_targets_are_the_same_from_the_torch_model_and_its_numpy_snapshot():
 
 
 def test_a_pruning_net_that_keeps_every_play_changes_no_target_and_one_that_keeps_few_stays_close():
-    from bgai.bot import FAST_PRUNER
-    from bgai.network import equity
-    from bgai.training import Pruning
-    from bgai.weights import ModelSnapshot
+    from bgai.eval.bot import FAST_PRUNER
+    from bgai.eval.network import equity
+    from bgai.eval.weights import ModelSnapshot
+    from bgai.train.training import Pruning
 
     bot = load_bot()
     boards = sample_positions(bot.model, 4, 900, seed=9, epsilon=0.0, rng=np.random.default_rng(9), keep=10)
@@ -459,8 +461,8 @@ def one_generation(tmp_path, stage: LookaheadStage) -> tuple[EquityModel, np.nda
 
 
 def test_a_run_computes_its_targets_with_the_pruning_net_it_names(tmp_path):
-    from bgai.bot import FAST_PRUNER
-    from bgai.training import Pruning
+    from bgai.eval.bot import FAST_PRUNER
+    from bgai.train.training import Pruning
 
     stage = LookaheadStage(name="pruned", generations=1, games=4, positions=16, part=16, epochs=1, plies=2,
                            pruner=str(FAST_PRUNER))
@@ -550,8 +552,8 @@ def test_a_pruner_that_is_not_a_file_is_refused(tmp_path):
 
 
 def test_rollout_targets_replace_the_lookahead_where_it_moved_the_value_most():
-    from bgai.network import equity
-    from bgai.rollout import rollout_values
+    from bgai.eval.network import equity
+    from bgai.eval.rollout import rollout_values
 
     bot = load_bot()
     boards = sample_positions(bot.model, 4, 300, seed=6, epsilon=0.0, rng=np.random.default_rng(5), keep=12)
@@ -571,7 +573,7 @@ def test_rollout_targets_replace_the_lookahead_where_it_moved_the_value_most():
 
 
 def test_cube_picked_rollouts_go_where_the_models_cube_decisions_are_closest():
-    from bgai.cube import money_margin
+    from bgai.core.cube import money_margin
 
     bot = load_bot()
     boards = sample_positions(bot.model, 4, 300, seed=6, epsilon=0.0, rng=np.random.default_rng(5), keep=12)
@@ -622,7 +624,7 @@ def test_bf16_targets_stay_close_to_float32_ones():
     bot = load_bot()
     boards = sample_positions(bot.model, 4, 500, seed=5, epsilon=0.0, rng=np.random.default_rng(3), keep=40)
     exact, fast = lookahead_targets(bot.model, boards, 1), lookahead_targets(bot.model, boards, 1, bf16=True)
-    from bgai.network import equity
+    from bgai.eval.network import equity
 
     moved = np.abs(equity(exact) - equity(fast))
     assert fast.dtype == np.float32 and np.isfinite(fast).all()
@@ -636,7 +638,7 @@ def test_the_pruning_net_script_learns_the_network_s_values_and_writes_a_playabl
     run = subprocess.run([sys.executable, str(script), "--games", "40", "--epochs", "2", "--hidden", "16",
                           "--out", str(out), "--json", str(figures)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    from bgai.weights import ModelSnapshot
+    from bgai.eval.weights import ModelSnapshot
 
     pruner, info = ModelSnapshot.load_npz(out)
     assert pruner.hidden == (16,) and info["games"] == 40
@@ -655,7 +657,7 @@ def test_a_second_run_into_a_run_folder_in_use_is_refused_naming_the_first(tmp_p
     path = tmp_path / "run.toml"
     path.write_text(STAGED)
     folder = tmp_path / "run"
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom bgai.files import locked_folder\n"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom bgai.core.files import locked_folder\n"
                                f"with locked_folder({str(folder)!r}):\n    print('held', flush=True)\n"
                                "    time.sleep(60)"], stdout=subprocess.PIPE, text=True)
     try:
@@ -676,7 +678,7 @@ def test_a_second_run_into_a_run_folder_in_use_is_refused_naming_the_first(tmp_p
 
 @pytest.fixture(scope="module")
 def label_folder(tmp_path_factory):
-    from bgai.labels import LabelSettings, label_shard
+    from bgai.train.labels import LabelSettings, label_shard
 
     folder = tmp_path_factory.mktemp("labels")
     settings = LabelSettings(positions=60, candidates=1.5, trials=2, truncate=1, batch=30, seed=2)
@@ -687,7 +689,7 @@ def label_folder(tmp_path_factory):
 
 
 def test_held_out_positions_depend_on_the_board_alone():
-    from bgai.training import held_out
+    from bgai.train.training import held_out
 
     boards = sample_positions(EquityModel.create((8,), ("all",), 2), 20, 0, seed=4, epsilon=0.1,
                               rng=np.random.default_rng(4), keep=400)
@@ -698,8 +700,8 @@ def test_held_out_positions_depend_on_the_board_alone():
 
 
 def test_labelled_positions_are_learned_once_with_their_copies_labels_averaged(label_folder):
-    from bgai.labels import load_labels
-    from bgai.training import labelled_positions
+    from bgai.train.labels import load_labels
+    from bgai.train.training import labelled_positions
 
     raw = load_labels(label_folder)
     boards, labels, ply1, decision = labelled_positions(str(label_folder))
@@ -718,7 +720,7 @@ def test_labelled_positions_are_learned_once_with_their_copies_labels_averaged(l
 
 
 def test_a_tiny_generation_learns_its_rollout_labels_keeps_its_best_epoch_and_resumes(label_folder, tmp_path):
-    from bgai.training import RolloutStage, held_out, labelled_positions
+    from bgai.train.training import RolloutStage, held_out, labelled_positions
 
     config = load_config(None, {**TINY, "hidden": "8"})
     config.stages = [RolloutStage(labels=str(label_folder), epochs=2, lr=3e-3, lr_end=1e-3, batch_size=16,
@@ -742,8 +744,8 @@ def test_a_tiny_generation_learns_its_rollout_labels_keeps_its_best_epoch_and_re
 
 
 def test_anchors_are_the_plays_of_labelled_positions_valued_by_the_starting_model_and_kept(label_folder, tmp_path):
-    from bgai.movegen import afterstates
-    from bgai.training import RolloutStage, anchor_positions, labelled_positions
+    from bgai.core.movegen import afterstates
+    from bgai.train.training import RolloutStage, anchor_positions, labelled_positions
 
     boards = labelled_positions(str(label_folder)).boards
     start = EquityModel.create((8,), ("all",), 2)
@@ -777,7 +779,7 @@ def test_anchors_are_the_plays_of_labelled_positions_valued_by_the_starting_mode
 
 @pytest.fixture(scope="module")
 def plays_folder(tmp_path_factory):
-    from bgai.labels import LabelSettings, label_shard
+    from bgai.train.labels import LabelSettings, label_shard
 
     folder = tmp_path_factory.mktemp("plays")
     settings = LabelSettings(positions=48, candidates=1.5, trials=2, truncate=1, batch=30, seed=3, plays=4)
@@ -788,7 +790,7 @@ def plays_folder(tmp_path_factory):
 
 
 def test_pair_loss_measures_the_differences_within_a_group_not_what_they_share():
-    from bgai.td import pair_loss
+    from bgai.train.td import pair_loss
 
     target = torch.tensor([[0.5, 0.1, 0.0, 0.1, 0.0], [0.6, 0.1, 0.0, 0.1, 0.0], [0.3, 0.0, 0.0, 0.2, 0.0]])
     groups = torch.tensor([7, 7, 9])
@@ -807,8 +809,8 @@ def test_pair_loss_measures_the_differences_within_a_group_not_what_they_share()
 
 
 def test_a_stage_learns_the_differences_between_a_decisions_plays(plays_folder, label_folder, tmp_path):
-    from bgai.labels import load_labels
-    from bgai.training import RolloutStage, labelled_positions
+    from bgai.train.labels import load_labels
+    from bgai.train.training import RolloutStage, labelled_positions
 
     raw = load_labels(plays_folder)
     labelled = labelled_positions(str(plays_folder))
@@ -820,7 +822,7 @@ def test_a_stage_learns_the_differences_between_a_decisions_plays(plays_folder, 
         assert mates == {b.tobytes() for b in labelled.boards[labelled.decision == labelled.decision[i]]}
     assert labelled.decision.min() >= 0 and len(np.unique(labelled.decision)) == len(
         np.unique(raw.shard.astype(np.int64) * 100_000 + raw.decision))
-    from bgai.td import pair_loss
+    from bgai.train.td import pair_loss
 
     def differences_error(model):
         with torch.inference_mode():
@@ -859,7 +861,7 @@ def test_a_rollouts_stage_refuses_bad_settings(tmp_path, setting, message):
 
 
 def test_a_rollouts_stage_without_shards_says_so(tmp_path):
-    from bgai.training import RolloutStage
+    from bgai.train.training import RolloutStage
 
     config = load_config(None, TINY)
     config.stages = [RolloutStage(labels=str(tmp_path / "none"), epochs=1)]

@@ -1,4 +1,4 @@
-"""bgai as a UBGI engine (bgai.ubgi), driven as a GUI or a dueller drives it: line in, lines out.
+"""bgai as a UBGI engine (bgai.frontends.ubgi), driven as a GUI or a dueller drives it: line in, lines out.
 
 Most tests talk to ``Engine`` in-process; one runs ``bgai ubgi`` as a real subprocess over pipes. The bot's answers
 are checked against the library's own (``Bot.choose_move``, ``Bot.cube_decision``) and against the rules (every
@@ -15,13 +15,13 @@ import threading
 import numpy as np
 import pytest
 
-from bgai import ubgi
-from bgai.bot import MAX_PLIES, load_bot
-from bgai.match import MatchScore
-from bgai.movegen import OPP_BAR, OWN_BAR, switch
-from bgai.position import Position
-from bgai.ubgi import Engine, main, play_text
-from bgai.xgid import format_xgid
+from bgai.core.match import MatchScore
+from bgai.core.movegen import OPP_BAR, OWN_BAR, switch
+from bgai.eval.bot import MAX_PLIES, load_bot
+from bgai.formats.position import Position
+from bgai.formats.xgid import format_xgid
+from bgai.frontends import ubgi
+from bgai.frontends.ubgi import Engine, main, play_text
 
 CODES = {"unknown_command", "bad_argument", "missing_context", "unsupported_feature", "internal"}
 START = "4HPwATDgc/ABMA"
@@ -483,7 +483,7 @@ def test_main_stops_at_the_end_of_its_input_and_refuses_overlong_lines(bots):
 
 
 def test_a_gui_drives_bgai_ubgi_as_a_subprocess():
-    process = subprocess.Popen([sys.executable, "-m", "bgai.cli", "ubgi"], stdin=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "bgai.frontends.cli", "ubgi"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line.rstrip("\n")) for line in process.stdout], daemon=True).start()

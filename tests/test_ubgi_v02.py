@@ -1,5 +1,5 @@
-"""bgai's UBGI engine spoken to in the v0.2 draft (bgai.ubgi: keys, bare go, move= in bestturn, four error codes),
-tested as tests/test_ubgi.py tests v0.1: line in, lines out, answers checked against the library's own and the
+"""bgai's UBGI engine spoken to in the v0.2 draft (bgai.frontends.ubgi: keys, bare go, move= in bestturn, four error
+codes), tested as tests/test_ubgi.py tests v0.1: line in, lines out, answers checked against the library's own and the
 rules, never against copied engine output.
 
 Given an engine that has answered a command only v0.2 has (``set``, ``get``, ``keys``, ``go`` without ``role``),
@@ -11,10 +11,10 @@ import re
 import pytest
 from test_ubgi import BEAVER, START, ask, assert_legal, cube_equity, info_fields
 
-from bgai import ubgi
-from bgai.bot import MAX_PLIES, load_bot
-from bgai.position import Position
-from bgai.ubgi import Engine
+from bgai.eval.bot import MAX_PLIES, load_bot
+from bgai.formats.position import Position
+from bgai.frontends import ubgi
+from bgai.frontends.ubgi import Engine
 
 NAME = re.compile(r"(engine|game)\.[a-z0-9_.]+")
 INTEGER = re.compile(r"-?[0-9]+")

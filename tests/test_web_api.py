@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from bgai import Position
-from bgai.web import create_app
-from bgai.xgid import format_xgid
+from bgai.formats.xgid import format_xgid
+from bgai.frontends.web import create_app
 from tests.test_cube import exact_cube_equities
 
 START = "4HPwATDgc/ABMA"
@@ -366,7 +366,7 @@ def test_concurrent_requests_on_one_session_apply_one_after_the_other(client):
 
 
 def test_the_games_download_as_a_mat_file(client):
-    from bgai.matchfile import read_mat
+    from bgai.formats.matchfile import read_mat
 
     s = new(client, seed=3, match_length=3)
     key = s["id"]
@@ -419,7 +419,7 @@ def test_floats_bools_foreign_digits_and_unknown_fields_are_refused(client, path
 
 
 def test_a_body_over_the_limit_is_a_413_whether_its_length_is_given_or_not(client):
-    from bgai.web.app import MAX_BODY
+    from bgai.frontends.web.app import MAX_BODY
 
     big = b'{"position": "' + b"x" * (MAX_BODY + 10) + b'"}'
     assert post_raw(client, "/api/evaluate", big).status_code == 413
@@ -458,7 +458,7 @@ def test_a_refused_setup_leaves_the_session_as_it_was(client):
 
 
 def test_beyond_its_slots_and_queue_the_server_answers_503_with_retry_after():
-    from bgai.web.app import Work
+    from bgai.frontends.web.app import Work
 
     work = Work(slots=1, queue=0)
     app = create_app(plies=0, work=work)
@@ -495,13 +495,13 @@ def test_the_bots_last_roll_is_shown_on_its_side_until_the_person_rolls(client):
 
 
 def test_the_terminal_the_page_and_the_hint_share_one_default_ply(monkeypatch):
-    """Without --plies, bgai play, bgai serve, bgai hint and bgai eval all get bgai.bot.PLAY_PLIES, and so do the
+    """Without --plies, bgai play, bgai serve, bgai hint and bgai eval all get bgai.eval.bot.PLAY_PLIES, and so do the
     app's new sessions and its positions' requests; each command's help says the value, and the page's New game
     form offers it before it knows the game."""
     from pathlib import Path
 
-    import bgai.cli as cli
-    from bgai.bot import PLAY_PLIES
+    import bgai.frontends.cli as cli
+    from bgai.eval.bot import PLAY_PLIES
 
     parser = cli.build_parser(train_settings=False, label_settings=False)
     commands = {"play": [], "serve": [], "hint": [START, "31"], "eval": [START]}
@@ -511,7 +511,8 @@ def test_the_terminal_the_page_and_the_hint_share_one_default_ply(monkeypatch):
     assert cli.PERSON_PLIES_DEFAULT.startswith(f"default {PLAY_PLIES},")
     served = {}
     monkeypatch.setattr("uvicorn.run", lambda app, **options: served.update(app=app))
-    monkeypatch.setattr("bgai.terminal.Terminal.run", lambda terminal: served.update(terminal=terminal.session.bot))
+    monkeypatch.setattr("bgai.frontends.terminal.Terminal.run",
+                        lambda terminal: served.update(terminal=terminal.session.bot))
     assert cli.main(["serve"]) == 0 and cli.main(["play", "--no-save"]) == 0
     assert served["app"].state.bots.default_plies == served["terminal"].plies == PLAY_PLIES
     with TestClient(create_app(), base_url="http://127.0.0.1:8000") as c:

@@ -14,7 +14,7 @@ import tempfile
 import pytest
 
 from bgai import Position
-from bgai.xgid import format_xgid
+from bgai.formats.xgid import format_xgid
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(shutil.which("chromium") is None,

@@ -1,4 +1,5 @@
-"""The network played in numpy (bgai.weights): the same values as torch's, the shipped file, bad files, no torch."""
+"""The network played in numpy (bgai.eval.weights): the same values as torch's, the shipped file, bad files, no
+torch."""
 
 import pickle
 import subprocess
@@ -10,16 +11,16 @@ import numpy as np
 import pytest
 import torch
 
-from bgai import encoding
-from bgai.bot import SHIPPED, SHIPPED_NPZ, Bot, load_bot
-from bgai.checkpoint import load_checkpoint, model_from_checkpoint
-from bgai.errors import BgaiError
-from bgai.game import play_games
-from bgai.network import EquityModel
-from bgai.phase import CONTACT, CRASHED, RACE, classify
+from bgai.core.errors import BgaiError
+from bgai.core.game import play_games
+from bgai.core.phase import CONTACT, CRASHED, RACE, classify
+from bgai.eval import encoding
+from bgai.eval.bot import SHIPPED, SHIPPED_NPZ, Bot, load_bot
+from bgai.eval.checkpoint import load_checkpoint, model_from_checkpoint
+from bgai.eval.network import EquityModel
+from bgai.eval.weights import ModelSnapshot
+from bgai.formats.position import Position
 from bgai.players.base import RandomPlayer
-from bgai.position import Position
-from bgai.weights import ModelSnapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +63,7 @@ def test_the_numpy_pass_gives_the_torch_model_s_probabilities(phases, boards):
 
 @pytest.mark.parametrize("hidden", [(64,), (48, 16)])
 def test_the_incremental_first_layer_gives_the_dense_product_s_values(hidden, boards):
-    """bgai.kernels.first_layer computes each row from the inputs changed since the row before, or afresh: in
+    """bgai.eval.kernels.first_layer computes each row from the inputs changed since the row before, or afresh: in
     the games' order (neighbours alike), shuffled (unalike), with repeated and all-zero rows, it gives the dense
     product's values."""
     torch.manual_seed(3)
@@ -74,7 +75,7 @@ def test_the_incremental_first_layer_gives_the_dense_product_s_values(hidden, bo
         dense = snapshot.probabilities(inputs, compiled=False)
         np.testing.assert_allclose(snapshot.probabilities(inputs), dense, atol=2e-6)
     (w, b), *_ = snapshot._net_layers()[0]
-    from bgai import kernels
+    from bgai.eval import kernels
 
     h = np.empty((len(x), w.shape[1]), np.float32)
     kernels.first_layer(x, w, b, h)
@@ -83,7 +84,7 @@ def test_the_incremental_first_layer_gives_the_dense_product_s_values(hidden, bo
 
 @pytest.mark.parametrize("hidden, phases", [((64,), ("all",)), ((24, 8), ("contact", "race"))])
 def test_a_version_0_net_s_first_layer_summed_from_the_cells_gives_the_torch_model_s_values(hidden, phases, boards):
-    """Encoder version 0's first layer comes from the boards' cells (bgai.kernels.board_first_layer), never
+    """Encoder version 0's first layer comes from the boards' cells (bgai.eval.kernels.board_first_layer), never
     encoded: in the games' order, shuffled, and with repeated boards, it gives the torch model's values."""
     torch.manual_seed(5)
     model = EquityModel.create(hidden, phases, 0).eval()
@@ -113,7 +114,7 @@ def test_a_large_pass_uses_the_same_numbers_as_a_small_one(boards):
 
 
 def test_distinct_rows_finds_each_board_once_in_the_order_met(boards):
-    from bgai import kernels
+    from bgai.core import kernels
 
     rng = np.random.default_rng(4)
     batch = np.concatenate([boards, boards[rng.integers(len(boards), size=len(boards) // 2)]])
@@ -129,7 +130,7 @@ def test_distinct_rows_finds_each_board_once_in_the_order_met(boards):
 def test_a_batch_with_repeated_boards_is_evaluated_once_per_board(boards, monkeypatch):
     """A batch of at least DISTINCT_MIN boards sends each distinct board through the network once; the values are
     those of every board evaluated on its own."""
-    import bgai.bot as bot_module
+    import bgai.eval.bot as bot_module
 
     bot = load_bot()
     batch = np.concatenate([boards[:1500]] * 3)
@@ -147,7 +148,7 @@ def test_a_batch_with_repeated_boards_is_evaluated_once_per_board(boards, monkey
 
 def test_the_shipped_npz_holds_the_shipped_checkpoint_s_weights():
     """bgai/data/bgai-default.npz is what play loads; it must be bgai-default.pt's network, exactly (training/
-    report.py --ship writes both; bgai.bot.export_shipped writes the npz from the checkpoint)."""
+    report.py --ship writes both; bgai.eval.bot.export_shipped writes the npz from the checkpoint)."""
     snapshot, info = ModelSnapshot.load_npz(SHIPPED_NPZ)
     model = model_from_checkpoint(load_checkpoint(SHIPPED))
     state = model.state_dict()
@@ -162,7 +163,7 @@ def test_the_fast_npz_holds_the_split_scale_checkpoint_s_weights():
     """bgai/data/bgai-fast.npz is issue 20's split-scale network, a contact and a race net of 512-64
     (checkpoints/shipped/experiments/split-scale.pt), for play, exactly (``export_shipped(that checkpoint,
     FAST_NPZ)`` wrote it)."""
-    from bgai.bot import FAST_NPZ
+    from bgai.eval.bot import FAST_NPZ
 
     source = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "split-scale.pt"
     snapshot, info = ModelSnapshot.load_npz(FAST_NPZ)
@@ -223,20 +224,20 @@ def test_hints_and_evaluations_never_import_torch():
     importing torch (about 1.4 s), and so do the bot itself and a worker's self-play games."""
     script = (
         "import sys\n"
-        "from bgai.cli import main\n"
+        "from bgai.frontends.cli import main\n"
         "assert main(['hint', '4HPwATDgc/ABMA', '31', '--plies', '1']) == 0\n"
         "assert main(['eval', '4HPwATDgc/ABMA']) == 0\n"
-        "from bgai.bot import load_bot\n"
-        "from bgai.position import Position\n"
+        "from bgai.eval.bot import load_bot\n"
+        "from bgai.formats.position import Position\n"
         "load_bot(plies=1).choose_move(Position.start(), (3, 1))\n"
-        "from bgai.td import SelfPlayTask, play_task\n"  # nor does a self-play worker's task
+        "from bgai.train.td import SelfPlayTask, play_task\n"  # nor does a self-play worker's task
         "assert play_task(load_bot().model, SelfPlayTask(0, 2, 0.7, 1)).games == 2\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "24/23" in run.stdout or "8/5" in run.stdout  # the hint was printed
-    help_run = subprocess.run([sys.executable, "-c", "import sys\nfrom bgai.cli import main\n"
+    help_run = subprocess.run([sys.executable, "-c", "import sys\nfrom bgai.frontends.cli import main\n"
                                "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
                                "assert 'torch' not in sys.modules and 'numba' not in sys.modules"],
                               capture_output=True, text=True, cwd=ROOT, timeout=60)

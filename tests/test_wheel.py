@@ -18,15 +18,20 @@ from types import SimpleNamespace
 
 import pytest
 
-from bgai.cli import main
+from bgai import __version__
+from bgai.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+# the version is written once, in bgai/_version.py, which pyproject.toml reads
+assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "bgai._version.__version__"}
+VERSION = __version__
 START = "4HPwATDgc/ABMA"
 BEAROFF = "MgMAwLABAAAAAA"  # X: 2 on the 6, 5 and 1 points; O: 2 on its 6 and 4 points, 1 on its 2 point
 SHIPPED = ("bgai/data/bgai-default.pt", "bgai/data/bgai-default.npz", "bgai/data/bgai-pruner.npz",
            "bgai/data/bgai-fast.npz", "bgai/data/bgai-fast-pruner.npz", "bgai/data/bearoff-v1.npz",
-           "bgai/data/met/kazaross-xg2.json", "bgai/web/static/index.html", "bgai/web/static/app.js",
+           "bgai/data/met/kazaross-xg2.json", "bgai/frontends/web/static/index.html",
+           "bgai/frontends/web/static/app.js",
            "bgai/py.typed")  # (the PEP 561 marker: type checkers read the annotations)
 
 
@@ -50,7 +55,8 @@ class NoTraining(MetaPathFinder):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
 sys.meta_path.insert(0, NoTraining())
-from bgai.cli import main
+from bgai import __version__
+from bgai.frontends.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -1,4 +1,4 @@
-"""Worker pools (bgai.workers): results in task order, the shared object sent once per map, workers that die
+"""Worker pools (bgai.core.workers): results in task order, the shared object sent once per map, workers that die
 replaced with nothing lost, and training runs on two worker processes and on a local Ray instance."""
 
 import os
@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 import torch
 
-from bgai import training
-from bgai.checkpoint import load_checkpoint, model_payload, save_checkpoint
-from bgai.errors import BgaiError
-from bgai.network import EquityModel, ModelSnapshot
-from bgai.phase import BEAROFF, OVER, classify
-from bgai.td import merge_experience, play_task, split_games, trajectories_task
-from bgai.training import LookaheadStage, load_config, lookahead_targets, run
-from bgai.workers import ProcessPool, RayPool, WorkerError, open_pool
+from bgai.core.errors import BgaiError
+from bgai.core.phase import BEAROFF, OVER, classify
+from bgai.core.workers import ProcessPool, RayPool, WorkerError, open_pool
+from bgai.eval.checkpoint import load_checkpoint, model_payload, save_checkpoint
+from bgai.eval.network import EquityModel, ModelSnapshot
+from bgai.train import training
+from bgai.train.td import merge_experience, play_task, split_games, trajectories_task
+from bgai.train.training import LookaheadStage, load_config, lookahead_targets, run
 
 TINY = dict(hidden="8", bench_games=2, final_bench_games=2, threads=1, checkpoint_minutes=10**6, games=32,
             parallel_games=16, bench_every=10**6, epsilon=0.05, workers=2)
@@ -72,7 +72,7 @@ def fails(shared, task: int) -> int:
 
 
 def play_but_die_once(snapshot, task):
-    """bgai.td.play_task, but the worker dies the first time it starts a task of the second round."""
+    """bgai.train.td.play_task, but the worker dies the first time it starts a task of the second round."""
     if task.first_game >= 16:
         try:
             os.close(os.open(os.environ[KILL_MARKER], os.O_CREAT | os.O_EXCL))
@@ -129,7 +129,7 @@ def test_a_task_that_kills_its_workers_and_a_task_that_raises_are_errors_and_the
 
 def test_a_script_without_a_main_guard_gets_a_message_that_says_so(tmp_path):
     script = tmp_path / "unguarded.py"
-    script.write_text("from bgai.workers import ProcessPool\nProcessPool(1).map(max, [0])\n")
+    script.write_text("from bgai.core.workers import ProcessPool\nProcessPool(1).map(max, [0])\n")
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert result.returncode != 0
     assert "if __name__ == '__main__':" in result.stderr.splitlines()[-1]
@@ -152,7 +152,7 @@ def test_a_workers_experience_depends_only_on_its_task():
     snapshot = ModelSnapshot.of(EquityModel.create((8,)))
     tasks = split_games(0, 2, 2, lam=0.7, seed=3, epsilon=0.1)
     a = merge_experience([play_task(snapshot, t) for t in tasks])
-    b = merge_experience([play_task(ModelSnapshot.of(snapshot.model()), t) for t in tasks])
+    b = merge_experience([play_task(ModelSnapshot.of(EquityModel.of(snapshot)), t) for t in tasks])
     assert a.games == 2 and len(a.boards) > 2 * 10
     assert np.array_equal(a.boards, b.boards) and np.array_equal(a.targets, b.targets)
 
@@ -283,7 +283,7 @@ def test_sigkill_of_the_training_process_loses_at_most_a_checkpoint_interval(tmp
     run_dir = tmp_path / "run"
     settings = {"games": 48, "parallel-games": 16, "hidden": 8, "bench-every": 10**6, "bench-games": 2,
                 "final-bench-games": 2, "threads": 1, "checkpoint-minutes": 0, "workers": 2}
-    argv = [sys.executable, "-m", "bgai.cli", "train", "--run-dir", str(run_dir), "--quiet"]
+    argv = [sys.executable, "-m", "bgai.frontends.cli", "train", "--run-dir", str(run_dir), "--quiet"]
     argv += [arg for name, value in settings.items() for arg in (f"--{name}", str(value))]
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120

@@ -7,12 +7,12 @@ In an n-ply lookahead the bot picks, for each of the 21 rolls, the reply the net
 (``Bot.replies``): some twenty plays a roll go through the 512-256 network so that one is kept. A pruning net
 ranks them first and the network judges only its best few (``Bot(pruner=..., prune=K)``), as GNU Backgammon's
 pruning nets do. It learns only from bgai's own network: the positions come from the network's 0-ply self-play
-(``bgai.training.sample_positions``), each with one random roll, and every play of that roll the network would
+(``bgai.train.training.sample_positions``), each with one random roll, and every play of that roll the network would
 evaluate (finished games and bear-offs left out: the rules and the database answer those) is a training board
 whose target is the network's own 0-ply probabilities.
 
 It reports, on held-out (position, roll) groups, how often the network's choice is among the pruning net's best
-K plays (K = 1..8), and writes the net as an ``.npz`` for play (``bgai.weights.ModelSnapshot``), with those
+K plays (K = 1..8), and writes the net as an ``.npz`` for play (``bgai.eval.weights.ModelSnapshot``), with those
 figures in its info.
 """
 
@@ -27,14 +27,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bgai.bot import SHIPPED, Bot, MoveFilter
-from bgai.checkpoint import load_checkpoint, model_from_checkpoint
-from bgai.movegen import afterstates, segment_argmax
-from bgai.network import EquityModel, equity, flip
-from bgai.phase import BEAROFF, OVER, classify
-from bgai.td import Experience, Learner
-from bgai.training import sample_positions
-from bgai.weights import ModelSnapshot
+from bgai.core.movegen import afterstates, segment_argmax
+from bgai.core.phase import BEAROFF, OVER, classify
+from bgai.eval.bot import SHIPPED, Bot, MoveFilter
+from bgai.eval.checkpoint import load_checkpoint, model_from_checkpoint
+from bgai.eval.network import EquityModel, equity, flip
+from bgai.eval.weights import ModelSnapshot
+from bgai.train.td import Experience, Learner
+from bgai.train.training import sample_positions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +73,7 @@ def main(argv=None) -> None:
     parser.add_argument("--checkpoint", default=str(SHIPPED), help="the network the pruning net learns from")
     parser.add_argument("--games", type=int, default=3000, help="self-play games the positions come from")
     parser.add_argument("--hidden", default="128", help="the pruning net's hidden layers, comma separated")
-    parser.add_argument("--encoder", type=int, default=0, help="the pruning net's inputs (bgai.encoding version; "
+    parser.add_argument("--encoder", type=int, default=0, help="the pruning net's inputs (bgai.eval.encoding version; "
                         "0, the default: Tesauro's units, summed from the boards' cells; -1: the network's own)")
     parser.add_argument("--keep", type=int, default=5, help="plays per roll the network judges among the pruning "
                         "net's best (written into its info: load_bot reads it)")

@@ -17,7 +17,7 @@ Strength:
 * ``strength``: networks side by side at 0-ply: duplicate games against pubeval and gnubg 0-ply, and the two
   reference sets (``measure``, ``duel``, ``describe``).
 * ``ply_strength``: what each ply of lookahead buys, in duplicate games against an opponent; runs compared and
-  merged. Its statistics are ``bgai.game.GameResults.summary``'s, the one definition of them.
+  merged. Its statistics are ``bgai.core.game.GameResults.summary``'s, the one definition of them.
 
 Training:
 

@@ -37,13 +37,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bgai.bot import load_bot
-from bgai.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.coach.strength import describe, duel, measure
-from bgai.errors import BgaiError
-from bgai.network import EquityModel
-from bgai.td import Experience, Learner
-from bgai.training import evaluation_error, load_config, load_generation
+from bgai.core.errors import BgaiError
+from bgai.eval.bot import load_bot
+from bgai.eval.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
+from bgai.eval.network import EquityModel
+from bgai.train.td import Experience, Learner
+from bgai.train.training import evaluation_error, load_config, load_generation
 
 #: name -> (encoder version, hidden layers, nets, what it changes against the row it is played against)
 VARIANTS = {
@@ -54,7 +54,7 @@ VARIANTS = {
     "v2-512-256": (2, (512, 256), ("all",), "v2-512 + a second hidden layer of 256"),
     "v2-1024-512": (2, (1024, 512), ("all",), "v2-512-256 with both layers twice as wide"),
     # Students of the shipped network (training/configs/student.toml's data): one hidden layer, whose cost is
-    # its first layer's, which bgai.kernels.first_layer computes from a few changed inputs a board
+    # its first layer's, which bgai.eval.kernels.first_layer computes from a few changed inputs a board
     "s-256": (2, (256,), ("all",), "one hidden layer of 256"),
     "s-512": (2, (512,), ("all",), "one hidden layer of 512"),
     "s-1024": (2, (1024,), ("all",), "one hidden layer of 1024"),

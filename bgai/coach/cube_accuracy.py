@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.bot import load_bot
 from bgai.coach.cube_reference import KINDS, gnubg_0ply_score, score_decisions
-from bgai.cube import CENTERED, ON_ROLL, CubeState, cube_equities
-from bgai.files import provenance, write_atomically
-from bgai.position import Position
+from bgai.core.cube import CENTERED, ON_ROLL, CubeState, cube_equities
+from bgai.core.files import provenance, write_atomically
+from bgai.eval.bot import load_bot
+from bgai.formats.position import Position
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "cube_reference.json"
 #: the match-play set: ``python -m bgai.coach.cube_reference --match``
@@ -61,7 +61,7 @@ def bgai_decisions(bot, entries) -> tuple[np.ndarray, np.ndarray, float]:
 def rollout_decisions(bot, entries, options: dict | None = None, progress: bool = True
                       ) -> tuple[np.ndarray, np.ndarray, float]:
     """(doubles, takes, seconds) of ``bot``'s rollout cube decisions (``Bot.cube_decision(..., rollout=True)``:
-    ``bgai.bot.CUBE_ROLLOUT``'s settings, ``options`` changing them), one decision after another."""
+    ``bgai.eval.bot.CUBE_ROLLOUT``'s settings, ``options`` changing them), one decision after another."""
     from tqdm.auto import tqdm
 
     doubles, takes = [], []
@@ -75,7 +75,7 @@ def rollout_decisions(bot, entries, options: dict | None = None, progress: bool 
 
 
 def model_only(entries) -> dict:
-    """bgai's cube model (Janowski, ``bgai.cube``) fed GNU Backgammon's own 2-ply cubeless probabilities: what the
+    """bgai's cube model (Janowski, ``bgai.core.cube``) fed GNU Backgammon's own 2-ply cubeless probabilities: what the
     cube model loses by itself, apart from the network's errors. (A diagnostic; nothing is learned from it.)"""
     boards, state = boards_and_cubes(entries)
     equities = cube_equities(np.array([e["probabilities"] for e in entries]), boards, state)
@@ -91,7 +91,7 @@ def main(argv=None) -> None:
     parser.add_argument("--rollout", type=int, default=0, metavar="N",
                         help="also the rollout cube decision (bgai eval --rollout), on a seeded sample of N decisions; "
                              "every row is then measured on that sample (default 0: none, the whole set)")
-    parser.add_argument("--trials", type=int, help="the rollout's trials (default: bgai.bot.CUBE_ROLLOUT's)")
+    parser.add_argument("--trials", type=int, help="the rollout's trials (default: bgai.eval.bot.CUBE_ROLLOUT's)")
     parser.add_argument("--truncate", type=int, help="the rollout's truncation (default: CUBE_ROLLOUT's; 0: played "
                                                      "out)")
     args = parser.parse_args(argv)

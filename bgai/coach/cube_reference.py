@@ -217,9 +217,9 @@ def self_play_positions(games: int, seed: int) -> list:
     starting position and finished games."""
     import numpy as np
 
-    from bgai.game import game_over
+    from bgai.core.game import game_over
+    from bgai.formats.position import START_BOARD
     from bgai.players.gnubg import from_gnubg, require_gnubg, to_gnubg
-    from bgai.position import START_BOARD
 
     gnubg_nn = require_gnubg()
     rng = np.random.default_rng(seed)
@@ -281,8 +281,8 @@ def rounded(values):
 
 def build(games: int, seed: int, close: float, near: float, close_share: float, near_share: float,
           gnubg: str = GNUBG, match: bool = False) -> dict:
+    from bgai.formats.position import Position
     from bgai.players.gnubg import require_gnubg, to_gnubg
-    from bgai.position import Position
 
     gnubg_nn = require_gnubg()
     began = time.perf_counter()

@@ -8,7 +8,7 @@ strings, nested containers, booleans, null), a field dropped or added, the JSON 
 replaced by garbage. An input passes when the answer is one bgai means to give:
 
 * the parsers (``Position.parse``, ``Position(board)``, ``parse_dice``, ``Position.play``, ``parse_score``,
-  ``xgid_context``): a result, or a ``bgai.errors.BgaiError`` (a ``ValueError``) -- never another exception;
+  ``xgid_context``): a result, or a ``bgai.BgaiError`` (a ``ValueError``) -- never another exception;
 * the API: a 2xx whose numbers are finite, or a 4xx / 503 with a JSON ``detail`` -- never a 5xx or an exception --
   and, after every session action, the session's ``match.mat`` still answers 200 (a game record is always
   writable).
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bgai.errors import BgaiError
+from bgai.core.errors import BgaiError
 
 START = "4HPwATDgc/ABMA"
 XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
@@ -95,10 +95,10 @@ def _finite(value) -> bool:
 def _parser_input(rng: random.Random):
     """(name, call) of one hostile parser input."""
     value: Any  # a string, a board, a roll: whatever the parser of the branch takes
-    from bgai.cube import parse_owner
-    from bgai.match import parse_score
-    from bgai.position import Position, parse_dice
-    from bgai.xgid import xgid_context
+    from bgai.core.cube import parse_owner
+    from bgai.core.match import parse_score
+    from bgai.formats.position import Position, parse_dice
+    from bgai.formats.xgid import xgid_context
 
     def text(base: str) -> str:
         s = list(base)
@@ -273,7 +273,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from fastapi.testclient import TestClient
 
-    from bgai.web import create_app
+    from bgai.frontends.web import create_app
 
     start = time.perf_counter()
     parsers = fuzz_parsers(args.inputs, args.seed)

@@ -30,16 +30,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bgai.bot import SHIPPED, SHIPPED_NPZ
-from bgai.checkpoint import (
+from bgai.eval.bot import SHIPPED, SHIPPED_NPZ
+from bgai.eval.checkpoint import (
     CheckpointError,
     load_checkpoint,
     model_payload,
     save_checkpoint,
     snapshot_from_checkpoint,
 )
-from bgai.network import EquityModel
-from bgai.weights import ModelSnapshot, content_hash
+from bgai.eval.network import EquityModel
+from bgai.eval.weights import ModelSnapshot, content_hash
 
 OUTCOMES = ("refused", "identical", "different network", "crash")
 

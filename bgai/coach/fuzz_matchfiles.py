@@ -7,7 +7,7 @@ quick to replay) and ``write_mat`` / ``write_sgf`` of small generated matches (r
 and its answer or a resignation). Each input takes one to three mutations: a bit flipped in its UTF-8 bytes, a span
 deleted, a line deleted, duplicated, swapped or spliced in from another text, a long run of one character (spaces,
 digits, brackets, backslashes, colons), odd characters (NUL, U+2028, non-ASCII digits, BOM ...), a number made
-huge, a cut. Each input is read with ``bgai.matchfile.parse_match``: accepted (a ``MatchRecord``), refused
+huge, a cut. Each input is read with ``bgai.formats.matchfile.parse_match``: accepted (a ``MatchRecord``), refused
 (``MatchFileError``) or a crash (any other exception). Printed: the counts and the slowest input's time, then that
 input read again on its own (at low priority a first time may include waits for the CPU); the exit status is 1
 on any crash. The inputs that crashed, and the slowest, go to ``--out``.
@@ -24,8 +24,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bgai.errors import MatchFileError
-from bgai.matchfile import MatchRecord, parse_match, write_mat, write_sgf
+from bgai.core.errors import MatchFileError
+from bgai.formats.matchfile import MatchRecord, parse_match, write_mat, write_sgf
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "matches"  # in a checkout of the repository
 RUNS = " 0123456789([]\\:;/*"

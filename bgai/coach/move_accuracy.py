@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.bot import load_bot
 from bgai.coach.move_reference import CLASSES, gnubg_0ply_choices, move_errors, score_moves
-from bgai.files import provenance, write_atomically
-from bgai.movegen import afterstates
-from bgai.position import decode_position_id, encode_position_id
+from bgai.core.files import provenance, write_atomically
+from bgai.core.movegen import afterstates
+from bgai.eval.bot import load_bot
+from bgai.formats.position import decode_position_id, encode_position_id
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "move_reference.json"
 

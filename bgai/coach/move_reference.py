@@ -40,7 +40,7 @@ from pathlib import Path
 
 JOB_ENV = "MOVE_REFERENCE_JOB"
 GNUBG = "/usr/games/gnubg"
-CLASSES = ("contact", "race", "bearoff")  # bgai.phase names, the ones a decision can have
+CLASSES = ("contact", "race", "bearoff")  # bgai.core.phase names, the ones a decision can have
 DIGITS = 5  # equities are stored rounded to 1e-5
 
 TWO_PLY = (
@@ -63,7 +63,7 @@ SCORING = (
     "equals the largest is a best play (error 0), so a tie for best costs nothing either way. "
     "mp_per_move = 1000 x the mean error over the decisions (all of them unforced: at least two distinct legal "
     "plays), with mp_se its standard error (sample standard deviation / sqrt(decisions)); best_play = the share of "
-    "decisions where the play chosen is a best play. The same figures are given by position class (bgai.phase."
+    "decisions where the play chosen is a best play. The same figures are given by position class (bgai.core.phase."
     "classify of the position before the move: contact, race, bearoff). "
     "gnubg 0-ply's choice is the play with the largest stored 0-ply equity (the first of them on a tie)."
 )
@@ -198,9 +198,9 @@ def self_play_decisions(games: int, seed: int) -> tuple[list, list]:
     roll it played, the larger die first; a (position, roll) met again is left out."""
     import numpy as np
 
-    from bgai.game import game_over
+    from bgai.core.game import game_over
+    from bgai.formats.position import START_BOARD
     from bgai.players.gnubg import from_gnubg, require_gnubg, to_gnubg
-    from bgai.position import START_BOARD
 
     gnubg_nn = require_gnubg()
     rng = np.random.default_rng(seed)
@@ -232,10 +232,10 @@ def to_equity(probabilities) -> float:
 def build(games: int, share: float, seed: int, part: int = 2000, gnubg: str = GNUBG) -> dict:
     import numpy as np
 
-    from bgai.movegen import afterstates
-    from bgai.phase import CONTACT, CRASHED, NAMES, classify
+    from bgai.core.movegen import afterstates
+    from bgai.core.phase import CONTACT, CRASHED, NAMES, classify
+    from bgai.formats.position import encode_position_id
     from bgai.players.gnubg import to_gnubg
-    from bgai.position import encode_position_id
 
     began = time.perf_counter()
     boards, dice = self_play_decisions(games, seed)
@@ -303,9 +303,9 @@ def build(games: int, share: float, seed: int, part: int = 2000, gnubg: str = GN
                           "evalcontext(0, 0, 1, 1, 0.0); board = gnubg.positionfromid(afterstate)",
             "two_ply": TWO_PLY,
             "entry": "position_id: the position before the move (GNU Backgammon Position ID, player on roll); dice: "
-                     "the roll, larger die first; class: bgai.phase of the position; plays: every legal play, as "
+                     "the roll, larger die first; class: bgai.core.phase of the position; plays: every legal play, as "
                      "the Position ID of its afterstate (the opponent on roll), exactly the distinct afterstates "
-                     "of bgai.movegen, sorted best first at 2-ply; equities: each play's 2-ply equity for the "
+                     "of bgai.core.movegen, sorted best first at 2-ply; equities: each play's 2-ply equity for the "
                      "mover; equities_0ply: the same at 0-ply",
             "counts": counts,
             "tied_best": {"entries": tied, "note": "entries whose largest 2-ply equity is shared by two or more "

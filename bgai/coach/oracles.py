@@ -243,11 +243,11 @@ def gnubg_positions(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     for each (N×2); then the warm-up boards and rolls: one board of each phase (contact, race, bear-off, bear-off
     within the two-sided database) met in the same games but not picked, so that every engine's lazily built
     tables are built before the clock starts (``benchmarks/ply_speed.py``'s positions)."""
-    from bgai import bearoff
-    from bgai.game import game_over
-    from bgai.phase import classify
+    from bgai.core.game import game_over
+    from bgai.core.phase import classify
+    from bgai.eval import bearoff
+    from bgai.formats.position import START_BOARD
     from bgai.players.gnubg import require_gnubg
-    from bgai.position import START_BOARD
 
     gnubg = require_gnubg()
     rng = np.random.default_rng(seed)

@@ -18,12 +18,12 @@ so the honest standard error is that of the per-sequence mean, over sequences (`
 prints it since it pairs duplicate games). The one that treats all games as independent (``ppg_se_unpaired``,
 what ``bgai bench`` printed before) is reported for comparison.
 The JSON keeps the bot's points of every game (``points``: per sequence, seat 0 then seat 1), so that runs with
-the same seed can be compared sequence by sequence. The figures are ``bgai.game.GameResults.summary``'s (the one
+the same seed can be compared sequence by sequence. The figures are ``bgai.core.game.GameResults.summary``'s (the one
 definition of the statistics of duplicate games: its gammon rate leaves out backgammons, which have a rate of their
 own), with the dice sequences, the unpaired standard error and games per hour besides.
 
 Luck-adjusted results (on by default; ``--no-luck`` plays without): every roll's luck for the bot is measured with
-the shipped 512-256 network (``SHIPPED_NPZ``) at 0-ply (``bgai.analysis.roll_luck``: the equity of the roll's best
+the shipped 512-256 network (``SHIPPED_NPZ``) at 0-ply (``bgai.play.analysis.roll_luck``: the equity of the roll's best
 play minus the mean over all rolls), and ``ppg_luck_adjusted`` is the mean of points minus luck. Each roll's luck
 averages to zero over the rolls that could have come whatever the evaluator, so this estimates the same points per
 game as ``ppg``, without bias, with several times less variance (its own ``ppg_luck_adjusted_se``, paired by
@@ -44,10 +44,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.analysis import roll_luck
-from bgai.bot import SHIPPED_NPZ, MoveFilter, load_bot
-from bgai.files import provenance, write_atomically
-from bgai.game import GameResults, paired_mean, play_games
+from bgai.core.files import provenance, write_atomically
+from bgai.core.game import GameResults, paired_mean, play_games
+from bgai.eval.bot import SHIPPED_NPZ, MoveFilter, load_bot
+from bgai.play.analysis import roll_luck
 from bgai.players import make_player
 
 
@@ -163,7 +163,7 @@ def main(argv=None) -> None:
     parser.add_argument("--pruner", help="the bot's pruning net (.npz; default: the shipped network's own, and "
                                          "none for another --checkpoint)")
     parser.add_argument("--filters", help="the bot's move filters, KEEP:WINDOW per ply below its own, e.g. 8:0.16 "
-                                          "(default: bgai.bot.FILTERS)")
+                                          "(default: bgai.eval.bot.FILTERS)")
     parser.add_argument("--opponent", default="bgai0", help="bgai0, bgai1, bgai2, bgai1-unpruned, bgai2-unpruned "
                                                             "(without the pruning net) or a built-in player")
     parser.add_argument("--opponent-checkpoint", help="a bgaiN opponent's network (default: the shipped one)")

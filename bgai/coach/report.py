@@ -73,9 +73,9 @@ def stage_costs(history: list[dict], stages: list[dict]) -> list[dict]:
 
 
 def main(argv=None) -> None:
-    from bgai.bot import SHIPPED, export_shipped
-    from bgai.checkpoint import export_for_play, load_checkpoint
     from bgai.coach.strength import describe, measure
+    from bgai.eval.bot import SHIPPED, export_shipped
+    from bgai.eval.checkpoint import export_for_play, load_checkpoint
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, nargs="?", help="the training run (not with --render-only)")
@@ -155,7 +155,7 @@ def _levers(path: Path) -> dict:
 
 
 def _write(report: dict, out: Path) -> None:
-    from bgai.files import write_atomically
+    from bgai.core.files import write_atomically
 
     text = render(report)
     payload = json.dumps(report, indent=2) + "\n"

@@ -21,14 +21,14 @@ import json
 import sys
 import time
 
-from bgai.bot import load_bot
 from bgai.coach.cube_accuracy import REFERENCE as CUBE_REFERENCE
 from bgai.coach.cube_accuracy import bgai_decisions
 from bgai.coach.cube_reference import score_decisions
 from bgai.coach.move_accuracy import REFERENCE, bot_choices, paired_difference
 from bgai.coach.move_reference import gnubg_0ply_choices, score_moves
-from bgai.files import provenance, write_atomically
-from bgai.game import play_duplicate
+from bgai.core.files import provenance, write_atomically
+from bgai.core.game import play_duplicate
+from bgai.eval.bot import load_bot
 from bgai.players import make_player
 
 
@@ -64,13 +64,13 @@ def measure(checkpoint: str, opponents: dict[str, int], seed: int, progress: boo
 def duel(bot, opponent, sequences: int, seed: int, progress: bool = False, luck: bool = False) -> dict:
     """Duplicate games of ``bot`` against ``opponent`` on ``sequences`` dice sequences: the bot's points per game
     with their paired standard error, its win and gammon rates; with ``luck`` also the luck-adjusted points per
-    game (each roll's luck judged by ``bot`` at 0-ply, ``bgai.analysis.roll_luck``) and their standard error."""
+    game (each roll's luck judged by ``bot`` at 0-ply, ``bgai.play.analysis.roll_luck``) and their standard error."""
     started = time.perf_counter()
     judge = None
     if luck:
         from functools import partial
 
-        from bgai.analysis import roll_luck
+        from bgai.play.analysis import roll_luck
 
         judge = partial(roll_luck, bot)
     s = play_duplicate(bot, opponent, sequences, seed=seed, batch=2048, progress=progress, luck=judge).summary()

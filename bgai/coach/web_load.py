@@ -37,8 +37,8 @@ from typing import Any
 import httpx
 import numpy as np
 
-from bgai.matchfile import CheckerPlay, read_mat
-from bgai.position import Position
+from bgai.formats.matchfile import CheckerPlay, read_mat
+from bgai.formats.position import Position
 
 
 def game_positions(count: int, seed: int) -> list[str]:

@@ -42,12 +42,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from bgai.encoding import ENCODER_VERSION
+from bgai.core.errors import GameStateError
 from bgai.envs.games import Games
 from bgai.envs.opponents import make_opponent
 from bgai.envs.spaces import action_space, observation_space, observe, play_info
-from bgai.errors import GameStateError
-from bgai.position import render_board
+from bgai.eval.encoding import ENCODER_VERSION
+from bgai.formats.position import render_board
 
 _ONE = np.zeros(1, dtype=np.int64)
 
@@ -55,7 +55,7 @@ _ONE = np.zeros(1, dtype=np.int64)
 class BackgammonEnv(gym.Env[dict[str, Any], np.int64]):
     """One agent (seat 0) against ``opponent`` (``bgai.envs.opponents``: ``"random"``, ``"heuristic"``,
     ``"pubeval"``, ``"bgai"`` at ``plies`` of lookahead, a player or a policy), cubeless money games. ``encoder``:
-    the version of bgai's encoder the observations use (``bgai.encoding``; 0 is Tesauro's inputs alone).
+    the version of bgai's encoder the observations use (``bgai.eval.encoding``; 0 is Tesauro's inputs alone).
     ``render_mode="ansi"``: ``render()`` returns the board as text. See the module docstring."""
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}

@@ -39,12 +39,12 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from bgai.encoding import ENCODER_VERSION
+from bgai.core.game import game_over, result_points
+from bgai.core.movegen import switch
 from bgai.envs.games import check_start, legal_plays, no_plays, opening_rolls, roll
 from bgai.envs.spaces import action_space, observation_space, observe, play_info
-from bgai.game import game_over, result_points
-from bgai.movegen import switch
-from bgai.position import START_BOARD, render_board
+from bgai.eval.encoding import ENCODER_VERSION
+from bgai.formats.position import START_BOARD, render_board
 
 AGENTS = ("player_0", "player_1")
 

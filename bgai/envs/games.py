@@ -4,9 +4,9 @@
 agent is to play: its position (seen from its side, on roll), its roll and its legal plays. ``Games.step`` plays one
 action in every game, then the opponent's reply where the game goes on, then rolls the agent's next dice; the single
 environment is ``Games`` of one game, the vector environment of many. The rules are bgai's own: the legal plays are
-``bgai.movegen.afterstates``'s (grouped by game, in its order: action ``i`` of a game is its ``i``-th row), a game
-is over when the side that just moved has no checker left (``bgai.game.game_over``), and its points are
-``bgai.game.result_points``'s: 1, 2 for a gammon, 3 for a backgammon.
+``bgai.core.movegen.afterstates``'s (grouped by game, in its order: action ``i`` of a game is its ``i``-th row), a game
+is over when the side that just moved has no checker left (``bgai.core.game.game_over``), and its points are
+``bgai.core.game.result_points``'s: 1, 2 for a gammon, 3 for a backgammon.
 
 A game starts as the standard rules say: each side rolls one die, ties are rolled again, and the higher die moves
 first, playing both dice. Where the opponent won the opening roll, it has played it by the time the agent sees the
@@ -25,18 +25,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from bgai.dice import OPENING_ROLLS, ORDERED_ROLLS
-from bgai.errors import GameStateError, InvalidPositionError
-from bgai.game import game_over, result_points
-from bgai.movegen import afterstates, group_starts, switch, validate_boards
-from bgai.position import START_BOARD, Position
+from bgai.core.dice import OPENING_ROLLS, ORDERED_ROLLS
+from bgai.core.errors import GameStateError, InvalidPositionError
+from bgai.core.game import game_over, result_points
+from bgai.core.movegen import afterstates, group_starts, switch, validate_boards
+from bgai.formats.position import START_BOARD, Position
 
 
 class Plays(NamedTuple):
     """The legal plays of a batch of positions: ``after`` (M, 26) each seen from the opponent of the mover,
     ``owner`` (M,) the position it belongs to, ``starts`` and ``counts`` (n,) each position's first row and number of
     rows (0 for a position with nothing to play: a finished game), and with ``steps`` the checker steps of each play
-    (``bgai.movegen.Afterstates``)."""
+    (``bgai.core.movegen.Afterstates``)."""
 
     after: np.ndarray
     owner: np.ndarray
@@ -60,7 +60,7 @@ def no_plays(n: int, steps: bool = False) -> Plays:
                  np.zeros((0, 4, 3), dtype=np.int8) if steps else None)
 
 
-#: The 36 outcomes of two dice (``bgai.dice.ORDERED_ROLLS``), each with the larger die first.
+#: The 36 outcomes of two dice (``bgai.core.dice.ORDERED_ROLLS``), each with the larger die first.
 _OUTCOMES = np.ascontiguousarray(np.sort(ORDERED_ROLLS, axis=1)[:, ::-1])
 
 

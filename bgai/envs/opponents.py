@@ -4,7 +4,7 @@ An ``opponent`` is one of:
 
 * ``"random"``, ``"heuristic"`` or ``"pubeval"``: bgai's built-in players (``bgai.players``; ``"gnubg"`` too, with
   the ``gnubg`` extra installed);
-* ``"bgai"``: bgai's shipped network at ``plies`` of lookahead, 0 to 2 (``bgai.bot.load_bot``);
+* ``"bgai"``: bgai's shipped network at ``plies`` of lookahead, 0 to 2 (``bgai.eval.bot.load_bot``);
 * a player: anything with bgai's player interface, ``choose(boards, after, owner, rng, dice=None)``
   (``bgai.players.Player``), such as a ``Bot`` of your own network (the vector environment calls it for one block
   of games at a time, unless it has a true ``threadsafe`` attribute: then for several blocks on parallel threads);
@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from bgai.encoding import ENCODER_VERSION
+from bgai.core.errors import BgaiError, IllegalMoveError
 from bgai.envs.games import Opponent, Plays
 from bgai.envs.spaces import batch_info, observe, play_info
-from bgai.errors import BgaiError, IllegalMoveError
+from bgai.eval.encoding import ENCODER_VERSION
 from bgai.players import PLAYERS, HeuristicPlayer, PubevalPlayer, RandomPlayer, make_player
 
 #: The opponents named by a string.
@@ -42,7 +42,7 @@ def make_opponent(opponent: Any = "random", *, plies: int = 0, encoder: int = EN
     if isinstance(opponent, str):
         if opponent == "bgai":
             # The network loads only for this opponent (reading it and compiling its kernels takes a second).
-            from bgai.bot import load_bot
+            from bgai.eval.bot import load_bot
 
             return _of_player(load_bot(plies=plies))
         if opponent not in NAMES:

@@ -4,7 +4,7 @@ An observation is a dict of two arrays, as PettingZoo's classic games have it:
 
 ``observation`` (float32, ``observation_size(encoder)``)
     The position the agent faces, seen from its side (it is on roll), as bgai's encoder writes it
-    (``bgai.encoding.encode``: the own half, the opp half, contact; ``n_features(encoder)`` inputs), followed by
+    (``bgai.eval.encoding.encode``: the own half, the opp half, contact; ``n_features(encoder)`` inputs), followed by
     ``DICE_UNITS`` units for its roll: a one-hot of the larger die (6 units, die 1 first), then a one-hot of the
     smaller die (6 units). A double sets the same unit in both. A finished game, or a seat not on roll, has
     the dice units all zero. Every input lies in ``[OBSERVATION_LOW, OBSERVATION_HIGH]``: the least is the pip
@@ -15,7 +15,7 @@ An observation is a dict of two arrays, as PettingZoo's classic games have it:
     when the game is over or the seat is not on roll.
 
 Actions: action ``i`` is the ``i``-th distinct legal play of the position and roll, in the order of
-``bgai.movegen.afterstates`` (the order of ``Position.legal_moves``). A roll with no legal play has one action, 0,
+``bgai.core.movegen.afterstates`` (the order of ``Position.legal_moves``). A roll with no legal play has one action, 0,
 which passes. The order is the generator's search order, fixed for a position and roll: plays found playing the
 larger die first come before those found playing the smaller die first, each search trying the checkers from the
 lowest point up (the bar last), and each distinct afterstate is listed where it is first found.
@@ -59,8 +59,8 @@ from typing import TYPE_CHECKING, overload
 import numpy as np
 from gymnasium import spaces
 
-from bgai.encoding import ENCODER_VERSION, encode, n_features
-from bgai.notation import format_steps
+from bgai.core.notation import format_steps
+from bgai.eval.encoding import ENCODER_VERSION, encode, n_features
 
 if TYPE_CHECKING:
     from bgai.envs.games import Plays
@@ -122,7 +122,7 @@ def observe(boards: np.ndarray, dice: np.ndarray, counts: np.ndarray, encoder: i
         observation[:, width:width + 6] = dice.max(axis=1)[:, None] == _FACES  # no unit for a die of 0
         observation[:, width + 6:] = dice.min(axis=1)[:, None] == _FACES
         return {"observation": observation, "action_mask": (_ACTIONS < counts[:, None]).view(np.int8)}
-    from bgai import kernels
+    from bgai.core import kernels
 
     mask = np.zeros((n, MAX_PLAYS), dtype=np.int8) if out is None else out["action_mask"]
     kernels.dice_and_mask(dice.astype(np.int8, copy=False), counts, observation, width, mask)

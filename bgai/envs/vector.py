@@ -19,7 +19,7 @@ The games are stepped in ``blocks`` blocks (2 by default, none smaller than ``MI
 fewer than 512 games), each with its own random generator, drawn from the environment's at ``reset``: a seed
 replays the same games for the same ``num_envs`` and ``blocks``, whatever the machine's cores. With a built-in
 opponent (``random``, ``heuristic``, ``pubeval``) or a ``Bot`` (``bgai``: threads may share a bot) the blocks step
-on parallel threads (``bgai.movegen.threads()``: ``BGAI_THREADS``, else up to two cores; give as many blocks as the
+on parallel threads (``bgai.core.movegen.threads()``: ``BGAI_THREADS``, else up to two cores; give as many blocks as the
 cores you give it); another player or a policy of the caller's is called for one block at a time, never from two
 threads at once (unless it has a true ``threadsafe`` attribute). A step is all or nothing: where an opponent
 raises in one block (a policy's action outside its mask, say), every game is left as it was before the step.
@@ -45,12 +45,12 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from bgai.encoding import ENCODER_VERSION
+from bgai.core.errors import GameStateError
+from bgai.core.movegen import one_thread, threads
 from bgai.envs.games import Games, Plays
 from bgai.envs.opponents import make_opponent
 from bgai.envs.spaces import MAX_PLAYS, action_space, batch_info, observation_size, observation_space, observe
-from bgai.errors import GameStateError
-from bgai.movegen import one_thread, threads
+from bgai.eval.encoding import ENCODER_VERSION
 
 #: The fewest games of a block (``BackgammonVectorEnv``'s ``blocks``): smaller blocks cost more in the interpreter
 #: than a thread of their own saves.

@@ -2,28 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import numpy as np
 
-from bgai.movegen import group_starts, segment_argmax, switch
-
-
-class Player(Protocol):
-    """Chooses plays for a batch of positions.
-
-    ``choose(boards, after, owner, rng, dice=None)``: ``boards`` (N×26) are the positions on roll, ``after``
-    (M×26) and ``owner`` (M,) their legal afterstates as ``bgai.movegen.afterstates`` returns them (each seen from
-    the opponent, grouped by owner), ``dice`` (N×2) the rolls, for players that need them. Returns, for each of
-    the N positions, the index into ``after`` of its play.
-    """
-
-    name: str
-
-    def choose(
-        self, boards: np.ndarray, after: np.ndarray, owner: np.ndarray, rng: np.random.Generator, dice=None
-    ) -> np.ndarray:
-        ...
+from bgai.core.game import Player  # noqa: F401 (the interface, defined by the turn loop that calls it)
+from bgai.core.movegen import group_starts, segment_argmax, switch
 
 
 class RandomPlayer:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgai.errors import BgaiError
+from bgai.core.errors import BgaiError
 
 
 def require_gnubg():

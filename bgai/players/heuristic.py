@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgai.movegen import CHECKERS, OPP_BAR, OWN_BAR
-from bgai.phase import is_race
+from bgai.core.movegen import CHECKERS, OPP_BAR, OWN_BAR
+from bgai.core.phase import is_race
 from bgai.players.base import ValuePlayer
 
 # Chance that one opposing checker hits a blot d pips in front of it with a single roll, ignoring blocked

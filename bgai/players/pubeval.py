@@ -52,8 +52,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bgai.movegen import segment_argmax, switch
-from bgai.phase import is_race
+from bgai.core.movegen import segment_argmax, switch
+from bgai.core.phase import is_race
 
 __all__ = [
     "CONTACT_WEIGHTS",

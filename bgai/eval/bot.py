@@ -1,0 +1,765 @@
+"""A bot: an equity network that evaluates positions and chooses plays, one position or a batch at a time.
+
+Every evaluation is from the side of the player on roll in the position evaluated. To choose a play, the bot
+evaluates every legal afterstate (where the opponent is on roll), turns each evaluation around to the mover's side
+and plays the one with the highest cubeless equity. Finished games are scored exactly, never by the network, and so
+are bear-offs (every checker of both sides in its home board) when the bear-off database is on (``bgai.eval.bearoff``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bgai.core import kernels
+from bgai.core.cube import (
+    CENTERED,
+    MAX_CUBE,
+    CubeDecision,
+    CubeEquities,
+    CubeState,
+    cube_equities,
+    cube_state,
+    decision,
+    may_double,
+    payoff_of,
+)
+from bgai.core.dice import ROLL_WEIGHTS, ROLLS
+from bgai.core.errors import BgaiError
+from bgai.core.files import DATA
+from bgai.core.game import game_over, result_points
+from bgai.core.movegen import CHECKERS, afterstates
+from bgai.core.phase import BEAROFF, OVER, classify, is_race
+from bgai.eval import bearoff, encoding
+from bgai.eval import kernels as eval_kernels
+from bgai.eval.weights import ModelSnapshot, equity, flip
+from bgai.formats.position import Move, Position, parse_dice
+
+
+def _five(row: np.ndarray) -> tuple[float, float, float, float, float]:
+    """A row of five probabilities as floats (``Evaluation``'s first five fields)."""
+    win, win_gammon, win_backgammon, lose_gammon, lose_backgammon = (float(v) for v in row)
+    return win, win_gammon, win_backgammon, lose_gammon, lose_backgammon
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Cubeless probabilities and equity for the player on roll (gammons include backgammons)."""
+
+    win: float
+    win_gammon: float
+    win_backgammon: float
+    lose_gammon: float
+    lose_backgammon: float
+    equity: float
+    source: str = "network"
+
+    def __str__(self) -> str:
+        return (
+            f"win {100 * self.win:.1f}% (gammon {100 * self.win_gammon:.1f}%, backgammon "
+            f"{100 * self.win_backgammon:.1f}%)  lose gammon {100 * self.lose_gammon:.1f}% (backgammon "
+            f"{100 * self.lose_backgammon:.1f}%)  equity {self.equity:+.3f}"
+        )
+
+
+#: Where an evaluation came from (``Evaluation.source``).
+SOURCES = {
+    "network": "the network",
+    "exact": "the bear-off database (exact, two-sided)",
+    "race": "the bear-off database (one-sided race estimate)",
+    "lookahead": "lookahead, with bear-offs at the leaves from the bear-off database",
+    "over": "the finished game",
+}
+
+
+def exact_probabilities(boards: np.ndarray) -> np.ndarray:
+    """(N, 5) outcome of finished games for the player on roll, who has lost (the mover bore off last)."""
+    points = result_points(boards)
+    probs = np.zeros((len(boards), 5), dtype=np.float32)
+    probs[:, 3] = points >= 2
+    probs[:, 4] = points == 3
+    return probs
+
+
+def without_impossible_outcomes(boards: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """``probs`` (N, 5, on-roll view) with the outcomes the rules make impossible set to zero, a network's small
+    errors there being no chances at all: no gammon or backgammon against a side that has borne off a checker;
+    in a race (no contact: ``bgai.players.pubeval.is_race``), no backgammon against a side with no checker in the
+    winner's home board or on the bar, since checkers never move back. (GNU Backgammon applies such checks to its
+    networks' outputs too.)"""
+    boards = np.asarray(boards)
+    probs = np.array(probs, copy=True)
+    mine_off = np.maximum(boards, 0).sum(axis=1) < CHECKERS
+    theirs_off = np.maximum(-boards, 0).sum(axis=1) < CHECKERS
+    race = is_race(boards)
+    theirs_back = ((boards[:, 1:7] < 0).any(axis=1)) | (boards[:, 0] < 0)  # in my home board or on their bar
+    mine_back = ((boards[:, 19:25] > 0).any(axis=1)) | (boards[:, 25] > 0)
+    probs[theirs_off, 1:3] = 0
+    probs[mine_off, 3:5] = 0
+    probs[race & ~theirs_back, 2] = 0
+    probs[race & ~mine_back, 4] = 0
+    return probs
+
+
+@dataclass(frozen=True)
+class RankedPlay:
+    """One play of a hint: the ``move``, its cubeless ``equity`` for the mover, the ``plies`` it was judged at, the
+    ``evaluation`` (the mover's chances after the play, the same equity) and its ``difference`` from the first
+    play of the hint: its equity minus the first play's equity at the same ``plies``. A play that move filtering
+    dropped keeps the equity of a shallower ply than the first play's, and its difference compares it with the
+    first play judged at that ply too, never with a deeper value."""
+
+    move: Move
+    equity: float
+    plies: int
+    evaluation: Evaluation
+    difference: float = 0.0
+
+
+MAX_PLIES = 2
+#: The lookahead of the bot a person plays and asks (``bgai play``, ``bgai serve``'s page and API, ``bgai hint``,
+#: ``bgai eval``) unless told otherwise. 1-ply: a play takes 1.2-1.5 ms, so nobody waits, and it loses 1.60
+#: millipoints a move to GNU Backgammon 2-ply's judgement against 2.77 at 0-ply (+0.031 points a game head to
+#: head); 2-ply gains +0.021 more for 15 times the time (README's figures).
+PLAY_PLIES = 1
+
+# Memory bounds. A network pass takes at most NET_CHUNK boards; the encoder's temporaries make that about 5 KB a
+# board. A lookahead level expands at most PAIR_CHUNK (position, roll) pairs at once (about 20 plays each: a few
+# network passes) and deeper levels chunk their own input again, so memory does not grow with the batch beyond
+# one chunk's worth. Measured on 2 cores: 2-ply plays chosen for 256 game positions at once raise the peak memory
+# by about 240 MB over one position (benchmarks/lookahead_bench.py --memory); twice as large a network pass adds
+# about 100 MB more and saves no time.
+NET_CHUNK = 32_768
+# With torch on one thread (rollouts run so, see bgai.eval.rollout) smaller passes are faster: a truncated rollout with
+# variance reduction (216 trials of 7 plies) took 1.8 s in passes of 4,096 boards, 1.9 s in 8,192 and 2.3 s in
+# 32,768 (2-core machine shared with other jobs).
+NET_CHUNK_ONE_THREAD = 4_096
+# A batch of at least DISTINCT_MIN boards goes through the network once per distinct board when at most
+# DISTINCT_SHARE of its boards are distinct: a rollout's turn meets the same board in many trials and for many rolls
+# (its first plies above all), a lookahead the same reply to several rolls.
+DISTINCT_MIN = 2_048
+DISTINCT_SHARE = 0.95
+PAIR_CHUNK = 4_096
+
+
+@dataclass(frozen=True)
+class MoveFilter:
+    """One stage of move filtering: of the plays judged at some ply, keep at most ``keep`` (best first) whose
+    equity is within ``window`` of the best one's. The best play always survives."""
+
+    keep: int
+    window: float
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.keep, int) and not isinstance(self.keep, bool) and self.keep >= 1):
+            raise BgaiError(f"a move filter keeps at least 1 play, got keep={self.keep!r}")
+        if not (isinstance(self.window, (int, float)) and not isinstance(self.window, bool) and self.window >= 0):
+            raise BgaiError(f"a move filter's window is an equity >= 0, got window={self.window!r}")
+
+    def apply(self, values: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """Mask of the plays kept: ``values`` (mover's equities) of plays grouped by ``owner`` (any labels)."""
+        order = np.lexsort((-values, owner))  # by position, best first; ties keep their order
+        ranked, group = values[order], owner[order]
+        first = np.r_[True, group[1:] != group[:-1]]
+        start = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
+        kept = (np.arange(len(order)) - start < self.keep) & (ranked >= ranked[start] - self.window)
+        mask = np.empty(len(values), dtype=bool)
+        mask[order] = kept
+        return mask
+
+
+# Filters by the bot's plies: stage k filters the plays by their k-ply equity before they are judged deeper.
+# Measured against judging every play at full depth (benchmarks/lookahead_bench.py --filters: unforced
+# positions from the bot's own games), in millipoints of full-depth equity lost per unforced move:
+# * 1-ply, keep 5 within 0.08 (Open Sage's first stage): 0.16 ± 0.06 with the 512-256 network, 2.7 plays judged
+#   at 1-ply a move; keep 8 within 0.16 (GNU Backgammon's, the default before) 0.05 ± 0.02 with 4.6 (1,566
+#   positions, `--filters --max-plies 1 --positions 2000`: benchmarks/results/filters_1ply.json). In games, 5
+#   within 0.08 against 8 within 0.16 at 1-ply: -0.002 ± 0.001 a game luck-adjusted (1,000 games,
+#   benchmarks/results/filter_5_008_1ply.json), a 1-ply move in 0.66 of the time (fast_network_bench.py).
+# * 2-ply, keep 8 within 0.16, then keep 5 within 0.04 at 1-ply: 0.04 ± 0.04, with 2.0 plays judged at 2-ply
+#   a move instead of 4.9 (first stage alone: 0.002) or all 18.5; a 2-ply hint takes 71 ms instead of 650 at
+#   full width. Keeping 3 instead of 5 judges 1.6 but loses 0.26 ± 0.12; keeping 2 loses 0.9, and 1 (picking at
+#   1-ply) 2.6.
+# For scale, the 0-ply bot loses about 6 millipoints a move against GNU Backgammon's 0-ply.
+FILTERS: dict[int, tuple[MoveFilter | None, ...]] = {
+    0: (),
+    1: (MoveFilter(5, 0.08),),
+    2: (MoveFilter(8, 0.16), MoveFilter(5, 0.04)),
+}
+
+
+#: Plays per roll a pruning net leaves the network in a lookahead's replies (``Bot.replies``), unless its file
+#: says how many it was measured to need (``keep`` in its info; ``training/pruner.py`` writes it).
+PRUNE_KEEP = 4
+
+
+class Bot:
+    """An equity network with ``plies`` of lookahead. It is a ``bgai.players.Player`` too.
+
+    **Evaluating a position.** 0-ply evaluates a position with the network. n-ply averages, over the 21 rolls of
+    the player on roll, the (n-1)-ply evaluation of the play it would make with that roll (chosen at 0-ply, among
+    all its plays), seen from its side. So 1-ply judges a position by each of the 21 replies the network would
+    pick, and 2-ply by the replies to those replies.
+
+    **Bear-offs.** With ``use_bearoff`` (the default), positions where both sides are bearing off are scored by the
+    bear-off database at every depth instead of the network: exactly when both sides have at most six checkers
+    left (then no lookahead is needed either), otherwise by its one-sided race estimate. Money cube decisions in
+    exact bear-offs come from the database's exact cubeful equities.
+
+    **Choosing a play (move filtering).** Every legal play is first judged at 0-ply. Then, stage by stage, the
+    ``filters`` (one ``MoveFilter`` or ``None`` per ply below ``plies``; default ``FILTERS[plies]``) keep the best
+    few plays of each position within an equity window of the best, and only those are judged one ply deeper.
+    The play with the best equity at ``plies`` among the survivors is chosen. ``filters=()`` judges every play
+    at full depth. Defaults, measured against full width (``benchmarks/lookahead_bench.py --filters``):
+
+    * 1-ply: keep 5 within 0.08 at 0-ply.
+    * 2-ply: keep 8 within 0.16 at 0-ply, then 5 within 0.04 at 1-ply.
+
+    Each loses well under a millipoint a move against full width (see ``FILTERS``).
+
+    **Pruning the replies.** With a ``pruner`` (a small net trained on this network's own values,
+    ``training/pruner.py``; the shipped bot has one), a lookahead's reply to each roll is chosen by the network
+    among the ``prune`` plays the pruning net ranks best instead of among all (``replies``). The shipped
+    pruning nets read Tesauro's inputs alone (encoder version 0: their first layer is summed from the boards'
+    cells, 70 ns a board, where encoding a board for the network takes 400) and leave the network their best 5,
+    which hold its own choice in 95% of the replies and lose 0.66-0.76 mp of its equity a reply. (The 231-64
+    nets before them, on the network's inputs and keeping 4: 94% and 0.84 mp, at three times the cost.)
+
+    Finished games are scored exactly, at every depth. Large batches are cut into chunks (``NET_CHUNK``,
+    ``PAIR_CHUNK``) so that memory stays bounded.
+
+    **Evaluation.** A bot of a ``ModelSnapshot`` (``load_bot`` makes one) runs the network in numpy
+    (``bgai.eval.weights``), one of a torch model (the trainers') in torch; the values agree within 5e-6.
+
+    **Precision.** With ``bf16`` the network's matrix products run in bfloat16 (inputs and outputs stay float32):
+    on a CPU with bfloat16 instructions (``bf16_supported()``) a 512-256 network evaluates about 7 times faster
+    and 1-ply lookahead about 2.3 times, its values within about 0.002 equity of float32's on average. Training
+    targets use it (``LookaheadStage.precision``); play stays in float32 by default, where close plays are told
+    apart.
+    """
+
+    #: Threads may share a bot: nothing in it changes while it plays (its tables are built whole, once), so a
+    #: rollout's threads and the vector environment's blocks of games call one bot at once.
+    threadsafe = True
+
+    def __init__(self, model, *, name: str = "bgai", plies: int = 0, info: dict | None = None,
+                 filters: tuple[MoveFilter | None, ...] | None = None, use_bearoff: bool = True,
+                 bf16: bool = False, pruner: ModelSnapshot | None = None, prune: int = PRUNE_KEEP,
+                 network: str | None = None) -> None:
+        if not (isinstance(plies, int) and not isinstance(plies, bool) and 0 <= plies <= MAX_PLIES):
+            raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {plies!r}")
+        filters = FILTERS[plies] if filters is None else tuple(filters)
+        if len(filters) > plies or not all(f is None or isinstance(f, MoveFilter) for f in filters):
+            raise BgaiError(f"filters must be at most {plies} MoveFilter or None stages for {plies}-ply "
+                            f"(one per ply below it), got {filters!r}")
+        if not isinstance(model, ModelSnapshot):
+            from bgai.eval.network import EquityModel, EquityNet
+
+            if isinstance(model, EquityNet):  # one net for every phase, on the inputs of its width
+                version = next((v for v in encoding.VERSIONS if encoding.n_features(v) == model.n_inputs), None)
+                if version is None:
+                    raise BgaiError(f"a net of {model.n_inputs} inputs fits no encoder version")
+                model = EquityModel({"all": model}, version)
+        self.model = model.eval()
+        self.name = name
+        # The network's own name, the same at every ply (``name`` may say the plies: ``bgai:bgai-fast@1ply``), for
+        # displays that give each value's ply apart.
+        self.network = name if network is None else network
+        self.plies = plies
+        self.filters = filters
+        self.info = info or {}
+        self.use_bearoff = use_bearoff
+        self.bf16 = bool(bf16)
+        if pruner is not None and not (isinstance(prune, int) and not isinstance(prune, bool) and prune >= 1):
+            raise BgaiError(f"a pruned reply keeps at least 1 play per roll, got prune={prune!r}")
+        self.pruner = None if pruner is None else ModelSnapshot.of(pruner)
+        self.prune = prune
+
+    def replace(self, **changes) -> Bot:
+        """A copy of this bot with some of its constructor's settings changed (``model``, ``name``, ``plies``,
+        ``info``, ``filters``, ``use_bearoff``, ``bf16``, ``pruner``, ``prune``, ``network``); the rest are kept. A
+        new ``plies`` without ``filters`` gets that ply's default filters."""
+        settings = {"model": self.model, "name": self.name, "plies": self.plies, "info": self.info,
+                    "filters": self.filters, "use_bearoff": self.use_bearoff, "bf16": self.bf16,
+                    "pruner": self.pruner, "prune": self.prune, "network": self.network}
+        unknown = sorted(set(changes) - set(settings))
+        if unknown:
+            raise BgaiError(f"a bot has no setting {', '.join(unknown)}")
+        if "plies" in changes and "filters" not in changes:
+            settings["filters"] = None
+        settings.update(changes)
+        model = settings.pop("model")
+        return Bot(model, **settings)
+
+    # Batched core ---------------------------------------------------------------------------------------------
+
+    def probabilities(self, boards: np.ndarray, net=None) -> np.ndarray:
+        """(N, 5) cumulative probabilities of N boards (on-roll view), finished games scored exactly. The
+        network (``net``, default the bot's own) sees only the boards that neither the finished game nor the
+        bear-off database answers, and the outcomes the rules rule out are zero
+        (``without_impossible_outcomes``)."""
+        boards = np.ascontiguousarray(boards, dtype=np.int8)
+        phase = classify(boards)
+        if len(phase) and phase.min() > (BEAROFF if self.use_bearoff else OVER):  # the network answers them all
+            probs = self._network(boards, net, phase)
+            eval_kernels.rule_out(boards, probs)
+            return probs
+        known = (phase <= BEAROFF) if self.use_bearoff else (phase == OVER)
+        probs = np.empty((len(boards), 5), dtype=np.float32)
+        over = phase == OVER
+        if over.any():
+            probs[over] = exact_probabilities(boards[over])
+        db = known & ~over
+        if db.any():
+            probs[db] = bearoff.database().probabilities(boards[db])
+        rows = np.flatnonzero(~known)
+        if len(rows):
+            live = boards[rows]
+            out = self._network(live, net, phase[rows])
+            eval_kernels.rule_out(live, out)
+            probs[rows] = out
+        return probs
+
+    def _network(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
+        """(N, 5) the network's own probabilities of N boards, each distinct board evaluated once (``_evaluate``)
+        in a batch of at least ``DISTINCT_MIN`` boards that holds enough of them twice (``DISTINCT_SHARE``). The
+        pruning net (``net``) costs too little a board for that to pay."""
+        if len(boards) < DISTINCT_MIN or net is not None:
+            return self._evaluate(boards, net, phase)
+        padded = np.zeros((len(boards), 32), dtype=np.int8)
+        padded[:, :26] = boards
+        first, inverse = kernels.distinct_rows(padded.view(np.uint64))
+        if len(first) > DISTINCT_SHARE * len(boards):
+            return self._evaluate(boards, net, phase)
+        return self._evaluate(boards[first], net, None if phase is None else phase[first])[inverse]
+
+    def _evaluate(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
+        """(N, 5) the network's own probabilities of N boards: in numpy for a snapshot (``bgai.eval.weights``), in
+        passes of ``NET_CHUNK_ONE_THREAD`` boards; in torch for a torch model (as the trainers evaluate the model they
+        train) or with ``bf16``, in passes of ``NET_CHUNK`` boards on several threads. ``phase``: the boards'
+        ``classify``, when the caller has it."""
+        net = self.model if net is None else net
+        version, split = net.encoder_version, len(net.phases) > 1
+        if split and phase is None:
+            phase = classify(boards)
+        if isinstance(net, ModelSnapshot) and not self.bf16:
+            if len(boards) <= NET_CHUNK_ONE_THREAD:  # one pass (a move's boards), no copy
+                return net.board_probabilities(boards, phase if split else None)
+            out = np.empty((len(boards), 5), dtype=np.float32)
+            for lo in range(0, len(boards), NET_CHUNK_ONE_THREAD):
+                chunk = boards[lo:lo + NET_CHUNK_ONE_THREAD]
+                out[lo:lo + len(chunk)] = net.board_probabilities(
+                    chunk, phase[lo:lo + len(chunk)] if split and phase is not None else None)
+            return out
+        import torch
+
+        from bgai.eval.network import EquityModel
+
+        out = np.empty((len(boards), 5), dtype=np.float32)
+        model = EquityModel.of(net)
+        step = NET_CHUNK if torch.get_num_threads() > 1 else NET_CHUNK_ONE_THREAD
+        with torch.inference_mode():
+            for lo in range(0, len(boards), step):
+                chunk = boards[lo:lo + step]
+                x = torch.from_numpy(encoding.encode(chunk, version=version))
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+                    result = model(x, torch.from_numpy(phase[lo:lo + step]) if split and phase is not None else None)
+                out[lo:lo + len(chunk)] = result.float().numpy()
+        return out
+
+    def _exact_bearoffs(self, boards: np.ndarray) -> np.ndarray:
+        """(N,) where the bear-off database knows the answer exactly (never with ``use_bearoff`` off)."""
+        if not self.use_bearoff:
+            return np.zeros(len(boards), dtype=bool)
+        return bearoff.is_bearoff(boards) & (
+            (np.maximum(boards, 0).sum(axis=1) <= bearoff.TWO_SIDED_CHECKERS)
+            & (np.maximum(-boards, 0).sum(axis=1) <= bearoff.TWO_SIDED_CHECKERS))
+
+    def sources(self, boards: np.ndarray, plies: int | None = None) -> list[str]:
+        """Where the bot's evaluation of each board at ``plies`` (default: its own) comes from: a key of
+        ``SOURCES``."""
+        boards = np.asarray(boards, dtype=np.int8)
+        plies = self.plies if plies is None else plies
+        over, exact = game_over(boards), self._exact_bearoffs(boards)
+        race = self.use_bearoff & bearoff.is_bearoff(boards) & ~exact
+        deep = "lookahead" if plies else "race"
+        return ["over" if o else "exact" if e else deep if r else "network" for o, e, r in zip(over, exact, race)]
+
+    def lookahead(self, boards: np.ndarray, plies: int) -> np.ndarray:
+        """(N, 5) probabilities of N boards (on-roll view) at ``plies`` of lookahead (see the class docstring).
+
+        All positions of one level go through the network together, ``PAIR_CHUNK`` (position, roll) pairs at a
+        time.
+        """
+        boards = np.asarray(boards, dtype=np.int8)
+        if plies == 0:
+            return self.probabilities(boards)
+        probs = np.zeros((len(boards), 5), dtype=np.float64)
+        known = game_over(boards) | self._exact_bearoffs(boards)
+        if known.any():
+            probs[known] = self.probabilities(boards[known])
+        live = np.flatnonzero(~known)
+        step = max(1, PAIR_CHUNK // len(ROLLS))
+        for lo in range(0, len(live), step):
+            rows = live[lo:lo + step]
+            probs[rows] = self._average_over_rolls(boards[rows], plies)
+        return probs.astype(np.float32)
+
+    def _average_over_rolls(self, boards: np.ndarray, plies: int) -> np.ndarray:
+        """(N, 5) ``plies``-ply probabilities of N live boards: every roll, its play chosen at 0-ply, judged one
+        ply shallower."""
+        expanded = np.repeat(boards, len(ROLLS), axis=0)
+        moves = afterstates(expanded, np.tile(ROLLS, (len(boards), 1)), validate=False)
+        pick, pick_probs = self.replies(moves.after, moves.owner, len(expanded))
+        # At 1-ply the chosen plays' 0-ply values are already at hand.
+        chosen = pick_probs if plies == 1 else self.lookahead(moves.after[pick], plies - 1)
+        replies = flip(chosen.astype(np.float64)).reshape(len(boards), len(ROLLS), 5)
+        return (replies * ROLL_WEIGHTS[None, :, None]).sum(axis=1)
+
+    def replies(self, after: np.ndarray, owner: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The play chosen at 0-ply in each of ``n`` (position, roll) groups of a lookahead, among their plays
+        ``after`` (grouped by ``owner``): its index into ``after`` and its (on-roll view) probabilities.
+
+        Without a pruning net every play goes through the network. With one (``pruner``), in a group of more
+        than ``prune`` plays the pruning net ranks them first and only its best ``prune`` go through the network,
+        which chooses among them, as GNU Backgammon's pruning nets do in its lookahead. The root's own plays are
+        always judged by the network (``judge``)."""
+        if self.pruner is None:
+            probs = self.probabilities(after)
+            pick = eval_kernels.best_plays(probs, owner, n)
+            return pick, probs[pick]
+        counts = np.bincount(owner, minlength=n)
+        many = np.flatnonzero(counts[owner] > self.prune)
+        keep = np.ones(len(after), dtype=bool)
+        if len(many):
+            rough = equity(flip(self.probabilities(after[many], self.pruner)))
+            keep[many] = eval_kernels.keep_best(rough, owner[many], self.prune)
+        kept = np.flatnonzero(keep)
+        probs = self.probabilities(after[kept])
+        pick = eval_kernels.best_plays(probs, owner[kept], n)
+        return kept[pick], probs[pick]
+
+    def judge(self, after: np.ndarray, owner: np.ndarray, n: int, settle: bool = False,
+              return_probs: bool = False):
+        """Judge the plays ``after`` (M×26, grouped by ``owner`` into ``n`` positions) through the filters.
+
+        Returns ``(values, depth)``: each play's cubeless equity for the mover and the ply it was last judged at;
+        with ``return_probs`` also the (M, 5) probabilities behind each value, for the mover. Survivors of every
+        stage are judged at the bot's plies. With ``settle``, a position left with one surviving play stops there
+        (its choice is made); its play then counts as judged at full depth.
+        """
+        probs = flip(self.probabilities(after).astype(np.float64))
+        values = equity(probs)
+        depth = np.zeros(len(after), dtype=np.int64)
+        alive = np.arange(len(after))
+        for ply in range(1, self.plies + 1):
+            stage = self.filters[ply - 1] if ply - 1 < len(self.filters) else None
+            if stage is not None:
+                alive = alive[stage.apply(values[alive], owner[alive])]
+            if settle:
+                lone = np.bincount(owner[alive], minlength=n)[owner[alive]] == 1
+                depth[alive[lone]] = self.plies
+                alive = alive[~lone]
+            next_stage = self.filters[ply] if ply < len(self.filters) else None
+            if len(alive) == 0 or (ply < self.plies and next_stage is None):
+                continue  # all settled, or nothing filters at this ply: go straight to the next
+            probs[alive] = flip(self.lookahead(after[alive], ply).astype(np.float64))
+            values[alive] = equity(probs[alive])
+            depth[alive] = ply
+        return (values, depth, probs) if return_probs else (values, depth)
+
+    def choose(self, boards, after, owner, rng=None, dice=None):
+        """Index into ``after`` of the best play of each position (the Player interface)."""
+        if self.plies == 0:
+            return eval_kernels.best_plays(self.probabilities(after), np.asarray(owner, dtype=np.int64), len(boards))
+        values, depth = self.judge(after, owner, len(boards), settle=True)
+        order = np.lexsort((-values, -depth, owner))  # by position, deepest first, then best
+        return order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
+
+    # One position ---------------------------------------------------------------------------------------------
+
+    def evaluate(self, pos: Position) -> Evaluation:
+        """The evaluation of ``pos`` for the player on roll, before it rolls, at the bot's plies."""
+        return self.evaluate_many([pos])[0]
+
+    def evaluate_many(self, positions) -> list[Evaluation]:
+        boards = np.stack([p.board for p in positions])
+        probs = self.lookahead(boards, self.plies).astype(np.float64)
+        return [Evaluation(*_five(row), float(equity(row[None])[0]), source)
+                for row, source in zip(probs, self.sources(boards))]
+
+    def choose_move(self, pos: Position, dice):
+        """The play the bot picks for ``pos`` with ``dice`` (a ``Move``): the first of ``rank_moves``, found as in
+        games (``choose``), with only the chosen play written out as a ``Move``."""
+        d1, d2 = sorted(parse_dice(dice), reverse=True)
+        board = pos.board[None]
+        moves = afterstates(board, np.array([[d1, d2]]), return_steps=True, validate=False)
+        i = int(self.choose(board, moves.after, moves.owner)[0]) if len(moves.after) > 1 else 0
+        assert moves.steps is not None  # (asked for)
+        return Move(pos, (d1, d2), Position._unchecked(moves.after[i]), moves.steps[i])
+
+    def rank_moves(self, pos: Position, dice, with_plies: bool = False):
+        """Every legal play with its cubeless equity for the mover, best first: (move, equity) pairs, or
+        (move, equity, plies) with ``with_plies``.
+
+        The plays that survive the filters come first, judged at the bot's plies; the plays a filter dropped
+        follow, each with the equity of the ply it was dropped at (deepest first, then best), as in GNU
+        Backgammon's hints. With ``filters=()`` every play is judged at the bot's plies. Equities of different
+        plies do not compare: ``hint`` gives each play's difference from the first at the same ply.
+        """
+        ranked = self.hint(pos, dice)
+        if with_plies:
+            return [(r.move, r.equity, r.plies) for r in ranked]
+        return [(r.move, r.equity) for r in ranked]
+
+    def hint(self, pos: Position, dice) -> list[RankedPlay]:
+        """``rank_moves`` with the probabilities behind each equity and each play's difference from the first
+        play at the same ply: a ``RankedPlay`` per legal play, best first."""
+        moves = pos.legal_moves(parse_dice(dice))
+        after = np.stack([m.after.board for m in moves])
+        values, depth, probs = self.judge(after, np.zeros(len(after), dtype=np.int64), 1, return_probs=True)
+        order = np.lexsort((-values, -depth))
+        first = order[0]
+        # The first play survived every filter, so it has a value at each ply a dropped play stopped at: one
+        # lookahead of one board per such ply (the value judge had for it there).
+        first_at = {int(depth[first]): float(values[first])}
+        for ply in sorted(set(depth.tolist()) - set(first_at)):
+            first_at[ply] = float(equity(flip(self.lookahead(after[first][None], ply).astype(np.float64)))[0])
+        return [RankedPlay(moves[i], float(values[i]), int(depth[i]), Evaluation(*_five(probs[i]), float(values[i])),
+                           float(values[i]) - first_at[int(depth[i])]) for i in order]
+
+    def choose_many(self, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+        """The chosen afterstates (N×26, opponent's view) of N positions and rolls."""
+        moves = afterstates(boards, dice)
+        return moves.after[self.choose(boards, moves.after, moves.owner)]
+
+    # The cube (bgai.core.cube: Janowski's cubeful equities from the bot's cubeless probabilities at its plies) -----
+
+    def cube_equities(self, boards: np.ndarray, state: CubeState, probs: np.ndarray | None = None
+                      ) -> CubeEquities:
+        """Cubeful equities of N positions (on-roll view, before the roll) with the cubes of ``state``.
+
+        0-ply: Janowski's formula (``bgai.core.cube``) on the network's probabilities. n-ply, as GNU Backgammon
+        computes its cubeful equities: no double and double/take are each the average, over the 21 rolls, of
+        the opponent's (n-1)-ply cubeful equity after the play chosen at 0-ply, the opponent taking its own best
+        cube action; Janowski's formula applies at the leaves. (Beavers count at the root and the leaves.) The
+        ``cubeless`` field is the bot's n-ply cubeless equity. ``probs``: the boards' probabilities at the bot's
+        plies, when the caller already has them (rollouts), so that they are not computed again.
+        """
+        boards = np.asarray(boards, dtype=np.int8)
+        probs = self.lookahead(boards, self.plies) if probs is None else probs
+        root = cube_equities(probs, boards, state)
+        if self.plies == 0:
+            return self._exact_cube(boards, state, root)
+        allowed = root.may_double
+        nd, dt = self._cubeful_after_rolls(boards, [state, state.doubled()], self.plies)
+        beaver = np.zeros(len(boards), dtype=bool)
+        if state.beavers:
+            (beavered,) = self._cubeful_after_rolls(boards, [state.doubled().doubled()], self.plies)
+            beaver = allowed & (np.asarray(state.value) * 4 <= MAX_CUBE) & (beavered < dt)
+            dt = np.where(beaver, beavered, dt)
+        scale = 1.0 if state.is_match else np.asarray(state.value, dtype=np.float64)
+        deep = dataclasses.replace(
+            root, no_double=nd / scale, double_take=np.where(allowed, dt / scale, np.nan), beaver=beaver
+        )
+        return self._exact_cube(boards, state, deep)
+
+    def _exact_cube(self, boards: np.ndarray, state: CubeState, eq: CubeEquities) -> CubeEquities:
+        """``eq`` with the bear-off database's exact money equities where it has them (no beavers there)."""
+        rows = np.flatnonzero(self._exact_bearoffs(boards))
+        if state.is_match or state.beavers or not len(rows):
+            return eq
+        nd, dt = bearoff.database().cube_equities(boards[rows], np.asarray(state.owner)[rows])
+        no_double, double_take = eq.no_double.copy(), eq.double_take.copy()
+        no_double[rows] = nd
+        double_take[rows] = np.where(eq.may_double[rows], dt, np.nan)
+        return dataclasses.replace(eq, no_double=no_double, double_take=double_take)
+
+    def _cubeful_after_rolls(self, boards: np.ndarray, states: list, plies: int) -> list:
+        """For each cube state, the (N,) cubeful equity of N live or finished boards after the player on roll
+        rolls and plays (0-ply choice), the opponent answering with its own cube action at ``plies - 1``. In
+        absolute units: points for money, match-winning chances for matches."""
+        n = len(boards)
+        rows = np.repeat(np.arange(n), len(ROLLS))
+        moves = afterstates(boards[rows], np.tile(ROLLS, (n, 1)), validate=False)
+        pick, _ = self.replies(moves.after, moves.owner, len(rows))
+        chosen = moves.after[pick]
+        over = game_over(chosen)
+        live, done = np.flatnonzero(~over), np.flatnonzero(over)
+        results = []
+        for state in states:
+            mine = np.empty(len(rows))
+            expanded = state.select(rows)
+            if len(live):
+                theirs = expanded.select(live).switched()
+                their_best = self._best_cubeful(chosen[live], theirs, plies - 1)
+                mine[live] = 1 - their_best if state.is_match else -their_best
+            if len(done):  # the player on roll bore off its last checker: it wins at this cube
+                finished = expanded.select(done)
+                points = result_points(chosen[done]).astype(np.int64)
+                if finished.jacoby:
+                    points = np.where(finished.owner == CENTERED, 1, points)
+                mine[done] = payoff_of(finished)((points * finished.value)[:, None])[:, 0]
+            results.append((mine.reshape(n, len(ROLLS)) * ROLL_WEIGHTS).sum(axis=1))
+        return results
+
+    def _best_cubeful(self, boards: np.ndarray, state: CubeState, plies: int) -> np.ndarray:
+        """(N,) cubeful equity of the player on roll with its best cube action (absolute units)."""
+        if plies == 0:
+            best = cube_equities(self.probabilities(boards), boards, state).equity
+            return best if state.is_match else best * state.value
+        nd, dt = self._cubeful_after_rolls(boards, [state, state.doubled()], plies)
+        dp = payoff_of(state)(np.asarray(state.value)[:, None])[:, 0]
+        return np.where(may_double(state), np.maximum(nd, np.minimum(dt, dp)), nd)
+
+    def rollout(self, position, **options):
+        """Roll out ``position`` with this bot playing both sides: a ``bgai.eval.rollout.RolloutResult``. Options
+        (trials, truncate, plies, seed, cubeful, variance_reduction, progress, jobs, ...) as
+        ``bgai.eval.rollout.rollout``."""
+        from bgai.eval.rollout import rollout
+
+        return rollout(self, position, **options)
+
+    def cube_actions(self, boards: np.ndarray, state: CubeState) -> tuple[np.ndarray, np.ndarray]:
+        """(double, take): whether the player on roll of each position should double, and whether its opponent
+        should take a double (the cube-player interface of ``bgai.core.game``)."""
+        eq = self.cube_equities(boards, state)
+        return eq.should_double, eq.should_take
+
+    def cube_decision(self, pos: Position, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
+                      beavers: bool = False, rollout: bool | dict = False) -> CubeDecision:
+        """The cube decision of the player on roll in ``pos``, before it rolls (see ``bgai.core.cube.decide``).
+
+        ``cube`` 1..64; ``owner`` "centered", "me" (the player on roll) or "opponent"; ``match`` ``None`` for a
+        money game or a ``bgai.core.match.MatchScore``; ``jacoby`` and ``beavers`` are money-game options.
+
+        ``rollout``: ``True`` decides from a cubeful, variance-reduced, truncated rollout by this bot (no double and
+        double/take on the same dice; ``CUBE_ROLLOUT``'s settings), or a dict of ``bgai.eval.rollout.rollout``'s options
+        to change them. Money games without the Jacoby rule or beavers only, the rollout's own rules. Its
+        ``efficiency`` is NaN: no cube efficiency is assumed.
+        """
+        state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
+        if not rollout:
+            return decision(self.cube_equities(pos.board[None], state), state, match)
+        refusal = cube_rollout_refusal(match, jacoby=jacoby, beavers=beavers)
+        if refusal:
+            raise BgaiError(f"{refusal}; leave out the rollout, or the match, the Jacoby rule and beavers")
+        from bgai.eval.rollout import rollout as roll_out
+
+        options = {**CUBE_ROLLOUT, **(rollout if isinstance(rollout, dict) else {})}
+        result = roll_out(self, pos, cubeful=True, cube_owner=int(state.owner[0]), **options)
+        allowed = may_double(state)
+        nan = np.array([np.nan])
+        assert result.no_double is not None  # (a cubeful rollout's)
+        dt = np.array([result.double_take.mean]) if result.double_take is not None else nan
+        eq = CubeEquities(no_double=np.array([result.no_double.mean]), double_take=np.where(allowed, dt, nan),
+                          double_pass=np.where(allowed, 1.0, nan), may_double=allowed, beaver=np.zeros(1, bool),
+                          efficiency=nan, cubeless=np.array([result.equity.mean]),
+                          stake=np.array([[-1.0, 1.0]]))
+        return decision(eq, state, None)
+
+
+#: The settings of a rollout cube decision (``Bot.cube_decision(..., rollout=True)``): 72 trials truncated after 11
+#: plies with variance reduction, checker play at 0-ply whatever the bot's own lookahead, on every core. Truncated
+#: after 5 (Open Sage's cube rollouts) the 0-ply cube formula that values the truncated games brought its errors
+#: back: 2.05 mp a decision against 1.37 after 11 on a 400-position sample (docs/cube.md), at about twice the
+#: time (0.31 s a decision on the idle 2-core machine).
+CUBE_ROLLOUT = {"trials": 72, "truncate": 11, "plies": 0, "jobs": 0}
+
+
+def cube_rollout_refusal(match=None, *, jacoby: bool = False, beavers: bool = False) -> str | None:
+    """Why a rollout cube decision (``Bot.cube_decision(..., rollout=...)``) cannot be made under these rules, in
+    one line; ``None`` where it can: a money game (``match`` ``None``) without the Jacoby rule or beavers, the rules
+    its rollout plays."""
+    if match is None and not jacoby and not beavers:
+        return None
+    if match is not None:
+        here = f"a {match.length}-point match" if hasattr(match, "length") else "a match"
+    else:
+        here = "a game with " + " and ".join(["the Jacoby rule"] * jacoby + ["beavers"] * beavers)
+    return ("a rollout cube decision is for money games without the Jacoby rule or beavers (the rollout's rules), "
+            f"not {here}")
+
+
+#: The shipped network: its checkpoint (for training from it, and for torch), and the same weights for play
+#: (``bgai.eval.weights``: loads without torch), written beside it by ``export_shipped``. Hidden layers of 512 and 256.
+SHIPPED = DATA / "bgai-default.pt"
+SHIPPED_NPZ = SHIPPED.with_suffix(".npz")
+#: The shipped network's pruning net (``Bot.replies``; ``training/pruner.py``).
+SHIPPED_PRUNER = SHIPPED.parent / "bgai-pruner.npz"
+#: The fast network: a contact and a race net, each with hidden layers of 512 and 64, and its pruning net. They
+#: began as one student of the shipped network (``checkpoints/shipped/experiments/s-512-64-init-24.pt``, the
+#: shipped network's own 1-ply lookahead, ``training/configs/student.toml``), then learned one generation of their
+#: own 1-ply lookahead on a million positions (issue 20's ``split-scale``, docs/strength.md). It plays better than
+#: the shipped network at 0 and 1-ply, in 0.8 to 0.9 of the time (docs/figures.md), but not at 2-ply.
+FAST_NPZ = SHIPPED.parent / "bgai-fast.npz"
+FAST_PRUNER = SHIPPED.parent / "bgai-fast-pruner.npz"
+#: The pruning net each shipped network's file gets by default (``load_bot``).
+OWN_PRUNERS: dict[Path, Path] = {SHIPPED: SHIPPED_PRUNER, SHIPPED_NPZ: SHIPPED_PRUNER, FAST_NPZ: FAST_PRUNER}
+#: The network ``load_bot()`` plays with at each ply: the fast one where it is as strong.
+DEFAULT_NETWORKS: dict[int, Path] = {0: FAST_NPZ, 1: FAST_NPZ, 2: SHIPPED_NPZ}
+
+
+def load_pruner(path: str | Path) -> tuple[ModelSnapshot, int]:
+    """A pruning net's file (``training/pruner.py``): its weights and the plays per roll it says it leaves the
+    network (``PRUNE_KEEP`` if it does not say)."""
+    net, info = ModelSnapshot.load_npz(path)
+    keep = info.get("keep", PRUNE_KEEP)
+    if not (isinstance(keep, int) and not isinstance(keep, bool) and 1 <= keep <= 1_000):
+        raise BgaiError(f"the pruning net {path} says it leaves the network keep={keep!r} plays a roll; "
+                        f"that must be a whole number from 1 to 1000")
+    return net, keep
+
+
+def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, pruner=None) -> Bot:
+    """The bot of a network file at ``plies`` of lookahead (0..``MAX_PLIES``); ``None`` loads the network bgai
+    ships for that ply (``DEFAULT_NETWORKS``: the fast network at 0 and 1-ply, the 512-256 network at 2-ply).
+    ``path``: a checkpoint (``.pt``, ``bgai.eval.checkpoint``) or a network saved for play (``.npz``,
+    ``ModelSnapshot.save_npz``). ``filters`` overrides the move filters (see ``Bot``). The bot evaluates with the
+    numpy forward pass (``bgai.eval.weights``) either way; only a ``.pt`` file needs torch, to be read.
+
+    ``pruner``: the pruning net of its lookahead's replies and of a rollout's variance reduction (``Bot.replies``;
+    a 0-ply bot's own plays never use it): ``None`` (the default) gives a shipped network its own (``OWN_PRUNERS``,
+    trained on it by ``training/pruner.py``) and any other network none; ``False`` none; a path an ``.npz`` of one.
+    The network judges the pruning net's best ``keep`` plays of each roll, as its file's info says (else
+    ``PRUNE_KEEP``)."""
+    npz: Path | None
+    if path is None:
+        npz = DEFAULT_NETWORKS.get(plies, DEFAULT_NETWORKS[0])  # (Bot refuses plies that are not 0..MAX_PLIES)
+        path = SHIPPED if npz == SHIPPED_NPZ else npz
+    else:
+        path = Path(path)
+        npz = path if path.suffix == ".npz" else None
+    own = OWN_PRUNERS.get(path.resolve())
+    if pruner is None and own is not None and own.is_file():
+        pruner = own
+    if npz is not None and npz.is_file():
+        snapshot, info = ModelSnapshot.load_npz(npz)
+    else:
+        from bgai.eval.checkpoint import load_checkpoint, snapshot_from_checkpoint
+
+        checkpoint = load_checkpoint(path, weights_only_ok=True)
+        snapshot = snapshot_from_checkpoint(checkpoint)
+        info = {k: checkpoint.get(k) for k in ("games", "config")}
+    deep = isinstance(plies, int) and plies > 0
+    pruning, keep = None, PRUNE_KEEP
+    if pruner not in (None, False):
+        pruning, keep = load_pruner(pruner)
+    network = f"bgai:{path.stem}"
+    name = network + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
+    return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning, prune=keep,
+               network=network)
+
+
+def export_shipped(checkpoint: str | Path = SHIPPED, target: str | Path = SHIPPED_NPZ) -> None:
+    """Write the network of ``checkpoint`` (default the shipped one) for play, as ``target`` (``.npz``), with the
+    games and config it was trained with."""
+    from bgai.eval.checkpoint import load_checkpoint, model_from_checkpoint
+
+    payload = load_checkpoint(checkpoint)
+    info = {k: payload.get(k) for k in ("games", "config")}
+    ModelSnapshot.of(model_from_checkpoint(payload)).save_npz(target, info=json.loads(json.dumps(info, default=str)))

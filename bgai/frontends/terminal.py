@@ -1,0 +1,266 @@
+"""``bgai play``: a person plays the bot in the terminal, one line of input at a time.
+
+The terminal only shows a ``bgai.play.session.Session`` and passes on what is typed; every rule and every decision is
+the session's. Bad input of any kind gets a one-line explanation and the prompt again.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from bgai.core.errors import BgaiError
+from bgai.core.files import games_dir, write_atomically
+from bgai.formats.position import render_board
+from bgai.play.session import BOT, HUMAN, Phase, Session
+
+HELP = """Commands (any phase unless said):
+  <play>        your play in standard notation, whole or in parts:
+                13/7 8/7, bar/22*, 6/off, 8/5(2)
+  undo          take back the last checker move of the play you are making
+  roll | r      roll the dice (when you could also double; Enter does it too)
+  double | d    double (or redouble) before rolling
+  take | t      take bgai's double;   pass | p   pass it
+  hint [N]      the N best plays of your roll (default 5), with equities and
+                chances; before rolling or facing a double, the cube hint
+  cube          the cube hint: to double before rolling, to take or pass
+  pips          pip counts, and who leads
+  id            the Position ID and XGID of the position
+  board | b     draw the board again
+  resign [single|gammon|backgammon]
+                offer to resign (bgai accepts when its equity says so)
+  save [FILE]   save the match so far as a .mat file
+  next | n      the next game, when one is over (Enter does it too)
+  quit | q      stop; once you have played, the match is saved (to --save FILE,
+                else to ~/.local/share/bgai/games/; not with --no-save)"""
+
+PHASE_WORDS = ("roll", "r", "double", "d", "take", "t", "pass", "p", "drop", "undo", "u", "next", "n")
+RESIGN_WORDS = {"": 1, "1": 1, "s": 1, "single": 1, "2": 2, "g": 2, "gammon": 2, "3": 3, "b": 3, "bg": 3,
+                "backgammon": 3}
+
+
+class Terminal:
+    """Plays ``session`` with lines from ``read`` (``input``-like: takes the prompt, raises ``EOFError`` at the
+    end), writing to ``out``. ``save_path``: where the match is saved on exit (``None``: not saved)."""
+
+    def __init__(self, session: Session, read: Callable[[str], str] = input, out: TextIO | None = None,
+                 save_path: str | Path | None = None) -> None:
+        self.session = session
+        self.read = read
+        self.out = out or sys.stdout
+        self.save_path = save_path
+        self._shown_actions = 0
+        self._shown_game = 0
+        self._shown_version = -1
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out)
+
+    # The loop -------------------------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        s = self.session
+        kind = f"{s.match_length}-point match" if s.is_match else "money session"
+        self.say(f"bgai ({s.bot.network}, {s.bot.plies}-ply) v {s.names[HUMAN]}: {kind}, dice seed {s.seed}.")
+        self.say("Type help for the commands.")
+        self.show()
+        while s.phase is not Phase.MATCH_OVER:
+            try:
+                line = self.read(self.prompt())
+            except EOFError:
+                self.say()
+                break
+            except KeyboardInterrupt:
+                self.say()
+                break
+            try:
+                if not self.handle(line):
+                    break
+            except BgaiError as error:
+                self.say("  " + " ".join(str(error).split()))
+            self.show()
+        if s.phase is Phase.MATCH_OVER:
+            self.say(s.status())
+        if self.save_path is not None:
+            if any(action.player == HUMAN for game in s.games for action in game.actions):
+                self.save(self.save_path)
+            else:  # quit before doing anything: no empty match file
+                self.say("Nothing played: no match file written.")
+        return 0
+
+    def prompt(self) -> str:
+        s = self.session
+        if s.phase is Phase.ROLL:
+            return "Roll or double (r/d, help) > "
+        if s.phase is Phase.MOVE:
+            so_far = s.play_so_far
+            return f"Your play with {s.roll_text}" + (f" [{so_far}]" if so_far else "") + " > "
+        if s.phase is Phase.TAKE:
+            return f"{s.names[BOT]} doubles to {2 * s.cube}: take or pass (t/p) > "
+        return "Game over: Enter for the next game, q to quit > "
+
+    def handle(self, line: str) -> bool:
+        """Do what ``line`` says; False to stop."""
+        s = self.session
+        text = line.strip()
+        word, _, rest = text.lower().partition(" ")
+        rest = rest.strip()
+        if word in ("quit", "q", "exit"):
+            return False
+        if word in ("help", "?", "h"):
+            self.say(HELP)
+        elif word in ("board", "b"):
+            self._shown_version = -1
+        elif word == "pips":
+            self.say("  " + pips_line(s))
+        elif word == "id":
+            self.say(f"  Position ID: {s.position_id()}")
+            self.say(f"  XGID:        {s.xgid()}")
+        elif word == "hint" and s.phase in (Phase.ROLL, Phase.TAKE):
+            self.cube_hint()  # before the roll, the decision to make is the cube's
+        elif word == "hint":
+            self.hint(int(rest) if rest.isdigit() else 5)
+        elif word == "cube":
+            self.cube_hint()
+        elif word == "save":
+            self.save(rest or self.save_path or games_dir() / "bgai-match.mat")
+        elif word == "resign":
+            if rest not in RESIGN_WORDS:
+                raise BgaiError(f"resign single, gammon or backgammon, not {rest!r}")
+            accepted = s.resign(RESIGN_WORDS[rest])
+            if not accepted:
+                self.say(f"  {s.names[BOT]} rejects: play on.")
+        elif s.phase is Phase.ROLL and word in ("", "roll", "r"):
+            s.roll()
+        elif s.phase is Phase.ROLL and word in ("double", "d"):
+            s.double()
+        elif s.phase is Phase.TAKE and word in ("take", "t"):
+            s.take()
+        elif s.phase is Phase.TAKE and word in ("pass", "p", "drop"):
+            s.drop()
+        elif s.phase is Phase.GAME_OVER and word in ("", "next", "n"):
+            s.next_game()
+        elif s.phase is Phase.MOVE and word in ("undo", "u"):
+            s.undo()
+        elif word in PHASE_WORDS:
+            raise BgaiError(f"{word!r} is not possible now: {s.status()}")
+        elif s.phase is Phase.MOVE and text:
+            s.play(text)
+        elif word == "":
+            pass
+        elif word[:1].isdigit() or word.startswith("bar"):
+            raise BgaiError(f"{text!r}: no play now, {s.status()}")
+        else:
+            raise BgaiError(f"unknown command {text!r} (type help)")
+        return True
+
+    # Showing the game ---------------------------------------------------------------------------------------
+
+    def show(self) -> None:
+        """The actions since last shown, then the board if anything changed."""
+        s = self.session
+        for game in s.games[max(self._shown_game - 1, 0):]:
+            if game.number > self._shown_game and game is not s.games[0]:
+                self.say(f"--- Game {game.number} ---")
+            start = self._shown_actions if game.number == self._shown_game else 0
+            for action in game.actions[start:]:
+                if action.kind in ("move", "double", "take", "drop", "win", "accept") and not (
+                        action.player == HUMAN and action.kind == "move" and action.play != "no play"):
+                    self.say("  " + action.describe(s.names) + ".")
+            self._shown_game = game.number
+            self._shown_actions = len(game.actions)
+        if s.version == self._shown_version:
+            return
+        self._shown_version = s.version
+        if s.phase in (Phase.GAME_OVER, Phase.MATCH_OVER):
+            self.say(s.status() + ".")
+            self.say(self.score_line())
+            return
+        self.say(render_board(s.human_board(), (f"X ({s.names[HUMAN]})", f"O ({s.names[BOT]})")))
+        self.say(self.score_line())
+        if s.phase is Phase.MOVE:
+            self.say(f"You rolled {s.roll_text}." + (f" Played so far: {s.play_so_far}." if s.play_so_far else ""))
+
+    def score_line(self) -> str:
+        s = self.session
+        owner = s.cube_owner()
+        holder = "" if owner is None else s.names[owner] if s.names[owner] != "You" else "you"
+        cube = f"Cube {s.cube}, " + ("centered" if owner is None else f"owned by {holder}")
+        flag = " (Crawford game)" if s.is_match and s.crawford else ""
+        kind = f"{s.match_length}-point match" if s.is_match else "Money"
+        return f"{cube} · {kind}: {s.names[HUMAN]} {s.score[HUMAN]}, {s.names[BOT]} {s.score[BOT]}{flag}"
+
+    def hint(self, top: int) -> None:
+        """The ``top`` plays of the roll, under column headings. Each play's cubeless equity and chances are of the
+        ply it was judged at (Ply: move filtering drops plays at a shallower ply), and Diff compares it with the
+        first play at that same ply; the cubeful equity is at the bot's plies for every play."""
+        s = self.session
+        ranked = s.hint()
+        cubeful = s.cubeful_equities([r.move for r in ranked[:top]])
+        plies = s.bot.plies
+        unit = "winning the match" if s.is_match else "points"
+        filtered = any(r.plies < plies for r in ranked[:top])
+        text = (f"Your plays of {s.roll_text}, ranked by {s.bot.network} at {plies}-ply, for you after each "
+                f"play: Cubeful, the equity ({unit}, the cube as it is) at {plies}-ply; Cubeless, the equity at the "
+                f"play's Ply, and Diff, the difference from the first play's"
+                + (" at the same ply" if filtered else "") + "; the chances in % to win, win a gammon (Gam) or a "
+                "backgammon (Bg), lose a gammon (LGam) or a backgammon (LBg)."
+                + (f" Plays of a lower Ply were dropped by move filtering before {plies}-ply." if filtered else ""))
+        self.say(textwrap.fill(text, 78, initial_indent="  ", subsequent_indent="  "))
+        self.say(f"   #  {'Play':<19}{'Cubeful':>8}{'Cubeless':>9}{'Ply':>4}{'Diff':>8}{'Win':>5}{'Gam':>5}{'Bg':>5}"
+                 f"{'LGam':>5}{'LBg':>5}")
+        for i, (r, c) in enumerate(zip(ranked[:top], cubeful), 1):
+            e = r.evaluation
+            diff = "" if i == 1 else f"{r.difference:+.3f}"
+            full = f"{100 * c:.1f}%" if s.is_match else f"{c:+.3f}"
+            chances = "".join(f"{100 * p:5.1f}" for p in (e.win, e.win_gammon, e.win_backgammon, e.lose_gammon,
+                                                          e.lose_backgammon))
+            self.say(f"  {i:2d}. {str(r.move):<19}{full:>8}{r.equity:>+9.3f}{r.plies:>4}{diff:>8}{chances}")
+        if len(ranked) > top:
+            self.say(f"      ... {len(ranked) - top} more (hint {len(ranked)})")
+
+    def cube_hint(self) -> None:
+        s = self.session
+        h = s.cube_hint()
+        unit = "match-winning chances" if s.is_match else "units of the current stake"
+        if h.kind == "double":
+            self.say(f"  Your cube decision ({unit}, your view):")
+            for line in str(h.decision).splitlines()[1:]:
+                self.say("  " + line)
+            return
+        fmt = (lambda v: f"{100 * v:.1f}%") if s.is_match else (lambda v: f"{v:+.3f}")
+        self.say(f"  {s.names[BOT]}'s double ({unit}, your view): take {fmt(h.equities['take'])}, pass "
+                 f"{fmt(h.equities['pass'])}. Advice: {h.action}.")
+
+    def save(self, path) -> None:
+        s = self.session
+        text = s.mat_text()
+        try:
+            write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
+        except OSError as error:
+            raise BgaiError(f"cannot save the match to {path}: {error.strerror or error}") from None
+        left_out = s.games_left_out
+        note = (f" ({left_out} game{'s' if left_out > 1 else ''} from a set-up position left out: .mat files start "
+                "every game from the opening position)") if left_out else ""
+        self.say(f"Saved the match to {path}.{note}")
+
+
+def pips_line(s: Session) -> str:
+    """The pip counts and who leads: ``Pips: You 159, bgai 158: bgai leads by 1``."""
+    mine, theirs = s.pip_counts()
+    names = s.names[HUMAN], s.names[BOT]
+    # Fewer pips is ahead in the race.
+    leader = names[0] if mine < theirs else names[1]
+    verb = "lead" if leader == "You" else "leads"
+    lead = "even" if mine == theirs else f"{leader} {verb} by {abs(mine - theirs)}"
+    return f"Pips: {names[0]} {mine}, {names[1]} {theirs}: {lead}"
+
+
+def play(session: Session, save_path=None, read=input, out=None) -> int:
+    return Terminal(session, read, out, save_path).run()
+
+
+__all__ = ["HELP", "Terminal", "play"]

@@ -1,0 +1,478 @@
+"""``bgai serve``: a page to play the bot, and a JSON API (OpenAPI at ``/docs``).
+
+The web layer translates only: requests into calls of the library (``bgai.play.session.Session`` for games,
+``bgai.eval.bot.Bot`` for positions), its answers and errors into JSON. Endpoints are plain functions, which FastAPI
+runs in its thread pool, so the bot's thinking never blocks the event loop. Sessions live in memory, each behind its
+own lock, so that concurrent requests on one session apply one after the other.
+
+Errors: a request that does not fit the schema is a 422 naming the field (FastAPI's validation, unknown fields
+included; the input itself is never echoed back); input the rules refuse (a position, dice, an illegal play) is a
+422 with the reason; an action the game does not allow now (out of turn) is a 409; an unknown session is a 404.
+
+Bounds, for a server that a web page on the same machine can reach: request bodies of at most ``MAX_BODY`` bytes
+(413 beyond), a Host header naming this server (400 otherwise: a page of another site that rebinds its DNS name to
+127.0.0.1 cannot drive the API), at most ``Work.slots`` searches at once with ``Work.queue`` more waiting (503 with
+Retry-After beyond, or after ``Work.wait`` seconds in the queue), and at most ``max_sessions`` sessions in memory,
+the least recently used dropped first.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from contextlib import contextmanager
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+from bgai.core.cube import CubeDecision
+from bgai.core.errors import BgaiError, GameStateError
+from bgai.eval.bot import PLAY_PLIES, Bot, load_bot
+from bgai.formats.svg import board_svg
+from bgai.formats.xgid import is_xgid, xgid_context
+from bgai.frontends.web import models as m
+from bgai.play.session import BOT, HUMAN, Phase, Session
+
+STATIC = Path(str(files("bgai.frontends.web") / "static"))
+MAX_BODY = 64 * 1024  # bytes of a request body; the largest real one (a 26-number board) is under 1 KB
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+CUBEFUL_PLAYS = 10  # a session hint's plays given their cubeful equity too (the best, as the page shows 8)
+
+
+class Bots:
+    """The bot at each lookahead, loaded once and shared (evaluation is read-only)."""
+
+    def __init__(self, checkpoint=None, default_plies: int = PLAY_PLIES) -> None:
+        self.checkpoint = checkpoint
+        self.default_plies = default_plies
+        self._bots: dict[int, Bot] = {}
+        self._lock = threading.Lock()
+
+    def get(self, plies: int | None = None) -> Bot:
+        plies = self.default_plies if plies is None else plies
+        with self._lock:
+            if plies not in self._bots:
+                self._bots[plies] = load_bot(self.checkpoint, plies=plies)
+            return self._bots[plies]
+
+
+class Sessions:
+    """Sessions by id, the least recently used dropped beyond ``limit``; each with its own lock."""
+
+    def __init__(self, limit: int = 1000) -> None:
+        self.limit = limit
+        self._items: OrderedDict[str, tuple[Session, threading.Lock]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, session: Session) -> str:
+        key = uuid.uuid4().hex
+        with self._lock:
+            self._items[key] = (session, threading.Lock())
+            while len(self._items) > self.limit:
+                self._items.popitem(last=False)
+        return key
+
+    def get(self, key: str) -> tuple[Session, threading.Lock]:
+        with self._lock:
+            if key not in self._items:
+                raise HTTPException(404, f"no session {key!r} (sessions live in the server's memory)")
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def remove(self, key: str) -> None:
+        with self._lock:
+            if self._items.pop(key, None) is None:
+                raise HTTPException(404, f"no session {key!r}")
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class Work:
+    """At most ``slots`` requests think at once (a search, a bot's turn); ``queue`` more wait for a slot, each at
+    most ``wait`` seconds; beyond that a request is refused with a 503 and Retry-After."""
+
+    def __init__(self, slots: int | None = None, queue: int = 16, wait: float = 30.0) -> None:
+        self.slots = slots or max(1, min(4, os.cpu_count() or 1))
+        self.queue, self.wait = queue, wait
+        self._free = threading.BoundedSemaphore(self.slots)
+        self._waiting = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def slot(self):
+        if not self._free.acquire(blocking=False):
+            with self._lock:
+                if self._waiting >= self.queue:
+                    raise self._busy(f"{self.slots} requests are thinking and {self._waiting} are waiting")
+                self._waiting += 1
+            try:
+                got = self._free.acquire(timeout=self.wait)
+            finally:
+                with self._lock:
+                    self._waiting -= 1
+            if not got:
+                raise self._busy(f"no slot came free in {self.wait:g} s")
+        try:
+            yield
+        finally:
+            self._free.release()
+
+    @staticmethod
+    def _busy(why: str) -> HTTPException:
+        return HTTPException(503, f"the server is busy ({why}); try again shortly", headers={"Retry-After": "5"})
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is refused with a 413, whether it says its length
+    (Content-Length) or not (chunked), before more than ``limit`` bytes are read."""
+
+    def __init__(self, app, limit: int = MAX_BODY) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            return await self._refuse(send)
+        received, refused = 0, False
+
+        async def limited():
+            nonlocal received, refused
+            message = await receive()
+            if message["type"] == "http.request" and not refused:
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    refused = True
+                    await self._refuse(send)
+            # Once refused, the app is told the client has gone, and what it answers is dropped.
+            return {"type": "http.disconnect"} if refused else message
+
+        async def sending(message):
+            if not refused:
+                await send(message)
+
+        await self.app(scope, limited, sending)
+
+    async def _refuse(self, send) -> None:
+        body = f'{{"detail":"request bodies are at most {self.limit} bytes"}}'.encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _clean(value, limit: int = 200):
+    """``value`` fit for a JSON answer: strings with lone surrogates escaped and cut to ``limit`` characters."""
+    if isinstance(value, str):
+        text = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return text if len(text) <= limit else text[:limit] + "..."
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if abs(value) < 2**53 else _clean(str(value), 40)
+    return _clean(str(value))
+
+
+def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100, hosts=LOCAL_HOSTS,
+               work: Work | None = None) -> FastAPI:
+    """The app: ``plies`` is the default lookahead of hints, evaluations and the bot of new sessions (that of
+    ``bgai play`` too, ``PLAY_PLIES``); ``hosts``
+    the names the Host header may give (``("*",)``: any); ``work`` bounds the searches running at once."""
+    app = FastAPIOffline(  # FastAPI whose /docs serves Swagger UI's files from the package: nothing off the machine
+        favicon_url="/favicon.ico",
+        title="bgai",
+        version="0.1.0",
+        description="Play bgai, a backgammon bot, and ask it about positions. Positions are Position IDs, XGIDs "
+                    "or 26-number boards, always seen from the player on roll; session values are yours.",
+    )
+    bots = Bots(checkpoint, plies)
+    sessions = Sessions(max_sessions)
+    work = work or Work()
+    app.state.bots, app.state.sessions, app.state.work = bots, sessions, work
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
+    app.add_middleware(BodyLimit)
+
+    @app.exception_handler(GameStateError)
+    def _out_of_turn(request: Request, error: GameStateError):
+        return JSONResponse({"detail": _clean(" ".join(str(error).split()), 1000)}, status_code=409)
+
+    @app.exception_handler(BgaiError)
+    def _bad_input(request: Request, error: BgaiError):
+        return JSONResponse({"detail": _clean(" ".join(str(error).split()), 1000)}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(request: Request, error: RequestValidationError):
+        # The field and what is wrong with it; never the input, which may be huge or not encodable as JSON.
+        detail = [{"loc": [_clean(part, 100) for part in e.get("loc", ())], "msg": _clean(e.get("msg", "")),
+                   "type": _clean(e.get("type", ""), 50)} for e in error.errors()[:20]]
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    def _http(request: Request, error: StarletteHTTPException):
+        return JSONResponse({"detail": _clean(error.detail)}, status_code=error.status_code,
+                            headers=getattr(error, "headers", None))
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def page():
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon():
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
+    # Positions ----------------------------------------------------------------------------------------------
+
+    @app.post("/api/evaluate", response_model=m.EvaluateOut, tags=["positions"],
+              summary="Evaluate a position: chances, equity and the cube action of the player on roll")
+    def evaluate(body: m.EvaluateIn) -> m.EvaluateOut:
+        pos = m.to_position(body.position)
+        bot = bots.get(body.plies)
+        with work.slot():
+            decision = _decide(bot, pos, body)
+            e = bot.evaluate(pos)
+        return m.EvaluateOut(position_id=pos.position_id(), xgid=pos.xgid(), pips=pos.pip_counts(),
+                             plies=bot.plies, evaluation=m.Probabilities(**e.__dict__),
+                             cube=_cube_out(decision, body.rollout))
+
+    @app.post("/api/moves", response_model=m.MovesOut, tags=["positions"],
+              summary="Rank the plays of a roll (a hint), with each play's equity and chances for the mover")
+    def moves(body: m.MovesIn) -> m.MovesOut:
+        pos = m.to_position(body.position)
+        bot = bots.get(body.plies)
+        with work.slot():
+            ranked = bot.hint(pos, body.dice)
+        return m.MovesOut(position_id=pos.position_id(), dice=tuple(body.dice), plies=bot.plies,
+                          network=bot.network, plays=_plays(ranked, body.limit))
+
+    @app.post("/api/cube", response_model=m.CubeOut, tags=["positions"],
+              summary="The cube action of the player on roll, before it rolls")
+    def cube(body: m.CubeIn) -> m.CubeOut:
+        pos = m.to_position(body.position)
+        with work.slot():
+            return _cube_out(_decide(bots.get(body.plies), pos, body), body.rollout)
+
+    # Sessions -----------------------------------------------------------------------------------------------
+
+    def state(key: str, session: Session, svg: bool) -> m.SessionState:
+        return _state(key, session, svg)
+
+    def act(key: str, svg: bool, action) -> m.SessionState:
+        session, lock = sessions.get(key)
+        if action is None:
+            with lock:
+                return state(key, session, svg)
+        with work.slot(), lock:
+            action(session)  # all or nothing: a refused action leaves the session as it was
+            return state(key, session, svg)
+
+    @app.post("/api/sessions", response_model=m.SessionState, status_code=201, tags=["sessions"],
+              summary="Start a game (or match) against the bot")
+    def new_session(body: m.NewSession, svg: bool = False) -> m.SessionState:
+        with work.slot():
+            session = Session(bots.get(body.plies), match_length=body.match_length, seed=body.seed,
+                              jacoby=body.jacoby)
+            if body.position:
+                session.setup(body.position)
+        key = sessions.add(session)
+        return state(key, session, svg)
+
+    @app.get("/api/sessions/{key}", response_model=m.SessionState, tags=["sessions"], summary="A session's state")
+    def get_session(key: str, svg: bool = False) -> m.SessionState:
+        return act(key, svg, None)
+
+    @app.delete("/api/sessions/{key}", status_code=204, tags=["sessions"], summary="End a session")
+    def delete_session(key: str) -> None:
+        sessions.remove(key)
+
+    @app.post("/api/sessions/{key}/roll", response_model=m.SessionState, tags=["sessions"],
+              summary="Roll the dice (your turn, when you could double instead)")
+    def roll(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.roll())
+
+    @app.post("/api/sessions/{key}/double", response_model=m.SessionState, tags=["sessions"],
+              summary="Double (or redouble) the bot; it takes or passes at once")
+    def double(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.double())
+
+    @app.post("/api/sessions/{key}/take", response_model=m.SessionState, tags=["sessions"],
+              summary="Take the bot's double")
+    def take(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.take())
+
+    @app.post("/api/sessions/{key}/pass", response_model=m.SessionState, tags=["sessions"],
+              summary="Pass the bot's double (the game ends)")
+    def drop(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.drop())
+
+    @app.post("/api/sessions/{key}/step", response_model=m.SessionState, tags=["sessions"],
+              summary="Move one checker of your play (one die or several in a row)")
+    def step(key: str, body: m.StepIn, svg: bool = False):
+        return act(key, svg, lambda s: s.step(body.from_point, body.to_point))
+
+    @app.post("/api/sessions/{key}/play", response_model=m.SessionState, tags=["sessions"],
+              summary="Play a move written in standard notation (whole or in part)")
+    def play(key: str, body: m.PlayIn, svg: bool = False):
+        return act(key, svg, lambda s: s.play(body.move, finish=body.finish, reset=body.reset))
+
+    @app.post("/api/sessions/{key}/undo", response_model=m.SessionState, tags=["sessions"],
+              summary="Take back the last checker move of your play")
+    def undo(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.undo())
+
+    @app.post("/api/sessions/{key}/finish", response_model=m.SessionState, tags=["sessions"],
+              summary="Finish your (complete) play; the bot then takes its turn")
+    def finish(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.finish())
+
+    @app.post("/api/sessions/{key}/resign", response_model=m.SessionState, tags=["sessions"],
+              summary="Offer to resign 1, 2 or 3 times the cube; the bot accepts if its equity says so")
+    def resign(key: str, body: m.ResignIn, svg: bool = False):
+        return act(key, svg, lambda s: s.resign(body.points))
+
+    @app.post("/api/sessions/{key}/next", response_model=m.SessionState, tags=["sessions"],
+              summary="Start the next game (after one is over)")
+    def next_game(key: str, svg: bool = False):
+        return act(key, svg, lambda s: s.next_game())
+
+    @app.post("/api/sessions/{key}/setup", response_model=m.SessionState, tags=["sessions"],
+              summary="Play on from a position (Position ID or XGID); the game in progress is abandoned")
+    def setup(key: str, body: m.SetupIn, svg: bool = False):
+        return act(key, svg, lambda s: s.setup(body.position))
+
+    @app.get("/api/sessions/{key}/hint", response_model=m.MovesOut, tags=["sessions"],
+             summary="Your plays of this roll ranked by the bot")
+    def hint(key: str, limit: int | None = Query(None, ge=1, le=10_000, description="At most this many plays.")
+             ) -> m.MovesOut:
+        session, lock = sessions.get(key)
+        with work.slot(), lock:
+            ranked = session.hint()[:limit]
+            cubeful = session.cubeful_equities([r.move for r in ranked[:CUBEFUL_PLAYS]])
+            pos, dice, bot = session.position, session.dice, session.bot
+        assert dice is not None  # (hint refuses a session without a roll)
+        return m.MovesOut(position_id=pos.position_id(), dice=dice, plies=bot.plies, network=bot.network,
+                          perspective="you", plays=_plays(ranked, None, cubeful))
+
+    @app.get("/api/sessions/{key}/cube-hint", response_model=m.CubeHintOut, tags=["sessions"],
+             summary="The bot's advice on your cube decision: to double, or to take")
+    def cube_hint(key: str, rollout: bool = Query(False, description=m.ROLLOUT_HELP)) -> m.CubeHintOut:
+        session, lock = sessions.get(key)
+        with work.slot(), lock:
+            h = session.cube_hint(rollout=rollout)
+            unit: Literal["mwc", "stake"] = "mwc" if session.is_match else "stake"
+            refusal = session.cube_rollout_refusal
+        return m.CubeHintOut(kind=h.kind, action=h.action, unit=unit, equities=h.equities,
+                             decision=_cube_out(h.decision, rollout), method="rollout" if rollout else "formula",
+                             rollout_refusal=refusal)
+
+    @app.get("/api/sessions/{key}/match.mat", response_class=PlainTextResponse, tags=["sessions"],
+             summary="The games so far as a .mat file")
+    def mat(key: str):
+        session, lock = sessions.get(key)
+        with lock:
+            text = session.mat_text()
+        name = "bgai-match.mat"
+        return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    return app
+
+
+# Translation --------------------------------------------------------------------------------------------------
+
+
+def _decide(bot: Bot, pos, body: m.CubeIn) -> CubeDecision:
+    """The cube decision a request asks for: an XGID's cube and score, unless the request gives its own."""
+    text = body.position if isinstance(body.position, str) else ""
+    cube, owner, match = xgid_context(text) if text and is_xgid(text) else (1, "center", None)
+    if body.cube is not None:
+        cube, owner = body.cube, body.owner or "me"
+    elif body.owner is not None:
+        owner = body.owner
+    if body.match is not None:
+        match = body.match.to_score()
+    return bot.cube_decision(pos, cube, owner, match, jacoby=body.jacoby, rollout=body.rollout)
+
+
+def _cube_out(d: CubeDecision, rollout: bool = False) -> m.CubeOut:
+    """``d`` as JSON: a rollout's efficiency, NaN (it assumes none), becomes null; JSON has no NaN."""
+    return m.CubeOut(action=d.action, should_double=d.should_double, should_take=d.should_take,
+                     too_good=d.too_good, may_double=d.may_double, no_double=d.no_double, double_take=d.double_take,
+                     double_pass=d.double_pass, cubeless=d.cubeless,
+                     efficiency=None if math.isnan(d.efficiency) else d.efficiency,
+                     unit="stake" if d.match is None else "mwc", method="rollout" if rollout else "formula")
+
+
+def _plays(ranked, limit: int | None, cubeful: Sequence[float] = ()) -> list[m.RankedPlayOut]:
+    return [
+        m.RankedPlayOut(play=str(r.move), steps=r.move.checker_steps(), equity=r.equity,
+                        difference=r.difference, plies=r.plies,
+                        chances=m.Probabilities(**r.evaluation.__dict__), position_id=r.move.after.position_id(),
+                        cubeful_equity=cubeful[i] if i < len(cubeful) else None)
+        for i, r in enumerate(ranked[:limit])
+    ]
+
+
+def _who(player: int | None):
+    return None if player is None else "you" if player == HUMAN else "bot"
+
+
+def _state(key: str, s: Session, svg: bool) -> m.SessionState:
+    play = None
+    if s.phase is Phase.MOVE:
+        p = s.play_under_way()
+        play = m.PlayState(text=p.text(), steps=[(x.src, x.dst, x.hit) for x in p.steps], complete=p.complete,
+                           targets=p.targets())
+    last = None
+    if s.last_move is not None:
+        player, move = s.last_move
+        last = m.LastMove(player=_who(player), dice=move.dice, play=str(move), steps=move.checker_steps())
+    ms = s.match_score() if s.is_match else None
+    return m.SessionState(
+        id=key, version=s.version, phase=s.phase.value, status=s.status(), turn=_who(s.turn), names=s.names,
+        bot=s.bot.name, plies=s.bot.plies, seed=s.seed, match_length=s.match_length, jacoby=s.jacoby,
+        score=(s.score[HUMAN], s.score[BOT]), crawford=s.crawford,
+        post_crawford=bool(ms and ms.post_crawford), game=s.game.number,
+        cube=m.CubeState(value=s.cube, owner=_who(s.cube_owner()), may_double=s.may_double_now,
+                         offered=s.phase is Phase.TAKE),
+        dice=s.dice if s.phase is Phase.MOVE else None,
+        dice_left=list(s.play_under_way().remaining_dice) if s.phase is Phase.MOVE else None,
+        play=play, last_move=last, pips=s.pip_counts(), position_id=s.position_id(), xgid=s.xgid(),
+        log=[a.describe(s.names) for a in s.game.actions],
+        svg=session_svg(s) if svg else None,
+    )
+
+
+def session_svg(s: Session) -> str:
+    """The board of a session from the person's side (the person at the bottom), scaled to the page."""
+    from bgai.formats.position import Position
+
+    on_roll = s.turn
+    owner = None if s.cube_owner() is None else "me" if s.cube_owner() == on_roll else "opponent"
+    options: dict[str, Any] = dict(cube=s.cube, cube_owner=owner or "centered", width=None, interactive=True)
+    if s.last_move is not None:
+        player, move = s.last_move
+        options.update(last_move=move.checker_journeys(),  # where its checkers started and ended
+                       last_mover="me" if player == on_roll else "opponent")
+    if s.phase is Phase.TAKE:  # the bot on roll has doubled: the cube waits, lit, for the person's answer
+        options.update(cube=2 * s.cube, cube_offered=True)
+    if s.phase is Phase.ROLL and s.last_move is not None and s.last_move[0] == BOT:
+        # The bot's roll, just played, stays on its side of the board until the person rolls.
+        options.update(dice=s.last_move[1].dice, dice_roller="opponent")
+    if s.phase is Phase.MOVE:
+        partial = s.play_under_way()
+        if partial.steps:  # the person's own moves this turn show instead of the bot's last play
+            options.update(last_move=[(x.src, x.dst) for x in partial.steps], last_mover="me")
+        return board_svg(Position(partial.board), dice=s.dice, dice_left=partial.remaining_dice, **options)
+    return board_svg(s.position, bottom="on_roll" if on_roll == HUMAN else "opponent", **options)

@@ -1,0 +1,3 @@
+"""Learning the network: TD(lambda) self-play, lookahead and rollout-labelled stages, the label shards. Imports the
+layers below it.
+"""
