@@ -9,6 +9,7 @@
 """
 
 from bgai._version import __version__
+from bgai.core.cube import CubeOwner
 from bgai.core.errors import (
     BgaiError,
     GameStateError,
@@ -38,6 +39,7 @@ def __getattr__(name: str):
 __all__ = [
     "Afterstates",
     "BgaiError",
+    "CubeOwner",
     "GameStateError",
     "Bot",
     "Evaluation",

@@ -1,5 +1,7 @@
 """Cube decisions: Janowski's money formulas, the options, match play and the one-position API."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -8,13 +10,13 @@ from bgai.core.cube import (
     CENTERED,
     ON_ROLL,
     OPPONENT,
+    CubeOwner,
     CubeState,
     cube_equities,
     decide,
     efficiency,
     may_double,
     money_margin,
-    parse_owner,
 )
 from bgai.core.errors import BgaiError
 from bgai.core.match import MatchScore, kazaross_xg2, match_equity, parse_score
@@ -238,8 +240,23 @@ def test_xgid_cube_and_score_from_the_side_on_roll():
         xgid_context(f"XGID={board}:9:0:1:00:0:0:0:0:10")
 
 
-def test_parse_owner():
-    assert [parse_owner(o) for o in ("center", "me", "opponent", ON_ROLL)] == [CENTERED, ON_ROLL, OPPONENT, ON_ROLL]
+def test_cube_owner_parses_every_way_it_is_said_and_converts_seats_both_ways():
+    said = ("center", "Centered", "me", "on_roll", "opponent", "OPP", ON_ROLL, 2, np.int8(0), CubeOwner.OPPONENT)
+    assert [CubeOwner.parse(o) for o in said] == [CENTERED, CENTERED, ON_ROLL, ON_ROLL, OPPONENT, OPPONENT, ON_ROLL,
+                                                   OPPONENT, CENTERED, OPPONENT]
+    for bad in ("", "bottom", 3, -1, True, 1.0, None, [1]):
+        with pytest.raises(BgaiError, match="cube owner must be"):
+            CubeOwner.parse(bad)
+    for on_roll in (0, 1):
+        for holder in (None, 0, 1):
+            owner = CubeOwner.of_seat(holder, on_roll)
+            assert owner.seat(on_roll) == holder  # a round trip through the seats
+            assert owner.switched() == CubeOwner.of_seat(holder, 1 - on_roll)  # the other player's view
+    assert CubeOwner.of_seat(-1, 0) == CENTERED  # a table's -1 is centered too
+    holder, on_roll = np.array([-1, 0, 1, 0, 1, -1]), np.array([0, 0, 0, 1, 1, 1])
+    assert CubeOwner.of_seats(holder, on_roll).tolist() == [CubeOwner.of_seat(h, s) for h, s in zip(holder, on_roll)]
+    assert [o.word for o in CubeOwner] == ["centered", "me", "opponent"]
+    assert str(CubeOwner.ON_ROLL) == "1" and json.dumps([CubeOwner.OPPONENT]) == "[2]"  # a code wherever it goes
 
 
 # The bot --------------------------------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ def _finite(value) -> bool:
 def _parser_input(rng: random.Random):
     """(name, call) of one hostile parser input."""
     value: Any  # a string, a board, a roll: whatever the parser of the branch takes
-    from bgai.core.cube import parse_owner
+    from bgai.core.cube import CubeOwner
     from bgai.core.match import parse_score
     from bgai.formats.position import Position, parse_dice
     from bgai.formats.xgid import xgid_context
@@ -134,7 +134,7 @@ def _parser_input(rng: random.Random):
         value = text("2-3")
         return "parse_score", lambda: parse_score(value)
     value = rng.choice(HOSTILE)
-    return "parse_owner", lambda: parse_owner(value)
+    return "CubeOwner.parse", lambda: CubeOwner.parse(value)
 
 
 def fuzz_parsers(inputs: int, seed: int) -> dict:

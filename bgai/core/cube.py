@@ -12,6 +12,7 @@ cube) or ``OPPONENT``; ``away`` counts the points each side still needs to win t
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass
 
@@ -19,8 +20,64 @@ import numpy as np
 
 from bgai.core.errors import BgaiError
 
-CENTERED, ON_ROLL, OPPONENT = 0, 1, 2
 MAX_CUBE = 64
+
+
+class CubeOwner(enum.IntEnum):
+    """Who owns the cube, seen from the player on roll (bgai's one perspective): the codes of ``CubeState.owner``
+    and of every cube owner the library takes or gives. The other ways of saying it are converted here only:
+
+        >>> CubeOwner.parse("me"), CubeOwner.parse("center"), CubeOwner.parse(2)
+        (<CubeOwner.ON_ROLL: 1>, <CubeOwner.CENTERED: 0>, <CubeOwner.OPPONENT: 2>)
+        >>> CubeOwner.of_seat(1, on_roll=0), CubeOwner.of_seat(None, on_roll=0)   # a table's seats
+        (<CubeOwner.OPPONENT: 2>, <CubeOwner.CENTERED: 0>)
+        >>> CubeOwner.OPPONENT.seat(on_roll=0), CubeOwner.OPPONENT.switched(), CubeOwner.OPPONENT.word
+        (1, <CubeOwner.ON_ROLL: 1>, 'opponent')
+    """
+
+    CENTERED = 0
+    ON_ROLL = 1
+    OPPONENT = 2
+
+    @classmethod
+    def parse(cls, owner) -> CubeOwner:
+        """A ``CubeOwner``, its code, or a name: ``center``/``centered``, ``me``/``on_roll`` (the player on roll),
+        ``opponent``/``opp``, in any case; ``BgaiError`` for anything else."""
+        if isinstance(owner, (int, np.integer)) and not isinstance(owner, (bool, np.bool_)) and int(owner) in (0, 1, 2):
+            return cls(int(owner))
+        key = str(owner).strip().lower() if isinstance(owner, str) else None
+        if key not in _OWNER_NAMES:
+            raise BgaiError(f"cube owner must be center, me (the player on roll) or opponent; got {owner!r}")
+        return _OWNER_NAMES[key]
+
+    @classmethod
+    def of_seat(cls, holder: int | None, on_roll: int) -> CubeOwner:
+        """The owner of a cube held by seat ``holder`` (``None`` or -1: centered) for the seat ``on_roll``."""
+        return cls.CENTERED if holder is None or holder == -1 else cls.ON_ROLL if holder == on_roll else cls.OPPONENT
+
+    @staticmethod
+    def of_seats(holder: np.ndarray, on_roll: np.ndarray) -> np.ndarray:
+        """``of_seat`` of arrays: (N,) int8 codes for cubes held by seats ``holder`` (-1: centered)."""
+        holder, on_roll = np.asarray(holder), np.asarray(on_roll)
+        return np.select([holder == -1, holder == on_roll], [CENTERED, ON_ROLL], OPPONENT).astype(np.int8)
+
+    def seat(self, on_roll: int) -> int | None:
+        """The seat (0 or 1) that owns the cube when seat ``on_roll`` is on roll; ``None`` while it is centered."""
+        return None if self is CubeOwner.CENTERED else on_roll if self is CubeOwner.ON_ROLL else 1 - on_roll
+
+    def switched(self) -> CubeOwner:
+        """The same cube seen from the other player."""
+        return CubeOwner((0, 2, 1)[self])
+
+    @property
+    def word(self) -> str:
+        """``"centered"``, ``"me"`` (the player on roll) or ``"opponent"``: how pictures and the web API say it."""
+        return ("centered", "me", "opponent")[self]
+
+
+CENTERED, ON_ROLL, OPPONENT = CubeOwner.CENTERED, CubeOwner.ON_ROLL, CubeOwner.OPPONENT
+_OWNER_NAMES = {"center": CENTERED, "centered": CENTERED, "me": ON_ROLL, "on_roll": ON_ROLL, "opponent": OPPONENT,
+                "opp": OPPONENT}
 
 
 @dataclass(frozen=True)
@@ -372,18 +429,6 @@ def payoff_of(state: CubeState):
 
 # One position ----------------------------------------------------------------------------------------------------
 
-OWNER_NAMES = {"center": CENTERED, "centered": CENTERED, "me": ON_ROLL, "on_roll": ON_ROLL, "opponent": OPPONENT,
-               "opp": OPPONENT}
-
-
-def parse_owner(owner) -> int:
-    if owner in (CENTERED, ON_ROLL, OPPONENT) and not isinstance(owner, bool):
-        return int(owner)
-    key = str(owner).strip().lower()
-    if key not in OWNER_NAMES:
-        raise BgaiError(f"cube owner must be center, me (the player on roll) or opponent; got {owner!r}")
-    return OWNER_NAMES[key]
-
 
 @dataclass(frozen=True)
 class CubeDecision:
@@ -405,7 +450,7 @@ class CubeDecision:
     efficiency: float
     action: str
     cube: int
-    owner: int
+    owner: CubeOwner
     match: object | None = None  # a bgai.core.match.MatchScore
     emg: tuple[float, float | None, float | None] | None = None
 
@@ -457,7 +502,7 @@ def describe(eq: CubeEquities, i: int, state: CubeState) -> str:
 def cube_state(cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
                beavers: bool = False) -> CubeState:
     """The ``CubeState`` of one position: money when ``match`` is ``None``, else a ``bgai.core.match.MatchScore``."""
-    owner = parse_owner(owner)
+    owner = CubeOwner.parse(owner)
     if not isinstance(cube, (int, np.integer)) or isinstance(cube, bool) or not 1 <= cube <= MAX_CUBE:
         raise BgaiError(f"cube values must be 1, 2, 4, ..., {MAX_CUBE}; got {str(cube)[:40]}")
     if match is None:
@@ -477,7 +522,7 @@ def decision(eq: CubeEquities, state: CubeState, match=None) -> CubeDecision:
         beaver=bool(eq.beaver[0]), may_double=bool(eq.may_double[0]), no_double=float(eq.no_double[0]),
         double_take=pick(eq.double_take), double_pass=pick(eq.double_pass), cubeless=float(eq.cubeless[0]),
         efficiency=float(eq.efficiency[0]), action=describe(eq, 0, state), cube=int(state.value[0]),
-        owner=int(state.owner[0]), match=match, emg=emg,
+        owner=CubeOwner(int(state.owner[0])), match=match, emg=emg,
     )
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 from tqdm.auto import tqdm
 
-from bgai.core.cube import CENTERED, ON_ROLL, OPPONENT, CubeState, may_double
+from bgai.core.cube import CubeOwner, CubeState, may_double
 from bgai.core.dice import OPENING_ROLLS, ORDERED_ROLLS
 from bgai.core.errors import BgaiError
 from bgai.core.match import crawford_next as next_is_crawford
@@ -381,7 +381,7 @@ def run_turns(players, table: Table, dice, rng, *, rules: CubeRules | None = Non
 def _cube_state(games, seat, stake, holder, rules: CubeRules) -> CubeState:
     """The cubes of ``games`` from the side of the seat on roll in each."""
     on_roll = seat[games]
-    owner = np.select([holder[games] == -1, holder[games] == on_roll], [CENTERED, ON_ROLL], OPPONENT)
+    owner = CubeOwner.of_seats(holder[games], on_roll)
     away = None
     if rules.away is not None:
         away = np.stack([rules.away[games, on_roll], rules.away[games, 1 - on_roll]], axis=1)

@@ -634,8 +634,9 @@ class Bot:
                       beavers: bool = False, rollout: bool | dict = False) -> CubeDecision:
         """The cube decision of the player on roll in ``pos``, before it rolls (see ``bgai.core.cube.decide``).
 
-        ``cube`` 1..64; ``owner`` "centered", "me" (the player on roll) or "opponent"; ``match`` ``None`` for a
-        money game or a ``bgai.core.match.MatchScore``; ``jacoby`` and ``beavers`` are money-game options.
+        ``cube`` 1..64; ``owner`` a ``bgai.core.cube.CubeOwner`` or its name: "centered", "me" (the player on
+        roll) or "opponent"; ``match`` ``None`` for a money game or a ``bgai.core.match.MatchScore``; ``jacoby`` and
+        ``beavers`` are money-game options.
 
         ``rollout``: ``True`` decides from a cubeful, variance-reduced, truncated rollout by this bot (no double and
         double/take on the same dice; ``CUBE_ROLLOUT``'s settings), or a dict of ``bgai.eval.rollout.rollout``'s options

@@ -75,7 +75,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from bgai.core.cube import CENTERED, ON_ROLL, OPPONENT, CubeState
+from bgai.core.cube import CENTERED, OPPONENT, CubeOwner, CubeState
 from bgai.core.dice import OPENING_ROLLS, ORDERED_ROLLS, ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.core.errors import BgaiError
 from bgai.core.files import write_atomically
@@ -402,7 +402,7 @@ def _flip_difference(d: np.ndarray) -> np.ndarray:
 def _cube_states(table: Table, games: np.ndarray, seat: np.ndarray) -> CubeState:
     """Money cube states of ``games`` from the side of ``seat`` (per game)."""
     holder = table.holder[games]
-    owner = np.select([holder == -1, holder == seat], [CENTERED, ON_ROLL], OPPONENT).astype(np.int8)
+    owner = CubeOwner.of_seats(holder, seat)
     return CubeState(table.stake[games].copy(), owner)
 
 
@@ -753,14 +753,14 @@ def rollout(bot, position, *, trials: int = 1296, truncate: int | None = None, p
     settings = _settings(trials, truncate, plies, seed, cubeful, variance_reduction, bearoff_stop, opening, batch,
                          bot)
     jobs = _check_jobs(jobs)
-    if cube_owner not in (CENTERED, ON_ROLL, OPPONENT):
-        raise BgaiError(f"cube_owner must be bgai.core.cube's CENTERED, ON_ROLL or OPPONENT, got {cube_owner!r}")
+    cube_owner = CubeOwner.parse(cube_owner)
     pos = _position(position)
     if pos.is_game_over():
         raise BgaiError("the game is over in this position: there is nothing to roll out")
     board = pos.board[None]
-    # Start.holder: -1 centered, 0 the player on roll, 1 its opponent
-    holder = {CENTERED: -1, ON_ROLL: 0, OPPONENT: 1}[cube_owner]
+    # Start.holder: the seat that owns the cube (the player on roll is seat 0), -1 centered
+    seat = cube_owner.seat(on_roll=0)
+    holder = -1 if seat is None else seat
     if cubeful and cube_owner != OPPONENT:
         # no double (the cube as it is) and double/take (twice the cube, on the opponent's side), the same dice
         start = Start(np.repeat(board, 2, axis=0), np.array([1, 2]), np.array([holder, 1]), first_offer=1)

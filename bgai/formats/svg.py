@@ -24,6 +24,8 @@ from html import escape
 
 import numpy as np
 
+from bgai.core.cube import CubeOwner
+from bgai.core.errors import BgaiError
 from bgai.core.movegen import OPP_BAR, OWN_BAR
 
 # Geometry (SVG user units). Points are PW wide; checkers R in radius; five fit on a point.
@@ -84,7 +86,7 @@ def board_svg(
     *,
     dice: Sequence[int] | None = None,
     cube: int = 1,
-    cube_owner: str | None = "centered",
+    cube_owner: str | CubeOwner | None = "centered",
     arrows: Iterable[tuple] = (),
     names: tuple[str, str] | None = None,
     show_pips: bool = True,
@@ -105,9 +107,9 @@ def board_svg(
 
     ``dice``: the roll of the player on roll, drawn on its side; ``dice_left``: the dice it has still to play (the
     others are drawn faded); ``dice_roller``: ``"opponent"`` draws ``dice`` on the opponent's side instead (the
-    roll it has just played, say). ``cube``: its value; ``cube_owner``: ``"centered"``, ``"me"`` (the player on roll),
-    ``"opponent"`` or ``None`` (no cube, e.g. in the Crawford game); ``cube_offered``: the cube, at value
-    ``cube``, is being offered (drawn in the middle, lit). ``arrows``: checker steps ``(from, to)`` or
+    roll it has just played, say). ``cube``: its value; ``cube_owner``: a ``CubeOwner``, ``"centered"``, ``"me"`` (the
+    player on roll), ``"opponent"`` or ``None`` (no cube, e.g. in the Crawford game); ``cube_offered``: the cube, at
+    value ``cube``, is being offered (drawn in the middle, lit). ``arrows``: checker steps ``(from, to)`` or
     ``(from, to, colour)`` in the player on roll's numbering. ``names``: (player on roll, opponent), written with
     the pip counts above and below the board; without names the pip counts stand between the trays
     (``show_pips``). ``width``: in pixels (``None``: scales to its container); ``title``: a tooltip.
@@ -121,8 +123,12 @@ def board_svg(
     """
     if bottom not in ("on_roll", "opponent"):
         raise ValueError(f"bottom must be 'on_roll' or 'opponent', got {bottom!r}")
-    if cube_owner not in ("centered", "me", "opponent", None):
-        raise ValueError(f"cube_owner is 'centered', 'me', 'opponent' or None, got {cube_owner!r}")
+    if cube_owner is not None:
+        try:
+            cube_owner = CubeOwner.parse(cube_owner).word
+        except BgaiError:
+            raise ValueError(f"cube_owner is 'centered', 'me', 'opponent', a CubeOwner or None, got {cube_owner!r}") \
+                from None
     if last_mover not in ("me", "opponent"):
         raise ValueError(f"last_mover is 'me' or 'opponent', got {last_mover!r}")
     if dice_roller not in ("me", "opponent"):

@@ -14,7 +14,7 @@ roll, ``format_xgid`` writes them all.
     'XGID=-b----E-C---eE---c-e----B-:1:1:1:31:2:4:0:7:10'
     >>> cube, owner, match = xgid_context(text)
     >>> cube, owner, str(match)
-    (2, 1, '2-4 in a 7-point match')
+    (2, <CubeOwner.ON_ROLL: 1>, '2-4 in a 7-point match')
 """
 
 from __future__ import annotations

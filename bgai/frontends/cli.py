@@ -327,16 +327,16 @@ def _export(args: argparse.Namespace) -> None:
 
 def _cube_context(args: argparse.Namespace, text: str):
     """Cube and match of ``eval``: an XGID's own, overridden by the command-line flags."""
-    from bgai.core.cube import CENTERED, parse_owner
+    from bgai.core.cube import CENTERED, CubeOwner
     from bgai.core.match import MatchScore, parse_score
     from bgai.formats.xgid import is_xgid, xgid_context
 
     cube, owner, match = xgid_context(text) if is_xgid(text) else (1, CENTERED, None)
     if args.cube is not None:
         cube = args.cube
-        owner = parse_owner(args.owner or "me")
+        owner = CubeOwner.parse(args.owner or "me")
     elif args.owner is not None:
-        owner = parse_owner(args.owner)
+        owner = CubeOwner.parse(args.owner)
     if args.match is not None:
         score = parse_score(args.score) if args.score else (0, 0)
         match = MatchScore.from_score(args.match, score, post_crawford=args.post_crawford)

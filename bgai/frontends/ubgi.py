@@ -612,9 +612,9 @@ class Engine:
         return [info, f"bestcube {answer}"]
 
     def _cube_decision(self, bot):
-        from bgai.core.cube import CENTERED, ON_ROLL, OPPONENT
+        from bgai.core.cube import CubeOwner
 
-        owner = CENTERED if self.owner is None else ON_ROLL if self.owner == self.turn else OPPONENT
+        owner = CubeOwner.of_seat(self.owner, self.turn)
         money = self.length == 0
         return bot.cube_decision(self.position, self.cube, owner, self._match_score(), jacoby=money and self.jacoby,
                                  beavers=money and self.values["beavers"])

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bgai.core.cube import CENTERED, MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_equities, payoff_of
+from bgai.core.cube import CENTERED, MAX_CUBE, ON_ROLL, CubeOwner, CubeState, cube_equities, payoff_of
 from bgai.core.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.core.match import match_equity
 from bgai.core.movegen import Afterstates, afterstates
@@ -314,7 +314,7 @@ class MatchAnalysis:
 def _cube_state(rows: list[tuple[GameRecord, int, int, int | None]], jacoby: bool) -> CubeState:
     """A ``CubeState`` of (game, seat on roll, cube value, owning seat or None) rows, from each seat on roll."""
     value = np.array([r[2] for r in rows], dtype=np.int64)
-    owner = np.array([CENTERED if r[3] is None else ON_ROLL if r[3] == r[1] else OPPONENT for r in rows], np.int8)
+    owner = np.array([CubeOwner.of_seat(r[3], r[1]) for r in rows], np.int8)
     game = rows[0][0] if rows else None
     if game is None or game.length == 0:
         return CubeState(value, owner, jacoby=jacoby)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
+from bgai.core.cube import CubeOwner
 from bgai.formats.svg import board_svg
 from bgai.play.analysis import Decision, MatchAnalysis
 
@@ -177,8 +178,8 @@ def html_report(analysis: MatchAnalysis) -> str:
     return "\n".join(out)
 
 
-def _owner(d: Decision) -> str | None:
-    return "centered" if d.cube_owner is None else ("me" if d.cube_owner == _on_roll(d) else "opponent")
+def _owner(d: Decision) -> str:
+    return CubeOwner.of_seat(d.cube_owner, _on_roll(d)).word
 
 
 def _on_roll(d: Decision) -> int:

@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from bgai.core.cube import CENTERED, ON_ROLL, OPPONENT, CubeDecision, cube_state, may_double, payoff_of
+from bgai.core.cube import CENTERED, ON_ROLL, CubeDecision, CubeOwner, cube_state, may_double, payoff_of
 from bgai.core.errors import BgaiError, GameStateError, InvalidPositionError
 from bgai.core.game import result_points
 from bgai.core.match import MatchScore, crawford_next
@@ -621,7 +621,7 @@ class Session:
 
     def _cube_args(self, player: int):
         """(cube, owner, match) for ``Bot.cube_decision`` from ``player``'s side."""
-        owner = CENTERED if self._owner is None else ON_ROLL if self._owner == player else OPPONENT
+        owner = CubeOwner.of_seat(self._owner, player)
         return self.cube, owner, self.match_score(player)
 
     def _decision(self, player: int, position: Position | None = None, rollout: bool | dict = False) -> CubeDecision:

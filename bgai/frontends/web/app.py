@@ -37,7 +37,7 @@ from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from bgai.core.cube import CubeDecision
+from bgai.core.cube import CubeDecision, CubeOwner
 from bgai.core.errors import BgaiError, GameStateError
 from bgai.eval.bot import PLAY_PLIES, Bot, load_bot
 from bgai.formats.svg import board_svg
@@ -459,8 +459,8 @@ def session_svg(s: Session) -> str:
     from bgai.formats.position import Position
 
     on_roll = s.turn
-    owner = None if s.cube_owner() is None else "me" if s.cube_owner() == on_roll else "opponent"
-    options: dict[str, Any] = dict(cube=s.cube, cube_owner=owner or "centered", width=None, interactive=True)
+    options: dict[str, Any] = dict(cube=s.cube, cube_owner=CubeOwner.of_seat(s.cube_owner(), on_roll), width=None,
+                                   interactive=True)
     if s.last_move is not None:
         player, move = s.last_move
         options.update(last_move=move.checker_journeys(),  # where its checkers started and ended
