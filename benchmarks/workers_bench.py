@@ -36,7 +36,7 @@ from bgai.eval.bot import load_bot
 from bgai.eval.checkpoint import load_checkpoint
 from bgai.eval.network import EquityModel, ModelSnapshot
 from bgai.train.td import Learner, merge_experience, play_task, split_games
-from bgai.train.training import _targets_task, load_config, run, sample_positions
+from bgai.train.training import Pruning, RolloutTargets, TargetsTask, _targets_task, load_config, run, sample_positions
 
 SHIPPED = Path(__file__).parents[1] / "bgai" / "data" / "bgai-default.pt"
 
@@ -105,7 +105,8 @@ def training_speed(games: int, parallel_games: int, pool, threads: int, bgai_thr
 
 
 def targets_speed(boards: np.ndarray, part: int, pool, snapshot: ModelSnapshot) -> dict:
-    tasks = [(boards[lo:lo + part], 1, 0.0, False, False) for lo in range(0, len(boards), part)]
+    tasks = [TargetsTask(boards[lo:lo + part], 1, 0.0, False, False, RolloutTargets(), Pruning())
+             for lo in range(0, len(boards), part)]
     pids = worker_pids(pool)
     before, cpu = load(), cpu_seconds(pids)
     started = time.perf_counter()

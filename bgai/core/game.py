@@ -439,8 +439,8 @@ def play_duplicate(player0: Player, player1: Player, sequences: int, pool: Pool 
     first = kwargs.pop("first_game", 0)
     kwargs.pop("progress", None)  # one bar a worker would be noise
     ranges = id_ranges(first, sequences, pool.workers)
-    tasks = [(swap, lo, hi - lo) for swap in (False, True) for lo, hi in ranges]
-    parts = pool.map(_duplicate_task, tasks, (player0, player1, kwargs))
+    tasks = [DuplicateTask(swap, lo, hi - lo) for swap in (False, True) for lo, hi in ranges]
+    parts = pool.map(_duplicate_task, tasks, DuplicatePlayers(player0, player1, kwargs))
     return dataclasses.replace(concat_results(parts), duplicate=True)
 
 
@@ -451,11 +451,28 @@ def id_ranges(first: int, count: int, parts: int) -> list[tuple[int, int]]:
     return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def _duplicate_task(shared: tuple, task: tuple) -> GameResults:
+@dataclass(frozen=True)
+class DuplicatePlayers:
+    """What every worker of ``play_duplicate`` shares: the two players and ``play_games``'s other options."""
+
+    player0: Player
+    player1: Player
+    options: dict
+
+
+@dataclass(frozen=True)
+class DuplicateTask:
+    """A worker's part of ``play_duplicate``: ``count`` dice sequences from ``first``, seats swapped or not."""
+
+    swap_seats: bool
+    first: int
+    count: int
+
+
+def _duplicate_task(shared: DuplicatePlayers, task: DuplicateTask) -> GameResults:
     """A worker's part of ``play_duplicate``: one seat's games of ``count`` dice sequences from ``first``."""
-    player0, player1, kwargs = shared
-    swap, first, count = task
-    return play_games(player0, player1, count, first_game=first, swap_seats=swap, **kwargs)
+    return play_games(shared.player0, shared.player1, task.count, first_game=task.first, swap_seats=task.swap_seats,
+                      **shared.options)
 
 
 # Matches ----------------------------------------------------------------------------------------------------------

@@ -71,6 +71,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -675,7 +676,7 @@ def _run_in_processes(bot, start, trials, settings, progress, jobs) -> TrialValu
     from bgai.core.workers import open_pool
 
     chunks = _chunks(trials, jobs)
-    shared = (_portable(bot), start, settings)
+    shared = TrialsJob(_portable(bot), settings, start)
     results: list = [None] * len(chunks)
     with open_pool(min(jobs, len(chunks))) as pool, \
             tqdm(total=len(trials), disable=not progress, unit="trial", desc="rollout") as bar:
@@ -693,11 +694,22 @@ def _portable(bot):
     return bot if isinstance(bot.model, ModelSnapshot) else bot.replace(model=ModelSnapshot.of(bot.model))
 
 
-def _trials_task(shared, chunk) -> TrialValues:
-    """One worker's chunk of a rollout (see ``_run_in_processes``)."""
-    bot, start, settings = shared
+@dataclass(frozen=True)
+class TrialsJob:
+    """What the workers of one rollout share: the ``bot`` (its network as a ``ModelSnapshot``), the ``settings``,
+    and for the trials of one position its ``start``; each worker's task is its trials (``_trials_task``) or its
+    positions (``_chunk_task``)."""
+
+    bot: Any
+    settings: RolloutSettings
+    start: Start | None = None
+
+
+def _trials_task(shared: TrialsJob, chunk: np.ndarray) -> TrialValues:
+    """One worker's chunk of a rollout's trials (see ``_run_in_processes``)."""
+    assert shared.start is not None  # a job of trials has its start
     with one_blas_thread():  # one worker a core
-        return run_trials(bot, start, chunk, settings)
+        return run_trials(shared.bot, shared.start, chunk, shared.settings)
 
 
 def _estimates(values: TrialValues, index: int, reduce: bool, mover: bool):
@@ -852,7 +864,8 @@ def rollout_chunks(bot, boards: np.ndarray, *, trials: int = 72, truncate: int |
         from bgai.core.workers import open_pool
 
         with open_pool(min(jobs, len(parts))) as pool:
-            for i, part in pool.imap(_chunk_task, [boards[rows] for rows in parts], (_portable(bot), settings)):
+            job = TrialsJob(_portable(bot), settings)
+            for i, part in pool.imap(_chunk_task, [boards[rows] for rows in parts], job):
                 yield parts[i], part
                 bar.update(len(parts[i]))
 
@@ -881,11 +894,10 @@ def _chunks_in_threads(bot, boards, parts, settings, jobs, bar):
                 bar.update(len(rows))
 
 
-def _chunk_task(shared, boards: np.ndarray) -> BatchRollout:
-    """One worker's chunk of ``rollout_chunks``."""
-    bot, settings = shared
+def _chunk_task(shared: TrialsJob, boards: np.ndarray) -> BatchRollout:
+    """One worker's chunk of ``rollout_chunks``: its positions."""
     with one_blas_thread():  # one worker a core
-        return _rollout_chunk(bot, boards, settings)
+        return _rollout_chunk(shared.bot, boards, shared.settings)
 
 
 def _rollout_chunk(bot, boards: np.ndarray, settings: RolloutSettings) -> BatchRollout:

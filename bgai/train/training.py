@@ -850,10 +850,26 @@ def _positions_task(snapshot: ModelSnapshot, task) -> np.ndarray:
     return _distinct_live(play_task(snapshot, task).boards)
 
 
-def _targets_task(snapshot: ModelSnapshot, task: tuple) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class TargetsTask:
+    """One part of a generation's target computation, as a worker gets it: the part's ``boards``, the lookahead's
+    ``plies`` (``deeper``: the share searched one ply deeper), ``bf16`` passes, whether the network's own 0-ply
+    ``values`` come back too (for ``trace_returns``), and where ``rollouts`` and ``pruning`` apply."""
+
+    boards: np.ndarray
+    plies: int
+    deeper: float
+    bf16: bool
+    values: bool
+    rollouts: RolloutTargets
+    pruning: Pruning
+
+
+def _targets_task(snapshot: ModelSnapshot, task: TargetsTask) -> dict[str, np.ndarray]:
     """One part of a generation's target computation (a worker's share, or this process's): the ``targets``,
     and with ``values`` the network's own 0-ply ``values`` too (for ``trace_returns``), in the same precision."""
-    return _part_targets(snapshot, *task)
+    return _part_targets(snapshot, task.boards, task.plies, task.deeper, task.bf16, task.values, task.rollouts,
+                         task.pruning)
 
 
 @dataclass(frozen=True)
@@ -997,8 +1013,8 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         missing = [i for i in range(len(parts)) if not path(i).exists()]
         bar.update(len(boards) - sum(len(boards[parts[i]:parts[i] + stage.part]) for i in missing))
         bearoff.database()  # built here once if it is not on disk yet, rather than by every worker at once
-        tasks = [(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper, bf16, traced,
-                  RolloutTargets.of(stage), pruning) for i in missing]
+        tasks = [TargetsTask(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper, bf16, traced,
+                             RolloutTargets.of(stage), pruning) for i in missing]
         started, last, done = time.perf_counter(), time.perf_counter(), 0
         for k, part in state.pool.imap(_targets_task, tasks, frozen):
             write_npz(path(missing[k]), **part)
