@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from bgai.core.cube import CENTERED
+from bgai.core.errors import BgaiError
 from bgai.core.game import play_games, roll_dice
 from bgai.eval import bearoff
 from bgai.eval import rollout as ro
@@ -258,6 +259,30 @@ def test_lookahead_checker_play_and_bad_settings(bot):
             bot.rollout(MIDDLE_GAME, **bad)
 
 
+def test_one_settings_object_is_every_rollout_function_s_parameter(bot):
+    settings = ro.RolloutSettings(trials=36, truncate=3, seed=7)
+    given = bot.rollout(MIDDLE_GAME, settings)
+    assert given.equity == bot.rollout(MIDDLE_GAME, trials=36, truncate=3, seed=7).equity  # the same dice, estimate
+    assert given.settings["plies"] == bot.plies  # plies None: the bot's own
+    changed = ro.rollout(bot, MIDDLE_GAME, settings, seed=8)  # a keyword changes that field of the settings
+    assert changed.settings["seed"] == 8 and changed.settings["trials"] == 36
+    assert ro.rollout(bot, MIDDLE_GAME, settings, bearoff_stop="off").settings["bearoff"] == "off"  # its old name
+    boards = np.stack([Position.parse(MIDDLE_GAME).board, Position.start().board])
+    many = ro.rollout_values(bot, boards, settings)
+    assert np.allclose(many, ro.rollout_values(bot, boards, trials=36, truncate=3, seed=7))
+    assert np.allclose(many[0], [e.mean for e in given.probabilities])  # the batch gives each position its own
+    plays = ro.rollout_plays(bot, MIDDLE_GAME, "31", settings, top=2)
+    assert len(plays) == 2 and all(p.trials == 36 for p in plays)
+    with pytest.raises(TypeError, match="unexpected rollout setting.*trails"):
+        bot.rollout(MIDDLE_GAME, trails=36)  # a misspelt setting is refused, not ignored
+    with pytest.raises(BgaiError, match="must be a bgai.eval.rollout.RolloutSettings"):
+        ro.rollout(bot, MIDDLE_GAME, {"trials": 36})
+    with pytest.raises(BgaiError, match="cubeless"):
+        ro.rollout_batch(bot, boards, settings, cubeful=True)
+    decided = bot.cube_decision(Position.parse(MIDDLE_GAME), rollout=ro.RolloutSettings(trials=36, truncate=2))
+    assert decided.action and np.isnan(decided.efficiency)  # a rollout's decision, with the settings given
+
+
 # The command line -------------------------------------------------------------------------------------------------
 
 
@@ -400,9 +425,9 @@ def test_a_stopped_file_rollout_resumes_to_the_file_a_whole_run_writes(bot, tmp_
     assert len(stopped.read_text().splitlines()) == 3  # the header and the two chunks that finished
     rolled = []
 
-    def counting(b, boards, **kwargs):
+    def counting(b, boards, *args, **kwargs):
         rolled.append(len(boards))
-        return chunks(b, boards, **kwargs)
+        return chunks(b, boards, *args, **kwargs)
 
     monkeypatch.setattr(ro, "rollout_chunks", counting)
     assert ro.rollout_file(bot, entries, out=stopped, **options) == results

@@ -616,13 +616,13 @@ class Bot:
         dp = payoff_of(state)(np.asarray(state.value)[:, None])[:, 0]
         return np.where(may_double(state), np.maximum(nd, np.minimum(dt, dp)), nd)
 
-    def rollout(self, position, **options):
-        """Roll out ``position`` with this bot playing both sides: a ``bgai.eval.rollout.RolloutResult``. Options
-        (trials, truncate, plies, seed, cubeful, variance_reduction, progress, jobs, ...) as
-        ``bgai.eval.rollout.rollout``."""
+    def rollout(self, position, settings=None, **options):
+        """Roll out ``position`` with this bot playing both sides: a ``bgai.eval.rollout.RolloutResult``.
+        ``settings`` (a ``bgai.eval.rollout.RolloutSettings``) and the options (trials, truncate, plies, seed,
+        cubeful, variance_reduction, progress, jobs, ...) as ``bgai.eval.rollout.rollout``."""
         from bgai.eval.rollout import rollout
 
-        return rollout(self, position, **options)
+        return rollout(self, position, settings, **options)
 
     def cube_actions(self, boards: np.ndarray, state: CubeState) -> tuple[np.ndarray, np.ndarray]:
         """(double, take): whether the player on roll of each position should double, and whether its opponent
@@ -631,7 +631,7 @@ class Bot:
         return eq.should_double, eq.should_take
 
     def cube_decision(self, pos: Position, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
-                      beavers: bool = False, rollout: bool | dict = False) -> CubeDecision:
+                      beavers: bool = False, rollout=False) -> CubeDecision:
         """The cube decision of the player on roll in ``pos``, before it rolls (see ``bgai.core.cube.decide``).
 
         ``cube`` 1..64; ``owner`` a ``bgai.core.cube.CubeOwner`` or its name: "centered", "me" (the player on
@@ -639,9 +639,10 @@ class Bot:
         ``beavers`` are money-game options.
 
         ``rollout``: ``True`` decides from a cubeful, variance-reduced, truncated rollout by this bot (no double and
-        double/take on the same dice; ``CUBE_ROLLOUT``'s settings), or a dict of ``bgai.eval.rollout.rollout``'s options
-        to change them. Money games without the Jacoby rule or beavers only, the rollout's own rules. Its
-        ``efficiency`` is NaN: no cube efficiency is assumed.
+        double/take on the same dice; ``CUBE_ROLLOUT``'s settings), a ``bgai.eval.rollout.RolloutSettings`` to roll out
+        with (made cubeful), or a dict of ``bgai.eval.rollout.rollout``'s options to change ``CUBE_ROLLOUT``'s. Money
+        games without the Jacoby rule or beavers only, the rollout's own rules. Its ``efficiency`` is NaN: no cube
+        efficiency is assumed.
         """
         state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
         if not rollout:
@@ -649,10 +650,14 @@ class Bot:
         refusal = cube_rollout_refusal(match, jacoby=jacoby, beavers=beavers)
         if refusal:
             raise BgaiError(f"{refusal}; leave out the rollout, or the match, the Jacoby rule and beavers")
+        from bgai.eval.rollout import RolloutSettings
         from bgai.eval.rollout import rollout as roll_out
 
         options = {**CUBE_ROLLOUT, **(rollout if isinstance(rollout, dict) else {})}
-        result = roll_out(self, pos, cubeful=True, cube_owner=int(state.owner[0]), **options)
+        jobs = options.pop("jobs")
+        settings = rollout if isinstance(rollout, RolloutSettings) else None
+        result = roll_out(self, pos, settings, cubeful=True, cube_owner=int(state.owner[0]), jobs=jobs,
+                          **({} if settings is not None else options))
         allowed = may_double(state)
         nan = np.array([np.nan])
         assert result.no_double is not None  # (a cubeful rollout's)

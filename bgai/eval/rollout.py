@@ -69,7 +69,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -249,14 +249,20 @@ def _line(label: str, e: Estimate, vr: bool) -> str:
 
 @dataclass(frozen=True)
 class RolloutSettings:
-    """How to roll out (see the module docstring). ``plies``: the bot's lookahead when it chooses plays (cube
-    decisions, luck and truncation evaluations are always 0-ply); ``truncate``: stop each trial after that many
-    plies (``None``: play to the end); ``bearoff``: ``"race"``, ``"exact"`` or ``"off"`` (``None``: ``"race"``
-    cubeless, ``"exact"`` with the cube); ``opening``: the first roll is an opening roll (no doubles)."""
+    """How to roll out (see the module docstring): the one parameter every rollout function takes (``rollout``,
+    ``rollout_plays``, ``rollout_batch``, ``rollout_chunks``, ``rollout_values``, ``rollout_file``,
+    ``Bot.cube_decision(..., rollout=...)``), each field also a keyword of theirs that changes it:
+
+        rollout(bot, pos, RolloutSettings(trials=72, truncate=7))  # as rollout(bot, pos, trials=72, truncate=7)
+
+    ``plies``: the bot's lookahead when it chooses plays (cube decisions, luck and truncation evaluations are always
+    0-ply; ``None``: the bot's own); ``truncate``: stop each trial after that many plies (``None``: play to the end);
+    ``bearoff``: ``"race"``, ``"exact"`` or ``"off"`` (``None``: ``"race"`` cubeless, ``"exact"`` with the cube);
+    ``opening``: the first roll is an opening roll (no doubles)."""
 
     trials: int = 1296
     truncate: int | None = None
-    plies: int = 0
+    plies: int | None = None
     seed: int = 0
     cubeful: bool = False
     variance_reduction: bool = True
@@ -274,7 +280,7 @@ class RolloutSettings:
 
         whole("trials", 1)
         whole("truncate", 1, allow_none=True)
-        whole("plies", 0)
+        whole("plies", 0, allow_none=True)
         whole("seed", 0)
         whole("batch", 1)
         if self.bearoff is not None and self.bearoff not in BEAROFF_STOPS:
@@ -502,8 +508,10 @@ def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: b
     meanwhile (``torch_threads``). ``bar``: a progress bar (``tqdm``) to move by each game as it ends, shared by
     the threads of a rollout, instead of one of its own (``progress``)."""
     trials = np.asarray(trials, dtype=np.int64)
+    plies = bot.plies if settings.plies is None else settings.plies  # None: the bot's own lookahead
+    settings = replace(settings, plies=plies)
     bot0 = _zero_ply(bot)
-    checkers = _at_plies(bot, settings.plies)
+    checkers = _at_plies(bot, plies)
     player = _RolloutPlayer(checkers, bot0) if settings.cubeful else checkers
     players = (player, player)
     n_starts, n_trials = len(start.boards), len(trials)
@@ -730,10 +738,22 @@ def _estimates(values: TrialValues, index: int, reduce: bool, mover: bool):
     return probs, eq, cubeful
 
 
-def _settings(trials, truncate, plies, seed, cubeful, variance_reduction, bearoff_stop, opening, batch, bot):
-    return RolloutSettings(trials=trials, truncate=truncate, plies=bot.plies if plies is None else plies,
-                           seed=seed, cubeful=cubeful, variance_reduction=variance_reduction, bearoff=bearoff_stop,
-                           opening=opening, batch=batch)
+#: The keyword ``bearoff_stop`` of the rollout functions is ``RolloutSettings.bearoff``.
+_KEYWORDS = {"bearoff_stop": "bearoff"}
+
+
+def _resolve(bot, settings: RolloutSettings | None, base: RolloutSettings, changes: dict) -> RolloutSettings:
+    """The settings a rollout runs with: ``settings`` (else ``base``, the function's own defaults) with the
+    keywords ``changes`` applied, and the bot's own lookahead where ``plies`` is ``None``."""
+    if settings is not None and not isinstance(settings, RolloutSettings):
+        raise BgaiError(f"settings must be a bgai.eval.rollout.RolloutSettings, got {type(settings).__name__}")
+    changes = {_KEYWORDS.get(key, key): value for key, value in changes.items()}
+    unknown = sorted(set(changes) - {f.name for f in fields(RolloutSettings)})
+    if unknown:
+        raise TypeError(f"unexpected rollout setting(s): {', '.join(unknown)} (RolloutSettings has "
+                        f"{', '.join(f.name for f in fields(RolloutSettings))})")
+    resolved = replace(settings or base, **changes)
+    return resolved if resolved.plies is not None else replace(resolved, plies=bot.plies)
 
 
 def _position(position) -> Position:
@@ -753,17 +773,17 @@ def _check_jobs(jobs) -> int:
     return jobs or default_workers()
 
 
-def rollout(bot, position, *, trials: int = 1296, truncate: int | None = None, plies: int | None = None,
-            seed: int = 0, cubeful: bool = False, variance_reduction: bool = True, bearoff_stop: str | None = None,
-            opening: bool = False, progress: bool = False, jobs: int = 1, batch: int = 2592,
-            cube_owner: int = CENTERED) -> RolloutResult:
+def rollout(bot, position, settings: RolloutSettings | None = None, *, progress: bool = False, jobs: int = 1,
+            cube_owner: CubeOwner | int | str = CENTERED, **changes) -> RolloutResult:
     """Roll out ``position`` (a ``Position``, Position ID or XGID; the player on roll before its roll) with ``bot``
     playing both sides. ``plies`` defaults to the bot's own. With ``cubeful``, ``cube_owner`` says who holds the
     cube at the start (``bgai.core.cube``'s ``CENTERED``, ``ON_ROLL`` or ``OPPONENT``; the cube's value is the unit):
-    where the opponent holds it the player on roll cannot double, and only the no-double branch is rolled out. See
-    the module docstring for the rest."""
-    settings = _settings(trials, truncate, plies, seed, cubeful, variance_reduction, bearoff_stop, opening, batch,
-                         bot)
+    where the opponent holds it the player on roll cannot double, and only the no-double branch is rolled out.
+    ``settings`` (``RolloutSettings``, its defaults: 1,296 trials played out at the bot's own lookahead), each of
+    its fields also a keyword here (``trials=72``, ``truncate=7``, ``cubeful=True``, ...; ``bearoff_stop`` is
+    ``bearoff``). See the module docstring for the rest."""
+    settings = _resolve(bot, settings, RolloutSettings(), changes)
+    cubeful, variance_reduction = settings.cubeful, settings.variance_reduction
     jobs = _check_jobs(jobs)
     cube_owner = CubeOwner.parse(cube_owner)
     pos = _position(position)
@@ -809,32 +829,33 @@ class BatchRollout:
     equity_se: np.ndarray
 
 
-def rollout_batch(bot, boards: np.ndarray, *, trials: int = 72, truncate: int | None = 7, seed: int = 0,
-                  variance_reduction: bool = True, plies: int = 0, bearoff_stop: str | None = None,
-                  batch: int = 2592, jobs: int = 1,
-                  chunk: int = ROLLOUT_CHUNK, progress: bool = False) -> BatchRollout:
+#: The defaults of the rollouts of many positions (``rollout_batch``, ``rollout_chunks``, ``rollout_values``): the
+#: labels' and targets' 72 trials truncated after 7 plies, checker play at 0-ply.
+BATCH_ROLLOUT = RolloutSettings(trials=72, truncate=7, plies=0)
+
+
+def rollout_batch(bot, boards: np.ndarray, settings: RolloutSettings | None = None, *, jobs: int = 1,
+                  chunk: int = ROLLOUT_CHUNK, progress: bool = False, **changes) -> BatchRollout:
     """Roll out N positions (on-roll view, before the roll) by ``bot`` (its checker play at ``plies``), cubeless,
     all on the same ``trials`` (truncated after ``truncate`` plies, the network's value there; ``None``: played
     out), with variance reduction: what ``rollout`` gives each position alone (the same dice, the same
     estimate), for many positions at once, in lock-step batches of ``batch`` games. Returns the means and
-    standard errors (``BatchRollout``). With ``jobs`` above 1 (0: one a core) threads of this process (up to
-    ``THREAD_JOBS``; worker processes beyond) share the positions, ``chunk`` at a time (``rollout_chunks``); a
-    position's result does not depend on where it was played. Training labels (``bgai.train.labels``), rollout targets
-    (``bgai.train.training``) and ``bgai rollout --positions`` are made here."""
+    standard errors (``BatchRollout``). ``settings`` (``RolloutSettings``; ``BATCH_ROLLOUT``'s by default), its
+    fields also keywords here, as for ``rollout``; cubeless only. With ``jobs`` above 1 (0: one a core) threads of this
+    process (up to ``THREAD_JOBS``; worker processes beyond) share the positions, ``chunk`` at a time
+    (``rollout_chunks``); a position's result does not depend on where it was played. Training labels
+    (``bgai.train.labels``), rollout targets (``bgai.train.training``) and ``bgai rollout --positions`` are made
+    here."""
     boards = np.asarray(boards, dtype=np.int8)
     out = BatchRollout(np.empty((len(boards), 5)), np.zeros((len(boards), 5)), np.zeros(len(boards)))
-    for rows, part in rollout_chunks(bot, boards, trials=trials, truncate=truncate, seed=seed,
-                                     variance_reduction=variance_reduction, plies=plies, bearoff_stop=bearoff_stop,
-                                     batch=batch, jobs=jobs, chunk=chunk,
-                                     progress=progress):
+    for rows, part in rollout_chunks(bot, boards, _resolve(bot, settings, BATCH_ROLLOUT, changes), jobs=jobs,
+                                     chunk=chunk, progress=progress):
         out.probabilities[rows], out.se[rows], out.equity_se[rows] = part.probabilities, part.se, part.equity_se
     return out
 
 
-def rollout_chunks(bot, boards: np.ndarray, *, trials: int = 72, truncate: int | None = 7, seed: int = 0,
-                   variance_reduction: bool = True, plies: int = 0, bearoff_stop: str | None = None,
-                   batch: int = 2592, jobs: int = 1,
-                   chunk: int = ROLLOUT_CHUNK, progress: bool = False):
+def rollout_chunks(bot, boards: np.ndarray, settings: RolloutSettings | None = None, *, jobs: int = 1,
+                   chunk: int = ROLLOUT_CHUNK, progress: bool = False, **changes):
     """``rollout_batch`` a chunk at a time: yields ``(rows, BatchRollout)`` (``rows`` the chunk's indices into
     ``boards``) as each chunk finishes, for a caller that writes results as they come (``bgai rollout
     --positions --out``): in this process (``jobs`` 1), on ``jobs`` threads of it up to ``THREAD_JOBS`` (the
@@ -846,9 +867,10 @@ def rollout_chunks(bot, boards: np.ndarray, *, trials: int = 72, truncate: int |
         raise BgaiError(f"boards must be (N, 26), got shape {boards.shape}")
     if not (isinstance(chunk, int) and not isinstance(chunk, bool) and chunk >= 1):
         raise BgaiError(f"chunk must be an integer >= 1, got {chunk!r}")
-    settings = RolloutSettings(trials=trials, truncate=truncate, plies=plies, seed=seed, cubeful=False,
-                               variance_reduction=variance_reduction, bearoff=bearoff_stop, opening=False,
-                               batch=batch)
+    settings = _resolve(bot, settings, BATCH_ROLLOUT, changes)
+    if settings.cubeful or settings.opening:
+        raise BgaiError("the rollouts of many positions are cubeless and start from the positions as they are: "
+                        "roll out one position (rollout) for a cubeful one or an opening roll")
     jobs = _check_jobs(jobs)
     parts = [np.arange(lo, min(lo + chunk, len(boards))) for lo in range(0, len(boards), chunk)]
     with tqdm(total=len(boards), disable=not progress, unit="pos", desc="rollouts") as bar:
@@ -924,12 +946,10 @@ def _rollout_chunk(bot, boards: np.ndarray, settings: RolloutSettings) -> BatchR
     return BatchRollout(probs, se, equity_se)
 
 
-def rollout_values(bot, boards: np.ndarray, *, trials: int = 72, truncate: int | None = 7, seed: int = 0,
-                   variance_reduction: bool = True, batch: int = 2592) -> np.ndarray:
+def rollout_values(bot, boards: np.ndarray, settings: RolloutSettings | None = None, **changes) -> np.ndarray:
     """(N, 5) cubeless probabilities of N positions (on-roll view, before the roll): ``rollout_batch``'s means
-    (the rollout targets of ``bgai.train.training``). Finished games count as they stand."""
-    return rollout_batch(bot, boards, trials=trials, truncate=truncate, seed=seed,
-                         variance_reduction=variance_reduction, batch=batch).probabilities
+    (the rollout targets of ``bgai.train.training``), in this process. Finished games count as they stand."""
+    return rollout_batch(bot, boards, settings, **changes).probabilities
 
 
 # Files of positions -----------------------------------------------------------------------------------------------
@@ -1006,21 +1026,24 @@ def _resume(out: Path, header: dict) -> dict[int, dict]:
     return records
 
 
-def rollout_file(bot, entries: list[PositionLine], *, out: str | Path | None = None, trials: int = 1296,
-                 truncate: int | None = None, seed: int = 0, variance_reduction: bool = True, plies: int = 0,
-                 bearoff_stop: str | None = None, jobs: int = 0, chunk: int = ROLLOUT_CHUNK,
-                 progress: bool = False) -> list[dict]:
+#: The defaults of ``rollout_file`` (``bgai rollout --positions``): 1,296 trials played out, checker play at 0-ply.
+FILE_ROLLOUT = RolloutSettings(plies=0)
+
+
+def rollout_file(bot, entries: list[PositionLine], settings: RolloutSettings | None = None, *,
+                 out: str | Path | None = None, jobs: int = 0, chunk: int = ROLLOUT_CHUNK, progress: bool = False,
+                 **changes) -> list[dict]:
     """Roll out the positions of a file (``read_positions``), cubeless, each on the same dice as ``rollout`` gives
     it alone with these settings; returns one record per position, in the file's order: its ``line``,
     ``position_id``, ``trials``, and ``equity`` and each of the five ``probabilities`` as ``mean`` and ``se`` (the
-    standard error), for the player on roll before the roll.
+    standard error), for the player on roll before the roll. ``settings`` (``FILE_ROLLOUT``'s by default), its
+    fields also keywords here, as for ``rollout``.
 
     With ``out`` every chunk's records are appended to that file (JSON lines after a header line naming the
     positions and settings) as the chunk finishes, and the finished file is rewritten in order; run again with
     the same arguments, it rolls out only what the file lacks, so a stopped run loses at most the chunks in
     progress."""
-    settings = RolloutSettings(trials=trials, truncate=truncate, plies=plies, seed=seed,
-                               variance_reduction=variance_reduction, bearoff=bearoff_stop)
+    settings = _resolve(bot, settings, FILE_ROLLOUT, changes)
     digest = hashlib.sha256("\n".join(e.position.position_id() for e in entries).encode()).hexdigest()[:16]
     header = {"format": ROLLOUT_FILE_FORMAT, "positions": len(entries), "digest": digest,
               "settings": settings.describe(bot)}
@@ -1037,10 +1060,8 @@ def rollout_file(bot, entries: list[PositionLine], *, out: str | Path | None = N
     try:
         todo = [e for e in entries if e.line not in done]
         boards = np.stack([e.position.board for e in todo]) if todo else np.zeros((0, 26), dtype=np.int8)
-        for rows, part in rollout_chunks(bot, boards, trials=trials, truncate=truncate, seed=seed,
-                                         variance_reduction=variance_reduction, plies=plies,
-                                         bearoff_stop=bearoff_stop, jobs=jobs, chunk=chunk, progress=progress):
-            records = [_record(todo[r], part, i, trials) for i, r in enumerate(rows)]
+        for rows, part in rollout_chunks(bot, boards, settings, jobs=jobs, chunk=chunk, progress=progress):
+            records = [_record(todo[r], part, i, settings.trials) for i, r in enumerate(rows)]
             for record in records:
                 done[record["line"]] = record
             if handle is not None:
@@ -1068,14 +1089,15 @@ def _cube_choice(nd: Estimate, dt: Estimate) -> tuple[Estimate, str]:
     return double, f"double, {answer}"
 
 
-def rollout_plays(bot, position, dice, *, top: int = 4, trials: int = 1296, truncate: int | None = None,
-                  plies: int | None = None, seed: int = 0, cubeful: bool = False, variance_reduction: bool = True,
-                  bearoff_stop: str | None = None, progress: bool = False, jobs: int = 1,
-                  batch: int = 2592) -> list[RolloutResult]:
+def rollout_plays(bot, position, dice, settings: RolloutSettings | None = None, *, top: int = 4,
+                  progress: bool = False, jobs: int = 1, **changes) -> list[RolloutResult]:
     """Roll out the ``top`` plays of ``dice`` in ``position`` that ``bot`` ranks best, all on the same dice trial by
-    trial, each from its mover's side; returned best first (by cubeful equity with ``cubeful``, else cubeless)."""
-    settings = _settings(trials, truncate, plies, seed, cubeful, variance_reduction, bearoff_stop, False, batch,
-                         bot)
+    trial, each from its mover's side; returned best first (by cubeful equity with ``cubeful``, else cubeless).
+    ``settings`` and its keywords as for ``rollout`` (no opening roll: the dice are given)."""
+    settings = _resolve(bot, settings, RolloutSettings(), changes)
+    if settings.opening:
+        raise BgaiError("the plays of a roll are rolled out from the positions after them: opening does not apply")
+    cubeful, variance_reduction = settings.cubeful, settings.variance_reduction
     jobs = _check_jobs(jobs)
     if not (isinstance(top, int) and not isinstance(top, bool) and top >= 1):
         raise BgaiError(f"top must be an integer >= 1, got {top!r}")

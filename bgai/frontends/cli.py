@@ -96,7 +96,7 @@ LABEL_OPTIONS = ("positions", "plays", "trials", "truncate", "batch", "seed", "e
 def _rollout_file(args: argparse.Namespace) -> None:
     """``bgai rollout --positions FILE``: every position of the file, cubeless (``bgai.eval.rollout.rollout_file``)."""
     from bgai.eval.bot import load_bot
-    from bgai.eval.rollout import read_positions, rollout_file
+    from bgai.eval.rollout import RolloutSettings, read_positions, rollout_file
 
     refused = [flag for flag, given in (("POSITION", args.position is not None), ("DICE", args.dice is not None),
                                         ("--top", args.top is not None), ("--cubeful", args.cubeful),
@@ -105,9 +105,9 @@ def _rollout_file(args: argparse.Namespace) -> None:
         raise BgaiError(f"--positions rolls out the positions of a file, cubeless: drop {', '.join(refused)}")
     entries = read_positions(args.positions)  # every line checked before any work starts
     bot = load_bot(args.checkpoint, plies=args.plies)
-    results = rollout_file(bot, entries, out=args.out, trials=args.trials, truncate=args.truncate, seed=args.seed,
-                           variance_reduction=not args.no_vr, plies=args.plies, bearoff_stop=args.bearoff,
-                           jobs=args.jobs, progress=not args.quiet)
+    settings = RolloutSettings(trials=args.trials, truncate=args.truncate, plies=args.plies, seed=args.seed,
+                               variance_reduction=not args.no_vr, bearoff=args.bearoff)
+    results = rollout_file(bot, entries, settings, out=args.out, jobs=args.jobs, progress=not args.quiet)
     if args.json:
         for record in results:
             print(json.dumps(record))
@@ -402,7 +402,7 @@ def _hint(args: argparse.Namespace) -> None:
 
 def _rollout(args: argparse.Namespace) -> None:
     from bgai.eval.bot import load_bot
-    from bgai.eval.rollout import rollout, rollout_plays
+    from bgai.eval.rollout import RolloutSettings, rollout, rollout_plays
 
     if args.positions is not None:
         _rollout_file(args)
@@ -414,12 +414,12 @@ def _rollout(args: argparse.Namespace) -> None:
         raise BgaiError("--top needs the dice of the plays to roll out (bgai rollout POSITION DICE --top N)")
     if args.dice is not None and args.opening:
         raise BgaiError("--opening is for the rollout of a position, not of the plays of a roll")
-    options = dict(trials=args.trials, truncate=args.truncate, plies=args.plies, seed=args.seed,
-                   cubeful=args.cubeful, variance_reduction=not args.no_vr, bearoff_stop=args.bearoff,
-                   progress=not args.quiet, jobs=args.jobs)
+    settings = RolloutSettings(trials=args.trials, truncate=args.truncate, plies=args.plies, seed=args.seed,
+                               cubeful=args.cubeful, variance_reduction=not args.no_vr, bearoff=args.bearoff,
+                               opening=args.opening)
     if args.dice is None:
         bot = load_bot(args.checkpoint, plies=args.plies)  # the network shipped for that ply
-        result = rollout(bot, pos, opening=args.opening, **options)
+        result = rollout(bot, pos, settings, progress=not args.quiet, jobs=args.jobs)
         if args.json:
             print(result.to_json())
         else:
@@ -428,7 +428,8 @@ def _rollout(args: argparse.Namespace) -> None:
         return
     dice = parse_dice(args.dice)
     bot = load_bot(args.checkpoint, plies=args.plies)
-    results = rollout_plays(bot, pos, dice, top=4 if args.top is None else args.top, **options)
+    results = rollout_plays(bot, pos, dice, settings, top=4 if args.top is None else args.top,
+                            progress=not args.quiet, jobs=args.jobs)
     if args.json:
         print(json.dumps({"position_id": pos.position_id(), "dice": f"{dice[0]}{dice[1]}",
                           "plays": [r.to_dict() for r in results]}))
