@@ -193,3 +193,15 @@ def test_ply_strength_sets_each_side_s_network_pruner_and_filters():
     assert ply_strength.opponent_player("bgai1-unpruned", str(SHIPPED_NPZ)).pruner is None
     with pytest.raises(SystemExit, match="need a bgaiN opponent"):
         ply_strength.opponent_player("pubeval", str(SHIPPED_NPZ))
+
+
+def test_the_players_and_the_bot_are_what_the_turn_loop_and_the_luck_take():
+    from bgai.core.game import Evaluator, Player
+    from bgai.eval.bot import load_bot
+    from bgai.players import PLAYERS
+
+    bot = load_bot()
+    assert isinstance(bot, Player) and isinstance(bot, Evaluator)
+    assert all(isinstance(kind(), Player) for kind in PLAYERS.values())
+    assert not isinstance(PLAYERS["pubeval"](), Evaluator)  # it scores plays; it gives no probabilities
+    assert not isinstance(object(), Player)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from bgai.core.workers import Pool
 
 
+@runtime_checkable
 class Player(Protocol):
     """Chooses plays for a batch of positions.
 
@@ -51,6 +52,17 @@ class Player(Protocol):
     def choose(
         self, boards: np.ndarray, after: np.ndarray, owner: np.ndarray, rng: np.random.Generator, dice=None
     ) -> np.ndarray:
+        ...
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Values positions: ``probabilities(boards)``, for N boards (N×26, each seen from its player on roll), the
+    (N, 5) cumulative probabilities of that player (win, win a gammon, win a backgammon, lose a gammon, lose a
+    backgammon). ``bgai.eval.bot.Bot`` is one; the luck of the rolls (``bgai.play.analysis.roll_luck``) takes any.
+    """
+
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
         ...
 
 

@@ -52,6 +52,7 @@ import numpy as np
 
 from bgai.core.cube import CENTERED, MAX_CUBE, ON_ROLL, CubeOwner, CubeState, cube_equities, payoff_of
 from bgai.core.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
+from bgai.core.game import Evaluator
 from bgai.core.match import match_equity
 from bgai.core.movegen import Afterstates, afterstates
 from bgai.core.notation import format_steps
@@ -397,7 +398,7 @@ class RollSpread:
         return best[actual] - mean[self.turn_of[actual]]
 
 
-def roll_luck(bot: Bot, boards: np.ndarray, dice: np.ndarray, opening=False) -> np.ndarray:
+def roll_luck(bot: Evaluator, boards: np.ndarray, dice: np.ndarray, opening=False) -> np.ndarray:
     """(N,) the cubeless luck of each roll ``dice`` (N×2) rolled at ``boards`` (on-roll view) for the player who
     rolled it, in points a game (gammons and backgammons counted): the equity (``bot`` at 0-ply) after the best
     play of the roll minus the mean over the rolls of their best plays' (see ``RollSpread``); ``opening``: the
