@@ -250,7 +250,7 @@ ENGINE = textwrap.dedent('''
 
     import numpy as np
 
-    from bgai.core.movegen import afterstates
+    from bgai.core.movegen import afterstates, reference_afterstates
     from bgai.formats.position import Move
     from bgai.formats.position import Position
     from bgai.frontends.ubgi import play_text
@@ -260,7 +260,7 @@ ENGINE = textwrap.dedent('''
         """bgai's first legal play, by the numpy move generator (the compiled one's rows, in its order): no
         compiler to load, so the engine starts at once."""
         roll = tuple(sorted(dice, reverse=True))
-        found = afterstates(position.board[None], np.array([roll]), return_steps=True, compiled=False)
+        found = reference_afterstates(position.board[None], np.array([roll]), return_steps=True)
         return play_text(Move(position, roll, Position._unchecked(found.after[0]), found.steps[0]))
 
 

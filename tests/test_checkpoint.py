@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from bgai.core.errors import BgaiError
-from bgai.core.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
+from bgai.core.phase import BEAROFF, CONTACT, CRASHED, RACE, reference_classify
 from bgai.eval import encoding
 from bgai.eval.bot import load_bot
 from bgai.eval.checkpoint import (
@@ -248,7 +248,7 @@ def test_a_network_whose_outputs_are_not_probabilities_is_refused(tmp_path, payl
 
 
 def test_the_probe_positions_try_every_net_of_a_split_model():
-    assert sorted(classify(PROBE_BOARDS, compiled=False)) == [BEAROFF, RACE, CONTACT, CRASHED]
+    assert sorted(reference_classify(PROBE_BOARDS)) == [BEAROFF, RACE, CONTACT, CRASHED]
     assert (np.abs(PROBE_BOARDS).sum(axis=1) == 30).all() and (PROBE_BOARDS.clip(0).sum(axis=1) == 15).all()
 
 

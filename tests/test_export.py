@@ -53,7 +53,7 @@ def test_onnxruntime_gives_bgais_probabilities_within_1e_5(network, boards):
     theirs = run(export.onnx_bytes(snapshot), bgai.onnx_feeds(boards, snapshot))
     assert theirs.shape == (len(boards), 5) and theirs.dtype == np.float32
     assert np.abs(theirs - ours).max() < 1e-5
-    dense = snapshot.probabilities(bgai.onnx_feeds(boards, snapshot)["inputs"], classify(boards), compiled=False)
+    dense = snapshot.reference_probabilities(bgai.onnx_feeds(boards, snapshot)["inputs"], classify(boards))
     assert np.abs(theirs - dense).max() < 1e-5
 
 
@@ -61,12 +61,12 @@ def test_onnxruntime_gives_bgais_probabilities_within_1e_5(network, boards):
 def test_every_row_goes_through_the_net_of_its_phase(phases, boards):
     snapshot = random_snapshot(phases, (16, 8))
     phase = classify(boards)
-    ours = snapshot.probabilities(export.onnx_feeds(boards, snapshot)["inputs"], phase, compiled=False)
+    ours = snapshot.reference_probabilities(export.onnx_feeds(boards, snapshot)["inputs"], phase)
     theirs = run(export.onnx_bytes(snapshot), export.onnx_feeds(boards, snapshot))
     assert np.abs(theirs - ours).max() < 1e-5
     if len(phases) > 1:  # the nets differ: a wrong route would show
-        other = snapshot.probabilities(export.onnx_feeds(boards, snapshot)["inputs"], np.full_like(phase, RACE),
-                                       compiled=False)
+        other = snapshot.reference_probabilities(export.onnx_feeds(boards, snapshot)["inputs"],
+                                                 np.full_like(phase, RACE))
         assert np.abs(theirs - other).max() > 1e-2
 
 

@@ -72,7 +72,7 @@ def test_the_incremental_first_layer_gives_the_dense_product_s_values(hidden, bo
     shuffled = x[np.random.default_rng(0).permutation(len(x))]
     odd = np.concatenate([x[:5], x[:5], np.zeros((3, x.shape[1]), np.float32), x[5:9], x[8:9].repeat(40, axis=0)])
     for inputs in (x, shuffled, odd):
-        dense = snapshot.probabilities(inputs, compiled=False)
+        dense = snapshot.reference_probabilities(inputs)
         np.testing.assert_allclose(snapshot.probabilities(inputs), dense, atol=2e-6)
     (w, b), *_ = snapshot._net_layers()[0]
     from bgai.eval import kernels

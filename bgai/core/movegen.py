@@ -255,26 +255,23 @@ def chunk_size(n: int, workers: int) -> int:
     return int(min(4096, max(512, -(-n // workers))))
 
 
-def afterstates(boards, dice, *, return_steps: bool = False, validate: bool = True, compiled: bool = True
-                ) -> Afterstates:
+def afterstates(boards, dice, *, return_steps: bool = False, validate: bool = True) -> Afterstates:
     """All distinct legal afterstates of ``boards`` (N×26, on-roll view) with ``dice`` (N×2).
 
     Returns ``(after, owner[, steps])``: ``after`` M×26 seen from the opponent, ``owner`` the index of the position
-    each row came from. See ``Afterstates``. ``compiled``: expand them with the compiled kernel
-    (``bgai.core.kernels.afterstates_of``, the default: the same rows in the same order, several times faster on the
-    few positions of a move), else with the numpy generator of this module.
+    each row came from. See ``Afterstates``. The compiled kernel (``bgai.core.kernels.afterstates_of``) expands
+    them; ``reference_afterstates`` is the numpy generator of the same rows in the same order, which the tests hold
+    it to (the kernel is several times faster on the few positions of a move).
     """
     boards = validate_boards(boards) if validate else np.asarray(boards, dtype=np.int8)
     dice = validate_dice(dice) if validate else np.asarray(dice, dtype=np.int8)
     if len(dice) != len(boards):
         raise InvalidDiceError(f"got {len(boards)} boards but {len(dice)} rolls")
-    expand = _afterstates
-    if compiled:
-        from bgai.core import kernels
+    from bgai.core import kernels
 
-        def expand(b, d, steps):
-            after, owner, found = kernels.afterstates_of(b, d, steps)
-            return Afterstates(after, owner, found if steps else None)
+    def expand(b, d, steps):
+        after, owner, found = kernels.afterstates_of(b, d, steps)
+        return Afterstates(after, owner, found if steps else None)
     if len(boards) <= 512:  # one chunk whatever the threads (chunk_size is at least 512)
         return expand(boards, dice, return_steps)
     workers = threads()
@@ -288,6 +285,12 @@ def afterstates(boards, dice, *, return_steps: bool = False, validate: bool = Tr
         np.concatenate([p.owner + i * size for i, p in enumerate(parts)]),
         np.concatenate([p.steps for p in parts]) if return_steps else None,
     )
+
+
+def reference_afterstates(boards, dice, *, return_steps: bool = False) -> Afterstates:
+    """``afterstates`` by the numpy generator below, a frontier of partial plays a die at a time: the readable
+    reference the compiled kernel is tested against (the same rows in the same order). Not a hot path."""
+    return _afterstates(validate_boards(boards), validate_dice(dice), return_steps)
 
 
 def _afterstates(boards: np.ndarray, dice: np.ndarray, return_steps: bool) -> Afterstates:

@@ -111,18 +111,25 @@ def result_points(after: np.ndarray) -> np.ndarray:
     return 1 + gammon.astype(np.int8) + backgammon.astype(np.int8)
 
 
-def classify(boards: np.ndarray, compiled: bool = True) -> np.ndarray:
-    """(N,) int8 phase of N boards (on-roll view): ``OVER``, ``BEAROFF``, ``RACE``, ``CONTACT`` or ``CRASHED``.
-    ``compiled``:
-    one compiled pass over each board (``bgai.core.kernels.phases_of``), else the numpy tests below (the same
-    classes)."""
+def classify(boards: np.ndarray) -> np.ndarray:
+    """(...,) int8 phase of (..., 26) boards (on-roll view): ``OVER``, ``BEAROFF``, ``RACE``, ``CONTACT`` or
+    ``CRASHED``, by one compiled pass over each board (``bgai.core.kernels.phases_of``); ``reference_classify`` is
+    the same in numpy, from the tests above, and the tests hold the two equal."""
     boards = np.asarray(boards)
-    if compiled and boards.ndim == 2 and boards.shape[1] == 26:
-        from bgai.core import kernels
+    if boards.ndim == 0 or boards.shape[-1] != 26:
+        raise ValueError(f"boards must have shape (..., 26), got {boards.shape}")
+    from bgai.core import kernels
 
-        out = np.empty(len(boards), dtype=np.int8)
-        kernels.phases_of(np.ascontiguousarray(boards, dtype=np.int8), out)
-        return out
+    flat = np.ascontiguousarray(boards.reshape(-1, 26), dtype=np.int8)
+    out = np.empty(len(flat), dtype=np.int8)
+    kernels.phases_of(flat, out)
+    return out.reshape(boards.shape[:-1])
+
+
+def reference_classify(boards: np.ndarray) -> np.ndarray:
+    """``classify`` in numpy, from ``game_over``, ``is_bearoff``, ``is_race`` and ``is_crashed``: the readable
+    reference of the compiled pass, and what a check that must not load the compiler reads."""
+    boards = np.asarray(boards)
     return np.select(
         [game_over(boards), is_bearoff(boards), is_race(boards), is_crashed(boards)], [OVER, BEAROFF, RACE, CRASHED],
         CONTACT).astype(np.int8)

@@ -596,16 +596,15 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     return _POOL
 
 
-def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION, compiled: bool = True
-           ) -> np.ndarray:
+def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION) -> np.ndarray:
     """The network inputs of ``boards`` (..., 26), each seen from the player on roll: float32 (..., n_features),
     for encoder ``version`` (default the latest).
 
     See the module docstring for the features and ``LAYOUTS`` for their offsets. ``out``: an optional float32 array
     of that shape to write into, C-contiguous or a 2-D block of columns of a wider one (a hot loop can reuse one
     buffer instead of allocating pages; an environment writes the inputs into its observations' first columns).
-    ``compiled``: compute them with the compiled kernel (``bgai.core.kernels``, the default), else with the numpy
-    version in this module (the same values; the kernel is 10 to 50 times faster on the batches of a move).
+    The compiled kernel (``encode_boards``) computes them; ``reference_encode`` is the numpy statement of the same
+    features, which the tests hold it equal to (the kernel is 10 to 50 times faster on the batches of a move).
     """
     layout = _layout_of(version)
     b = np.asarray(boards)
@@ -623,17 +622,11 @@ def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION
         raise ValueError(f"out must be a C-contiguous float32 array of shape {shape} (or of its rows' columns), got "
                          f"{out.dtype} {out.shape}")
     result, out = out, out.reshape(len(b), layout.n_features)
-    if compiled:
-        if len(b) <= 4096:  # one pass whatever the threads (the common case: a move's few dozen boards)
-            encode_boards(b, out, layout.version, layout.side_size, POINT_UNITS, ESCAPE_TABLE)
-            return result
 
-        def chunk(lo, hi):
-            encode_boards(b[lo:hi], out[lo:hi], layout.version, layout.side_size, POINT_UNITS, ESCAPE_TABLE)
-    else:
-        def chunk(lo, hi):
-            _encode_chunk(b[lo:hi], out[lo:hi], layout)
-    if len(b) <= 4096:  # one chunk whatever the threads (the common case: a move's few dozen boards)
+    def chunk(lo, hi):
+        encode_boards(b[lo:hi], out[lo:hi], layout.version, layout.side_size, POINT_UNITS, ESCAPE_TABLE)
+
+    if len(b) <= 4096:  # one pass whatever the threads (the common case: a move's few dozen boards)
         chunk(0, len(b))
         return result
     size = _chunk_size(len(b), threads())
@@ -645,6 +638,20 @@ def encode(boards, out: np.ndarray | None = None, version: int = ENCODER_VERSION
         for i in starts:
             chunk(i, i + size)
     return result
+
+
+def reference_encode(boards, version: int = ENCODER_VERSION) -> np.ndarray:
+    """``encode`` in numpy, one vectorized statement per feature: the readable reference the compiled kernel is
+    tested against (the same values), and what a check that must not load the compiler reads
+    (``bgai.eval.weights.check_outputs``). Not a hot path: ten to fifty times slower."""
+    layout = _layout_of(version)
+    b = np.asarray(boards)
+    if b.ndim == 0 or b.shape[-1] != BOARD_SIZE or b.dtype.kind not in "iu":
+        raise ValueError(f"boards must be an integer array of shape (..., {BOARD_SIZE}), got {b.dtype} {b.shape}")
+    flat = np.ascontiguousarray(b.reshape(-1, BOARD_SIZE), dtype=np.int8)
+    out = np.empty((len(flat), layout.n_features), dtype=np.float32)
+    _encode_chunk(flat, out, layout)
+    return out.reshape(b.shape[:-1] + (layout.n_features,))
 
 
 def encode_torch(boards, device=None, version: int = ENCODER_VERSION):

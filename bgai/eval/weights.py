@@ -208,11 +208,12 @@ def check_outputs(snapshot: ModelSnapshot, where) -> None:
     (finite, in [0, 1]): a net that answers NaN or overflows is never played. Each net evaluates the probes of
     its phases by the dense forward pass, on its weights as stored (about 0.1 ms for the shipped network)."""
     if snapshot.encoder_version not in _PROBES:
-        from bgai.core.phase import classify
+        from bgai.core.phase import reference_classify
         from bgai.eval import encoding
 
-        _PROBES[snapshot.encoder_version] = (encoding.encode(PROBE_BOARDS, version=snapshot.encoder_version,
-                                                             compiled=False), classify(PROBE_BOARDS, compiled=False))
+        # the numpy references: checking a file loads no compiler
+        _PROBES[snapshot.encoder_version] = (encoding.reference_encode(PROBE_BOARDS, version=snapshot.encoder_version),
+                                             reference_classify(PROBE_BOARDS))
     x, phase = _PROBES[snapshot.encoder_version]
     for name, phases in phase_nets(snapshot.phases).items():
         keys = [f"nets.{name}.body.{2 * i}" for i in range(len(snapshot.hidden))] + [f"nets.{name}.head"]
@@ -285,18 +286,20 @@ class ModelSnapshot:
             self._layers, self._route = layers, route
         return self._layers
 
-    def probabilities(self, x: np.ndarray, phase: np.ndarray | None = None, compiled: bool = True) -> np.ndarray:
+    def probabilities(self, x: np.ndarray, phase: np.ndarray | None = None) -> np.ndarray:
         """(N, 5) float32 cumulative probabilities of N encoded positions ``x`` (N, n_inputs), each by the net of
         its phase (``phase`` (N,) from ``bgai.core.phase.classify``; ignored with one net): the torch model's forward
-        pass, in numpy. ``compiled``: the first layer by ``bgai.eval.kernels.first_layer`` (each row from the inputs
-        that changed since the row before: several times faster on a move's or a lookahead's boards, the values
-        within about 1e-6), else as a dense product."""
-        nets = self._net_layers()
+        pass, in numpy, every layer a compiled kernel (``bgai.eval.kernels``): the first from the inputs that
+        changed since the row before (several times faster on a move's or a lookahead's boards), the values within
+        about 1e-6 of ``reference_probabilities``'."""
+        return self._probabilities(self._net_layers(), np.ascontiguousarray(x, dtype=np.float32), phase, True)
+
+    def reference_probabilities(self, x: np.ndarray, phase: np.ndarray | None = None) -> np.ndarray:
+        """``probabilities`` as dense numpy products, layer by layer: the reference the compiled pass is tested
+        against. Not a hot path."""
         x = np.ascontiguousarray(x, dtype=np.float32)
-        if compiled:  # every layer a compiled kernel: no BLAS product to keep on one thread
-            return self._probabilities(nets, x, phase, compiled)
         with _one_blas_thread(len(x) < MANY_THREADS_ROWS):
-            return self._probabilities(nets, x, phase, compiled)
+            return self._probabilities(self._net_layers(), x, phase, False)
 
     def board_probabilities(self, boards: np.ndarray, phase: np.ndarray | None = None) -> np.ndarray:
         """(N, 5) float32 cumulative probabilities of N boards (int8, on-roll view), each by the net of its phase:
@@ -321,7 +324,7 @@ class ModelSnapshot:
             cells = np.zeros((1 + 26 * 31, 26), dtype=np.int8)  # an empty board, then each cell at each count
             cell, count = np.divmod(np.arange(26 * 31), 31)
             cells[1 + np.arange(26 * 31), cell] = count - 15
-            x = encoding.encode(cells, version=0, compiled=False).astype(np.float64)
+            x = encoding.reference_encode(cells, version=0).astype(np.float64)
             x[:, layout.contact] = 0
             tables = []
             for w, b in (net[0] for net in self._net_layers()):
