@@ -67,7 +67,7 @@ class CubeOwner(enum.IntEnum):
 
     def switched(self) -> CubeOwner:
         """The same cube seen from the other player."""
-        return CubeOwner((0, 2, 1)[self])
+        return CubeOwner(int(_SWITCHED[self]))
 
     @property
     def word(self) -> str:
@@ -76,6 +76,8 @@ class CubeOwner(enum.IntEnum):
 
 
 CENTERED, ON_ROLL, OPPONENT = CubeOwner.CENTERED, CubeOwner.ON_ROLL, CubeOwner.OPPONENT
+#: ``_SWITCHED[owner]``: the owner's code seen from the other player (on roll and opponent swap).
+_SWITCHED = np.array([CENTERED, OPPONENT, ON_ROLL], dtype=np.int8)
 _OWNER_NAMES = {"center": CENTERED, "centered": CENTERED, "me": ON_ROLL, "on_roll": ON_ROLL, "opponent": OPPONENT,
                 "opp": OPPONENT}
 
@@ -124,9 +126,8 @@ class CubeState:
 
     def switched(self) -> CubeState:
         """The same cubes seen from the other side (after the turn passes)."""
-        owner = np.select([self.owner == ON_ROLL, self.owner == OPPONENT], [OPPONENT, ON_ROLL], CENTERED)
         away = None if self.away is None else self.away[:, ::-1].copy()
-        return CubeState(self.value, owner.astype(np.int8), away, self.crawford, self.post_crawford,
+        return CubeState(self.value, _SWITCHED[np.asarray(self.owner)], away, self.crawford, self.post_crawford,
                          self.jacoby, self.beavers)
 
 
