@@ -289,6 +289,10 @@ class RolloutSettings:
             raise BgaiError("a cubeful rollout can stop only at exact bear-offs (bearoff 'exact' or 'off'): the "
                             "one-sided race estimate has no cubeful equity")
 
+    def for_bot(self, bot) -> RolloutSettings:
+        """These settings with ``plies`` said: the bot's own lookahead where it is ``None``."""
+        return self if self.plies is not None else replace(self, plies=bot.plies)
+
     @property
     def bearoff_stop(self) -> str:
         if self.bearoff is not None:
@@ -508,10 +512,10 @@ def run_trials(bot, start: Start, trials, settings: RolloutSettings, progress: b
     meanwhile (``torch_threads``). ``bar``: a progress bar (``tqdm``) to move by each game as it ends, shared by
     the threads of a rollout, instead of one of its own (``progress``)."""
     trials = np.asarray(trials, dtype=np.int64)
-    plies = bot.plies if settings.plies is None else settings.plies  # None: the bot's own lookahead
-    settings = replace(settings, plies=plies)
+    settings = settings.for_bot(bot)
+    assert settings.plies is not None  # (said by for_bot)
     bot0 = _zero_ply(bot)
-    checkers = _at_plies(bot, plies)
+    checkers = _at_plies(bot, settings.plies)
     player = _RolloutPlayer(checkers, bot0) if settings.cubeful else checkers
     players = (player, player)
     n_starts, n_trials = len(start.boards), len(trials)
@@ -752,8 +756,7 @@ def _resolve(bot, settings: RolloutSettings | None, base: RolloutSettings, chang
     if unknown:
         raise TypeError(f"unexpected rollout setting(s): {', '.join(unknown)} (RolloutSettings has "
                         f"{', '.join(f.name for f in fields(RolloutSettings))})")
-    resolved = replace(settings or base, **changes)
-    return resolved if resolved.plies is not None else replace(resolved, plies=bot.plies)
+    return replace(settings or base, **changes).for_bot(bot)
 
 
 def _position(position) -> Position:
