@@ -544,6 +544,43 @@ def test_a_version_2_checkpoint_starts_a_version_3_split_model_with_the_new_inpu
                      progress=False)
 
 
+
+def test_a_narrower_checkpoint_starts_a_wider_run_as_the_same_network_whose_new_units_learn(tmp_path):
+    # Given a split 8-4 model, saved as a checkpoint
+    torch.manual_seed(5)
+    old = EquityModel.create((8, 4), ("contact", "race"), 2)
+    save_checkpoint(tmp_path / "narrow.pt", model_payload(old))
+    # When a 12-6 run starts from it
+    config = load_config(None, {**TINY, "nets": "contact,race", "encoder": 2, "hidden": "12,6",
+                                "init": str(tmp_path / "narrow.pt")})
+    state = training.Run(config, tmp_path / "run", resume=False, progress=False)
+    try:
+        model = state.model
+        assert model.hidden == (12, 6)
+        for name, net in model.nets.items():
+            was = old.nets[name]
+            # Then the old units keep their weights, the new ones have weights in and none out
+            assert torch.equal(net.body[0].weight[:8], was.body[0].weight)
+            assert net.body[0].weight[8:].abs().sum() > 0
+            assert not net.body[2].weight[:, 8:].any() and not net.head.weight[:, 4:].any()
+            assert torch.equal(net.body[2].weight[:4, :8], was.body[2].weight)
+        # and it evaluates every position exactly as the narrow model
+        boards = sample_positions(old, 2, 0, seed=1, epsilon=0.0, rng=np.random.default_rng(1), keep=30)
+        assert np.allclose(Bot(model).probabilities(boards), Bot(old).probabilities(boards), atol=1e-6)
+        # and one step of learning moves the new units' outgoing weights off zero
+        x, phase = inputs(model, boards)
+        model.train()
+        model(x, phase).sum().backward()
+        assert any(net.head.weight.grad[:, 4:].abs().sum() > 0 for net in model.nets.values())
+    finally:
+        state.close()
+    # A deeper or narrower network cannot start from it
+    for hidden in ("12", "6,6"):
+        with pytest.raises(BgaiError, match="do not widen"):
+            training.Run(load_config(None, {**TINY, "nets": "contact,race", "encoder": 2, "hidden": hidden,
+                                            "init": str(tmp_path / "narrow.pt")}), tmp_path / f"run{hidden}",
+                         resume=False, progress=False)
+
 def test_a_pruner_that_is_not_a_file_is_refused(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text('[[stage]]\nmethod = "lookahead"\npruner = "no/such/pruner.npz"\n')

@@ -117,8 +117,14 @@ def test_the_report_tabulates_levers_tried_on_another_network_and_rerenders_with
     # a second table, with its own title, after the first
     second = tmp_path / "more.json"
     second.write_text(json.dumps({"what": "generations learned from rollouts", "title": "Rollout-labelled "
-                                  "generations", "runs": {"pilot": {"lever": "20,000 labels", "versus": []}}}))
+                                  "generations", "runs": {"pilot": {"lever": "20,000 labels", "versus": []},
+                                                                 "seeds": {"lever": "pairs", "versus": [
+        {"opponent": "s", "ppg_luck_adjusted": 0.004, "ppg_luck_adjusted_se": 0.003},
+        {"opponent": "s", "ppg_luck_adjusted": 0.01, "ppg_luck_adjusted_se": 0.003}], "versus_pooled": {
+        "opponent": "s", "ppg_luck_adjusted": 0.007, "ppg_luck_adjusted_se": 0.002}}}}))
     report.main(["--render-only", "--out", str(tmp_path), "--levers", str(path), str(second)])
     both = (tmp_path / "REPORT.md").read_text()
     assert both.index("## Levers tried since") < both.index("## Rollout-labelled generations\n\nGenerations learned")
     assert "| pilot | 20,000 labels | — | — | — | — | — |" in both
+    # several seeds' results, and their pooled figure after them
+    assert "| seeds | pairs | — | — | +0.004 ± 0.003 v s; +0.010 ± 0.003 v s; **pooled, +0.007 ± 0.002 v s** |" in both

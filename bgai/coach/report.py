@@ -205,6 +205,8 @@ def levers_table(levers: dict) -> list[str]:
                    else f"{run['minutes_training']:g} of training" if "minutes_training" in run else "—")
         fit = " → ".join(f"{e:.4f}" for e in run["held_out_error"]) if run.get("held_out_error") else "—"
         versus = "; ".join(_versus(v) for v in run.get("versus", ())) or "—"
+        if run.get("versus_pooled"):  # several seeds' games, pooled
+            versus += f"; **pooled, {_versus(run['versus_pooled'])}**"
         if "checker_mp" in run:
             checker = f"{run['checker_mp']:.2f}"
         elif "move_accuracy" in run:  # its own and, paired, its difference from the network it started from

@@ -148,6 +148,37 @@ class EquityModel(nn.Module):
             nets[name] = wider
         return EquityModel(nets, version)
 
+    def widened(self, hidden: tuple[int, ...], seed: int = 0) -> EquityModel:
+        """A copy of this model with wider hidden layers ``hidden`` (as many as its own, none narrower) that computes
+        the same function: each new unit has seeded random incoming weights, as a fresh layer's, and zero weight
+        out, so it starts silent and learns what to add (a run's ``init`` from a narrower network).
+        ``ValueError`` if ``hidden`` has another depth or a narrower layer."""
+        hidden = tuple(int(h) for h in hidden)
+        if len(hidden) != len(self.hidden) or any(new < old for new, old in zip(hidden, self.hidden)):
+            raise ValueError(f"hidden layers {list(hidden)} do not widen {list(self.hidden)}: a wider network needs "
+                             f"as many layers, none narrower")
+        generator = torch.Generator().manual_seed(seed)
+        nets = {}
+        for name, net in zip(self.nets, self._nets()):
+            wider = EquityNet(net.n_inputs, hidden)
+            state = wider.state_dict()
+            old = net.state_dict()
+            linear = [f"body.{2 * k}" for k in range(len(hidden))] + ["head"]
+            for k, layer in enumerate(linear):
+                weight, bias = old[f"{layer}.weight"], old[f"{layer}.bias"]
+                out_old, in_old = weight.shape
+                new_weight = state[f"{layer}.weight"]
+                if k < len(hidden):  # the new units' incoming weights: a fresh layer's uniform initialisation
+                    bound = 1 / new_weight.shape[1] ** 0.5
+                    new_weight.copy_(torch.rand(new_weight.shape, generator=generator) * 2 * bound - bound)
+                    state[f"{layer}.bias"].copy_(torch.rand(len(new_weight), generator=generator) * 2 * bound - bound)
+                new_weight[:, in_old:] = 0  # the new units of the layer below start silent
+                new_weight[:out_old, :in_old] = weight
+                state[f"{layer}.bias"][:out_old] = bias
+            wider.load_state_dict(state)
+            nets[name] = wider
+        return EquityModel(nets, self.encoder_version)
+
     def describe(self) -> str:
         nets = " + ".join(f"{name} {list(net.hidden)}" for name, net in zip(self.nets, self._nets()))
         return f"{nets} hidden, encoder version {self.encoder_version} ({self.n_inputs} inputs)"

@@ -284,10 +284,10 @@ class RunConfig:
     hidden: str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
     nets: str = _field("all", "'all' (one net for every phase), 'contact,race' (one net each) or "
                               "'contact,crashed,race' (GNU Backgammon's three classes)")
-    init: str = _field("", "checkpoint whose weights the run starts from (same hidden layers; each net starts as "
-                           "the one that evaluated its phases there: a one-net model's weights start every net of "
-                           "a split one, a contact net a crashed one; inputs a later encoder adds start with zero "
-                           "weight); empty: random")
+    init: str = _field("", "checkpoint whose weights the run starts from (as many hidden layers, none wider; "
+                           "each net starts as the one that evaluated its phases there: a one-net model's weights "
+                           "start every net of a split one, a contact net a crashed one; inputs a later encoder adds "
+                           "start with zero weight, and new hidden units with zero weight out); empty: random")
     threads: int = _field(0, "torch threads of the main process (0: 2 with workers=1, where it plays too, as "
                              "before; 1 with workers, which have the cores while it learns)")
     workers: int = _field(0, "worker processes for self-play and lookahead targets (0: one per core this process "
@@ -509,6 +509,11 @@ class Run:
             if start.encoder_version != self.model.encoder_version:
                 try:  # new inputs start with zero weight: the same network, free to learn to use them
                     start = start.reading(self.model.encoder_version)
+                except ValueError as e:
+                    raise BgaiError(f"--init {config.init}: {e}") from None
+            if start.hidden != self.model.hidden:
+                try:  # new units start silent: the same network, free to learn what to add
+                    start = start.widened(self.model.hidden, config.seed)
                 except ValueError as e:
                     raise BgaiError(f"--init {config.init}: {e}") from None
             weights = start.state_dict()
@@ -1193,9 +1198,11 @@ def anchor_positions(model: EquityModel, boards: np.ndarray, share: float, seed:
     want = min(len(after), int(round(share * len(boards))))
     after = after[np.sort(rng.choice(len(after), want, replace=False))]
     model.eval()
+    probs = np.empty((len(after), 5), np.float32)
     with torch.inference_mode():
-        x, phase = inputs(model, after)
-        probs = model(x, phase).numpy().astype(np.float32)
+        for start in range(0, len(after), 65536):  # (in parts: millions of anchors at once would fill the memory)
+            x, phase = inputs(model, after[start:start + 65536])
+            probs[start:start + 65536] = model(x, phase).numpy()
     return after, probs
 
 
