@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from bgai.coach import cube_accuracy, move_accuracy, ply_strength, strength
+from bgai.coach.cube_reference import decision_losses
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
@@ -304,6 +305,26 @@ def test_cube_accuracy_records_each_ply_beside_gnubg_and_its_provenance(tmp_path
     assert figures["reference"] == "cube_reference.json"
     assert figures["gnubg 0-ply"]["decisions"] == figures["bgai 0-ply"]["decisions"] >= 6  # doubles, and takes
     assert figures["bgai 0-ply"]["mp_per_decision"] >= 0
+
+
+def test_cube_accuracy_versus_a_network_is_the_paired_difference_of_the_two(tmp_path):
+    from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ
+
+    reference = tiny_reference("cube_reference.json", tmp_path, 60)
+    entries = json.loads(reference.read_text())["entries"]
+    options = ["--plies", "0", "--checkpoint", str(SHIPPED_NPZ), "--versus", str(FAST_NPZ), "--reference",
+               str(reference)]
+    figures = coach(cube_accuracy, options, tmp_path / "versus.json")
+    versus = figures["bgai 0-ply"]["minus_versus"]
+    ours, theirs = (cube_accuracy.bgai_decisions(cube_accuracy.load_bot(path), entries)[:2]
+                    for path in (SHIPPED_NPZ, FAST_NPZ))
+    diffs = 1000 * (decision_losses(entries, *ours) - decision_losses(entries, *theirs))
+    assert len(diffs) == figures["bgai 0-ply"]["decisions"] and diffs.any()  # the two networks decide differently
+    assert versus["versus"] == str(FAST_NPZ)
+    assert versus["mp_per_decision"] == pytest.approx(diffs.mean())
+    assert versus["mp_se"] == pytest.approx(diffs.std(ddof=1) / np.sqrt(len(diffs)))
+    # the losses are those the figures average
+    assert 1000 * decision_losses(entries, *ours).mean() == pytest.approx(figures["bgai 0-ply"]["mp_per_decision"])
 
 
 def test_cube_accuracy_in_match_play_reads_each_entrys_score(tmp_path):

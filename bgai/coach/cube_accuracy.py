@@ -1,6 +1,7 @@
 """bgai's money-game cube decisions judged on GNU Backgammon's 2-ply reference set, beside gnubg's own 0-ply.
 
     python -m bgai.coach.cube_accuracy [--plies 0 1] [--rollout N] [--json benchmarks/results/cube_accuracy.json]
+    python -m bgai.coach.cube_accuracy --plies 0 --checkpoint P --versus Q      (paired: P's errors minus Q's)
     python -m bgai.coach.cube_accuracy --reference bgai/coach/data/cube_reference_match.json [--plies 0 1]
 
 The reference set (``bgai/coach/data/cube_reference.json``, made by ``bgai.coach.cube_reference``) holds
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import sys
 import time
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.coach.cube_reference import KINDS, gnubg_0ply_score, score_decisions
+from bgai.coach.cube_reference import KINDS, decision_losses, gnubg_0ply_score, score_decisions
 from bgai.core.cube import CENTERED, ON_ROLL, CubeState, cube_equities
 from bgai.core.files import provenance, write_atomically
 from bgai.eval.bot import load_bot
@@ -74,6 +76,14 @@ def rollout_decisions(bot, entries, options: dict | None = None, progress: bool 
     return np.array(doubles), np.array(takes), time.perf_counter() - started
 
 
+def paired_difference(entries, mine: tuple, theirs: tuple) -> dict:
+    """Mean and standard error, in millipoints a decision, of the equity the (doubles, takes) ``mine`` lose minus
+    what ``theirs`` lose on the same decisions."""
+    diffs = decision_losses(entries, *mine) - decision_losses(entries, *theirs)
+    return {"mp_per_decision": 1000 * float(diffs.mean()),
+            "mp_se": 1000 * float(diffs.std(ddof=1) / math.sqrt(len(diffs)))}
+
+
 def model_only(entries) -> dict:
     """bgai's cube model (Janowski, ``bgai.core.cube``) fed GNU Backgammon's own 2-ply cubeless probabilities: what the
     cube model loses by itself, apart from the network's errors. (A diagnostic; nothing is learned from it.)"""
@@ -91,6 +101,9 @@ def main(argv=None) -> None:
     parser.add_argument("--rollout", type=int, default=0, metavar="N",
                         help="also the rollout cube decision (bgai eval --rollout), on a seeded sample of N decisions; "
                              "every row is then measured on that sample (default 0: none, the whole set)")
+    parser.add_argument("--versus", metavar="CHECKPOINT",
+                        help="also each ply's paired difference from this network's decisions at the same ply (e.g. "
+                             "the network a run started from)")
     parser.add_argument("--trials", type=int, help="the rollout's trials (default: bgai.eval.bot.CUBE_ROLLOUT's)")
     parser.add_argument("--truncate", type=int, help="the rollout's truncation (default: CUBE_ROLLOUT's; 0: played "
                                                      "out)")
@@ -113,6 +126,10 @@ def main(argv=None) -> None:
         doubles, takes, seconds = bgai_decisions(bot, entries)
         rows[f"bgai {plies}-ply"] = {**score_decisions(entries, doubles.tolist(), takes.tolist()),
                                      "ms_per_position": 1000 * seconds / len(entries)}
+        if args.versus:
+            theirs = bgai_decisions(load_bot(args.versus, plies=plies), entries)[:2]
+            rows[f"bgai {plies}-ply"]["minus_versus"] = {"versus": args.versus,
+                                                        **paired_difference(entries, (doubles, takes), theirs)}
     if args.rollout:
         options = {k: v for k, v in (("trials", args.trials), ("truncate", args.truncate)) if v is not None}
         if options.get("truncate") == 0:
@@ -129,6 +146,10 @@ def main(argv=None) -> None:
     for name, s in rows.items():
         print(f"{name:<34} {s['mp_per_decision']:>11.2f} {100 * s['double_agreement']:>12.1f}% "
               f"{s['double_mp']:>10.2f} {100 * s['take_agreement']:>10.1f}% {s['take_mp']:>8.2f}")
+    for name, s in rows.items():
+        if "minus_versus" in s:
+            print(f"{name:<34} minus {args.versus} at the same ply: {s['minus_versus']['mp_per_decision']:+.2f} ± "
+                  f"{s['minus_versus']['mp_se']:.2f} mp a decision (paired)")
     print(f"\nerrors by kind: how many, and their mp a decision\n{'':<34} " + " ".join(f"{k:>16}" for k in KINDS))
     for name, s in rows.items():
         print(f"{name:<34} " + " ".join(f"{s['by_kind'][k]['count']:>6} {s['by_kind'][k]['mp']:>9.2f}" for k in KINDS))

@@ -37,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 JOB_ENV = "CUBE_REFERENCE_JOB"
 GNUBG = "/usr/games/gnubg"
 CUBE_STATES = (("centered", 1), ("on_roll", 2))
@@ -79,6 +81,22 @@ def reference_decisions(entry: dict) -> tuple[bool, bool]:
     return min(dt, dp) >= nd, dt <= dp
 
 
+def decision_losses(reference_entries, doubles, takes) -> np.ndarray:
+    """The equity each decision loses (``SCORING``): entry ``i``'s double decision, then, where the reference
+    doubles, its take decision, in the order of the entries (the decisions ``score_decisions`` averages)."""
+    if not len(reference_entries) == len(doubles) == len(takes):
+        raise ValueError("need one double and one take decision per reference entry")
+    double_losses, take_losses = [], []
+    for entry, double, take in zip(reference_entries, doubles, takes):
+        nd, dt, dp = entry["no_double"], entry["double_take"], entry["double_pass"]
+        ref_double, ref_take = reference_decisions(entry)
+        doubled = min(dt, dp)
+        double_losses.append(max(nd, doubled) - (doubled if double else nd))
+        if ref_double:
+            take_losses.append(abs(dt - dp) if bool(take) != ref_take else 0.0)
+    return np.array(double_losses + take_losses)
+
+
 def score_decisions(reference_entries, doubles, takes) -> dict:
     """Agreement with the 2-ply reference and equity lost, per the definition in ``SCORING``.
 
@@ -87,27 +105,23 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
     errors (the decisions that lose equity) into ``KINDS``: how many of each, and their millipoints over all the
     decisions (the four add up to ``mp_per_decision``).
     """
-    if not len(reference_entries) == len(doubles) == len(takes):
-        raise ValueError("need one double and one take decision per reference entry")
-    double_losses, double_agree, take_losses, take_agree = [], 0, [], 0
-    kinds: dict[str, list[float]] = {kind: [] for kind in KINDS}
-    for entry, double, take in zip(reference_entries, doubles, takes):
-        nd, dt, dp = entry["no_double"], entry["double_take"], entry["double_pass"]
-        ref_double, ref_take = reference_decisions(entry)
-        doubled = min(dt, dp)
-        double_losses.append(max(nd, doubled) - (doubled if double else nd))
-        double_agree += bool(double) == ref_double
-        if double_losses[-1] > 0:
-            kinds["wrong double" if double else "missed double"].append(double_losses[-1])
-        if ref_double:
-            take_losses.append(abs(dt - dp) if bool(take) != ref_take else 0.0)
-            take_agree += bool(take) == ref_take
-            if take_losses[-1] > 0:
-                kinds["wrong take" if take else "wrong pass"].append(take_losses[-1])
-    n_double, n_take = len(double_losses), len(take_losses)
+    losses = decision_losses(reference_entries, doubles, takes)
+    n_double = len(reference_entries)
+    double_losses, take_losses = losses[:n_double], losses[n_double:]
+    judged = [(entry, bool(double), bool(take)) for entry, double, take in zip(reference_entries, doubles, takes)]
+    double_agree = sum(double == reference_decisions(entry)[0] for entry, double, _ in judged)
+    taken = [(take, reference_decisions(entry)[1]) for entry, _, take in judged if reference_decisions(entry)[0]]
+    take_agree = sum(take == ref_take for take, ref_take in taken)
+    kinds = {
+        "missed double": [loss for loss, (_, double, _) in zip(double_losses, judged) if loss > 0 and not double],
+        "wrong double": [loss for loss, (_, double, _) in zip(double_losses, judged) if loss > 0 and double],
+        "wrong take": [loss for loss, (take, _) in zip(take_losses, taken) if loss > 0 and take],
+        "wrong pass": [loss for loss, (take, _) in zip(take_losses, taken) if loss > 0 and not take],
+    }
+    n_take = len(take_losses)
 
-    def mean_mp(losses):
-        return 1000 * sum(losses) / len(losses) if losses else 0.0
+    def mean_mp(values):
+        return 1000 * sum(values.tolist()) / len(values) if len(values) else 0.0
 
     return {
         "double_decisions": n_double,
@@ -117,9 +131,9 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
         "take_agreement": take_agree / n_take if n_take else 0.0,
         "take_mp": mean_mp(take_losses),
         "decisions": n_double + n_take,
-        "mp_per_decision": mean_mp(double_losses + take_losses),
-        "by_kind": {kind: {"count": len(losses), "mp": 1000 * sum(losses) / (n_double + n_take) if n_double else 0.0}
-                    for kind, losses in kinds.items()},
+        "mp_per_decision": mean_mp(losses),
+        "by_kind": {kind: {"count": len(lost), "mp": float(1000 * sum(lost) / (n_double + n_take)) if n_double else 0.0}
+                    for kind, lost in kinds.items()},
     }
 
 
