@@ -108,13 +108,13 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
     losses = decision_losses(reference_entries, doubles, takes)
     n_double = len(reference_entries)
     double_losses, take_losses = losses[:n_double], losses[n_double:]
-    judged = [(entry, bool(double), bool(take)) for entry, double, take in zip(reference_entries, doubles, takes)]
-    double_agree = sum(double == reference_decisions(entry)[0] for entry, double, _ in judged)
-    taken = [(take, reference_decisions(entry)[1]) for entry, _, take in judged if reference_decisions(entry)[0]]
+    references = [reference_decisions(entry) for entry in reference_entries]
+    double_agree = sum(bool(double) == ref_double for double, (ref_double, _) in zip(doubles, references))
+    taken = [(bool(take), ref_take) for take, (ref_double, ref_take) in zip(takes, references) if ref_double]
     take_agree = sum(take == ref_take for take, ref_take in taken)
     kinds = {
-        "missed double": [loss for loss, (_, double, _) in zip(double_losses, judged) if loss > 0 and not double],
-        "wrong double": [loss for loss, (_, double, _) in zip(double_losses, judged) if loss > 0 and double],
+        "missed double": [loss for loss, double in zip(double_losses, doubles) if loss > 0 and not double],
+        "wrong double": [loss for loss, double in zip(double_losses, doubles) if loss > 0 and double],
         "wrong take": [loss for loss, (take, _) in zip(take_losses, taken) if loss > 0 and take],
         "wrong pass": [loss for loss, (take, _) in zip(take_losses, taken) if loss > 0 and not take],
     }
