@@ -2,6 +2,7 @@
 reference set, both judged by the set's stored GNU Backgammon 2-ply cubeless probabilities.
 
     python benchmarks/cube_set_rollouts.py [--positions 300] [--trials 72] [--seed 3] [--json FILE]
+    python benchmarks/cube_set_rollouts.py --errors [--trials 288] [--json FILE]
 
 The positions are a random draw (``--seed``) of the set's distinct contact positions (``bgai.coach.cube_reference``:
 positions of gnubg-nn's self-play near the doubling window, the player on roll before its roll). For each, the
@@ -10,6 +11,10 @@ truncated after 7 plies and by its rollouts played to the end (``bgai.eval.rollo
 reduction, ``--trials`` trials). Printed for each value: its mean difference from gnubg 2-ply (the lean: positive
 when it rates the player on roll higher, ± its standard error over positions), its mean absolute difference, and
 the same two against the played-out rollouts.
+
+With ``--errors`` the positions are instead those of every take decision the fast network's 0-ply cube gets wrong
+(a wrong take or a wrong pass against the set's reference decision, every cube state of a position counting once):
+are those the network's errors by its own rollouts' measure too, or where two engines disagree?
 
 If the rollouts lean as the network does, a network that learned them would keep the lean: rollout targets could
 only take away the per-position error. gnubg is the judge here only; nothing here trains anything.
@@ -24,6 +29,7 @@ import time
 import numpy as np
 
 from bgai.coach.cube_accuracy import REFERENCE, boards_and_cubes
+from bgai.coach.cube_reference import reference_decisions
 from bgai.core.files import provenance, write_atomically
 from bgai.core.progress import ticking
 from bgai.eval.bot import load_bot
@@ -36,21 +42,32 @@ def main(argv=None) -> None:
     parser.add_argument("--positions", type=int, default=300)
     parser.add_argument("--trials", type=int, default=72)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--errors", action="store_true",
+                        help="the positions of the 0-ply cube's wrong takes and wrong passes, not a random draw "
+                             "(--positions and --seed then unused)")
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args(argv)
 
     entries = json.loads(REFERENCE.read_text())["entries"]
+    bot = load_bot()
+    wrong: set[int] = set()
+    if args.errors:
+        takes = bot.cube_equities(*boards_and_cubes(entries)).should_take
+        wrong = {i for i, e in enumerate(entries)
+                 if reference_decisions(e)[0] and bool(takes[i]) != reference_decisions(e)[1]}
     seen: set[str] = set()
-    contact = []
+    pool = []
     for i, e in enumerate(entries):
-        if e["class"] != "race" and e["position_id"] not in seen:
+        if (i in wrong if args.errors else e["class"] != "race") and e["position_id"] not in seen:
             seen.add(e["position_id"])
-            contact.append(i)
-    rng = np.random.default_rng(args.seed)
-    chosen = [entries[i] for i in sorted(rng.choice(contact, min(args.positions, len(contact)), replace=False))]
+            pool.append(i)
+    if args.errors:
+        chosen = [entries[i] for i in pool]
+    else:
+        rng = np.random.default_rng(args.seed)
+        chosen = [entries[i] for i in sorted(rng.choice(pool, min(args.positions, len(pool)), replace=False))]
     boards, _ = boards_and_cubes(chosen)
     gnubg = np.array([e["probabilities"] for e in chosen])
-    bot = load_bot()
     values = {"0-ply": bot.probabilities(boards), "1-ply": bot.lookahead(boards, 1)}
     seconds = {}
     for name, truncate, seed in (("rollouts truncated at 7", 7, 2), ("rollouts played out", None, 1)):
@@ -71,6 +88,7 @@ def main(argv=None) -> None:
               f", mean abs {row['played out']['mean_abs']:.4f}")
     if args.json:
         result = {**provenance(), "positions": len(chosen), "trials": args.trials, "seconds": seconds,
+                  **({"chosen": "the 0-ply cube's wrong takes and wrong passes"} if args.errors else {}),
                   "figures": figures}
         write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))
 

@@ -144,8 +144,12 @@ def checker_play(r: dict) -> tuple[str, str]:
 @row("benchmarks/results/cube_accuracy.json")
 def cube_decisions(r: dict) -> tuple[str, str]:
     errors, plies = by_ply(r, "mp_per_decision")
-    return (f"Cube decisions, judged the same way ({r['gnubg 0-ply']['decisions']:,} decisions)",
-            f"{errors} mp a decision at {plies}-ply (gnubg 0-ply: {r['gnubg 0-ply']['mp_per_decision']:.2f})")
+    figure = f"{errors} mp a decision at {plies}-ply (gnubg 0-ply: {r['gnubg 0-ply']['mp_per_decision']:.2f})"
+    if "by_class" in r["gnubg 0-ply"]:  # the worst class, where the file splits them
+        crashed, _ = by_ply({k: v["by_class"]["crashed"] for k, v in r.items() if isinstance(v, dict)
+                             and "crashed" in v.get("by_class", {})}, "mp_per_decision")
+        figure += f"; crashed positions {crashed} ({r['gnubg 0-ply']['by_class']['crashed']['mp_per_decision']:.2f})"
+    return f"Cube decisions, judged the same way ({r['gnubg 0-ply']['decisions']:,} decisions)", figure
 
 
 @row("benchmarks/results/cube_accuracy_match.json")

@@ -226,6 +226,18 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
 }
 
 
+def test_cube_set_rollouts_with_errors_rolls_out_each_position_the_0ply_cube_answers_wrongly_once(tmp_path):
+    from bgai.coach.cube_reference import reference_decisions
+
+    figures = run(["benchmarks/cube_set_rollouts.py", "--errors", "--trials", "2"], tmp_path / "errors.json")
+    entries = json.loads(cube_accuracy.REFERENCE.read_text())["entries"]
+    _, takes, _ = cube_accuracy.bgai_decisions(cube_accuracy.load_bot(), entries)
+    wrong = {e["position_id"] for e, take in zip(entries, takes)
+             if reference_decisions(e)[0] and bool(take) != reference_decisions(e)[1]}
+    assert figures["positions"] == len(wrong) > 10 and "wrong passes" in figures["chosen"]
+    cube_set_rollouts({**figures, "positions": 2})  # the same figures as a random draw's
+
+
 def test_every_results_file_says_when_and_from_which_commit():
     """Every committed results file records its date and the commit of its code: written by the script (with its
     command and machine), or, for the files older than that, backfilled from git history and saying so."""
@@ -325,6 +337,33 @@ def test_cube_accuracy_versus_a_network_is_the_paired_difference_of_the_two(tmp_
     assert versus["mp_se"] == pytest.approx(diffs.std(ddof=1) / np.sqrt(len(diffs)))
     # the losses are those the figures average
     assert 1000 * decision_losses(entries, *ours).mean() == pytest.approx(figures["bgai 0-ply"]["mp_per_decision"])
+
+
+def test_cube_accuracy_profile_replaces_one_output_group_at_a_time_by_the_references(tmp_path):
+    reference = tiny_reference("cube_reference.json", tmp_path, 60)
+    entries = json.loads(reference.read_text())["entries"]
+    judge = np.array([e["probabilities"] for e in entries])
+    # Given probabilities that are the reference's but for a win chance 0.1 too high
+    wrong = judge.copy()
+    wrong[:, 0] = np.minimum(wrong[:, 0] + 0.1, 1.0)
+    wrong[:, 3] = np.minimum(wrong[:, 3], 1 - wrong[:, 0])
+
+    found = cube_accuracy.profile(entries, wrong)
+
+    # Then the win chance alone is the error: replaced, the decisions are the reference's own
+    replaced = found["replaced"]
+    assert replaced["win"]["mp_per_decision"] == pytest.approx(replaced["all"]["mp_per_decision"])
+    assert replaced["none"]["mp_per_decision"] > replaced["all"]["mp_per_decision"]
+    assert replaced["gammons"]["mp_per_decision"] > replaced["all"]["mp_per_decision"]
+    assert replaced["all"] == {k: cube_accuracy.model_only(entries)[k] for k in ("mp_per_decision", "by_kind")}
+    assert found["difference"]["win"]["mean"] > 0.05 and found["difference"]["win gammon"]["mean_abs"] == 0
+    # and the command records a profile a ply with --profile
+    figures = coach(cube_accuracy, ["--plies", "0", "--profile", "--reference", str(reference)], tmp_path / "p.json")
+    assert set(figures["bgai 0-ply"]["profile"]["replaced"]) == {"none", "win", "gammons", "backgammons", "all"}
+    assert figures["bgai 0-ply"]["profile"]["replaced"]["none"]["mp_per_decision"] == pytest.approx(
+        cube_accuracy.profile(entries, cube_accuracy.load_bot().probabilities(
+            cube_accuracy.boards_and_cubes(entries)[0]))["replaced"]["none"]["mp_per_decision"])
+    assert set(figures["bgai 0-ply"]["by_class"]) <= {"contact", "crashed", "race", "bearoff"}
 
 
 def test_cube_accuracy_in_match_play_reads_each_entrys_score(tmp_path):

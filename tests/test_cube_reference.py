@@ -58,6 +58,24 @@ def test_scoring_on_five_hand_made_decisions():
     assert sum(v["mp"] for v in kinds.values()) == pytest.approx(score["mp_per_decision"])
 
 
+def test_scoring_splits_the_loss_by_class_when_every_entry_has_one():
+    # Given the five decisions above, the first three contact, the last two race
+    entries = [entry(0.5, 0.7), entry(0.9, 1.05), entry(0.3, 0.1), entry(1.3, 1.5), entry(1.0, 1.9)]
+    for e, c in zip(entries, ["contact"] * 3 + ["race"] * 2):
+        e["class"] = c
+    doubles, takes = [False, True, True, False, False], [True, True, False, True, False]
+
+    score = score_decisions(entries, doubles, takes)
+
+    # Then contact holds three doubler's decisions and the takers' of the first two (the reference doubles them),
+    # race two and one: 200 + 0 + 200 doubler's and 0 + 50 taker's mp over five, nothing lost in race
+    assert score["by_class"] == {"contact": {"decisions": 5, "mp_per_decision": pytest.approx(450 / 5)},
+                                 "race": {"decisions": 3, "mp_per_decision": 0.0}}
+    assert sum(c["decisions"] for c in score["by_class"].values()) == score["decisions"]
+    # and without a class on every entry there is no split
+    assert "by_class" not in score_decisions([entry(0.5, 0.7)], [False], [True])
+
+
 def test_the_reference_itself_scores_perfectly():
     entries = [entry(0.5, 0.7), entry(0.9, 1.05), entry(0.3, 0.1), entry(1.3, 1.5)]
     decisions = [reference_decisions(e) for e in entries]

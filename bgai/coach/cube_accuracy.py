@@ -92,6 +92,44 @@ def model_only(entries) -> dict:
     return score_decisions(entries, equities.should_double.tolist(), equities.should_take.tolist())
 
 
+#: The network's outputs that ``profile`` replaces by the reference's, a group at a time: columns of the (N, 5)
+#: probabilities (win, win gammon, win backgammon, lose gammon, lose backgammon).
+OUTPUTS = {"win": [0], "gammons": [1, 3], "backgammons": [2, 4]}
+
+
+def profile(entries, probs: np.ndarray) -> dict:
+    """Which of the network's outputs its cube errors come from. ``probs`` (N, 5) are the bot's cubeless
+    probabilities of the entries; the cube model is fed them with one group of outputs (``OUTPUTS``) at a time
+    replaced by the reference's own 2-ply probabilities (the rest kept, and kept consistent: no gammon above its
+    win, no backgammon above its gammon), and each set of decisions is scored as the bot's are. ``difference``:
+    each output's mean and mean absolute difference from the reference's. A diagnostic of where the error lies;
+    nothing is learned from the reference's probabilities."""
+    boards, state = boards_and_cubes(entries)
+    judge = np.array([e["probabilities"] for e in entries], dtype=np.float64)
+    probs = np.asarray(probs, dtype=np.float64)
+
+    def score(p):
+        equities = cube_equities(p, boards, state)
+        return score_decisions(entries, equities.should_double.tolist(), equities.should_take.tolist())
+
+    rows = {"none": score(probs)}
+    for name, columns in OUTPUTS.items():
+        p = probs.copy()
+        p[:, columns] = judge[:, columns]
+        p[:, 1] = np.minimum(p[:, 1], p[:, 0])
+        p[:, 3] = np.minimum(p[:, 3], 1 - p[:, 0])
+        p[:, 2] = np.minimum(p[:, 2], p[:, 1])
+        p[:, 4] = np.minimum(p[:, 4], p[:, 3])
+        rows[name] = score(p)
+    rows["all"] = score(judge)
+    names = ("win", "win gammon", "win backgammon", "lose gammon", "lose backgammon")
+    difference = {name: {"mean": float(d.mean()), "mean_abs": float(np.abs(d).mean())}
+                  for name, d in zip(names, (probs - judge).T)}
+    return {"replaced": {name: {"mp_per_decision": r["mp_per_decision"], "by_kind": r["by_kind"]}
+                         for name, r in rows.items()},
+            "difference": difference}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plies", type=int, nargs="+", default=[0, 1])
@@ -104,6 +142,9 @@ def main(argv=None) -> None:
     parser.add_argument("--versus", metavar="CHECKPOINT",
                         help="also each ply's paired difference from this network's decisions at the same ply (e.g. "
                              "the network a run started from)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also each ply's profile: its cube errors with the network's win, gammon or backgammon "
+                             "chances replaced by the reference's (a diagnostic of which output the errors come from)")
     parser.add_argument("--trials", type=int, help="the rollout's trials (default: bgai.eval.bot.CUBE_ROLLOUT's)")
     parser.add_argument("--truncate", type=int, help="the rollout's truncation (default: CUBE_ROLLOUT's; 0: played "
                                                      "out)")
@@ -126,6 +167,9 @@ def main(argv=None) -> None:
         doubles, takes, seconds = bgai_decisions(bot, entries)
         rows[f"bgai {plies}-ply"] = {**score_decisions(entries, doubles.tolist(), takes.tolist()),
                                      "ms_per_position": 1000 * seconds / len(entries)}
+        if args.profile:
+            boards, _ = boards_and_cubes(entries)
+            rows[f"bgai {plies}-ply"]["profile"] = profile(entries, bot.lookahead(boards, plies))
         if args.versus:
             theirs = bgai_decisions(load_bot(args.versus, plies=plies), entries)[:2]
             rows[f"bgai {plies}-ply"]["minus_versus"] = {"versus": args.versus,
@@ -153,6 +197,21 @@ def main(argv=None) -> None:
     print(f"\nerrors by kind: how many, and their mp a decision\n{'':<34} " + " ".join(f"{k:>16}" for k in KINDS))
     for name, s in rows.items():
         print(f"{name:<34} " + " ".join(f"{s['by_kind'][k]['count']:>6} {s['by_kind'][k]['mp']:>9.2f}" for k in KINDS))
+    for name, s in rows.items():
+        if "profile" in s:
+            replaced = s["profile"]["replaced"]
+            print(f"\n{name}, profile: mp a decision with these outputs replaced by the reference's 2-ply ones\n"
+                  + " ".join(f"{k:>12}" for k in replaced) + "\n" + " ".join(f"{r['mp_per_decision']:>12.2f}"
+                                                                            for r in replaced.values()))
+            print("each output minus the reference's: mean (mean absolute) " + ", ".join(
+                f"{k} {d['mean']:+.4f} ({d['mean_abs']:.4f})" for k, d in s["profile"]["difference"].items()))
+    classes = sorted({c for s in rows.values() for c in s.get("by_class", {})})
+    if classes:
+        print(f"\nby class: mp a decision (decisions)\n{'':<34} " + " ".join(f"{c:>16}" for c in classes))
+        for name, s in rows.items():
+            cells = [s["by_class"].get(c) for c in classes] if "by_class" in s else [None] * len(classes)
+            print(f"{name:<34} " + " ".join(f"{c['mp_per_decision']:>9.2f} ({c['decisions']:>4})" if c else " " * 16
+                                            for c in cells))
     print(json.dumps(rows))
     if args.json:
         command = "python -m bgai.coach.cube_accuracy " + shlex.join(argv if argv is not None else sys.argv[1:])

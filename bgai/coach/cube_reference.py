@@ -103,7 +103,9 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
     ``doubles[i]`` and ``takes[i]`` are the decisions to judge on entry ``i`` (would the player on roll double; if
     doubled, would the opponent take); ``takes[i]`` counts only where the reference doubles. ``by_kind`` splits the
     errors (the decisions that lose equity) into ``KINDS``: how many of each, and their millipoints over all the
-    decisions (the four add up to ``mp_per_decision``).
+    decisions (the four add up to ``mp_per_decision``). ``by_class``, where every entry has its ``class``
+    (contact, crashed, race, bearoff), gives each class's decisions (a doubler's and, where the reference
+    doubles, a taker's) and the millipoints they lose on average.
     """
     losses = decision_losses(reference_entries, doubles, takes)
     n_double = len(reference_entries)
@@ -123,6 +125,13 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
     def mean_mp(values):
         return 1000 * sum(values.tolist()) / len(values) if len(values) else 0.0
 
+    classes = [entry.get("class") for entry in reference_entries]
+    by_class: dict[str, dict] = {}
+    if classes and None not in classes:
+        decision_class = np.array(classes + [c for c, (ref_double, _) in zip(classes, references) if ref_double])
+        by_class = {c: {"decisions": int((decision_class == c).sum()),
+                        "mp_per_decision": mean_mp(losses[decision_class == c])} for c in sorted(set(classes))}
+
     return {
         "double_decisions": n_double,
         "double_agreement": double_agree / n_double if n_double else 0.0,
@@ -134,6 +143,7 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
         "mp_per_decision": mean_mp(losses),
         "by_kind": {kind: {"count": len(lost), "mp": float(1000 * sum(lost) / (n_double + n_take)) if n_double else 0.0}
                     for kind, lost in kinds.items()},
+        **({"by_class": by_class} if by_class else {}),
     }
 
 

@@ -673,7 +673,7 @@ class Bot:
 #: plies with variance reduction, checker play at 0-ply whatever the bot's own lookahead, on every core. Truncated
 #: after 5 (Open Sage's cube rollouts) the 0-ply cube formula that values the truncated games brought its errors
 #: back: 2.05 mp a decision against 1.37 after 11 on a 400-position sample (docs/cube.md), at about twice the
-#: time (0.31 s a decision on the idle 2-core machine).
+#: time (0.22 s a decision on the idle 2-core machine, ``benchmarks/results/cube_rollout_accuracy.json``).
 CUBE_ROLLOUT = {"trials": 72, "truncate": 11, "plies": 0, "jobs": 0}
 
 
