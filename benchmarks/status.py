@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -130,7 +131,7 @@ def strength_luck_adjusted(r: dict) -> tuple[str, str]:
 
 def by_ply(r: dict, value: str) -> tuple[str, str]:
     """bgai's ``value`` at each ply of a reference-set file, as ``a / b / c`` and ``0 / 1 / 2``."""
-    plies = sorted(int(key.split()[1].removesuffix("-ply")) for key in r if key.startswith("bgai "))
+    plies = sorted(int(key[5]) for key in r if re.fullmatch(r"bgai \d-ply", key))
     return (" / ".join(f"{r[f'bgai {p}-ply'][value]:.2f}" for p in plies), " / ".join(map(str, plies)))
 
 
@@ -144,28 +145,32 @@ def checker_play(r: dict) -> tuple[str, str]:
 @row("benchmarks/results/cube_accuracy.json")
 def cube_decisions(r: dict) -> tuple[str, str]:
     errors, plies = by_ply(r, "mp_per_decision")
-    figure = f"{errors} mp a decision at {plies}-ply (gnubg 0-ply: {r['gnubg 0-ply']['mp_per_decision']:.2f})"
-    if "by_class" in r["gnubg 0-ply"]:  # the worst class, where the file splits them
-        crashed, _ = by_ply({k: v["by_class"]["crashed"] for k, v in r.items() if isinstance(v, dict)
-                             and "crashed" in v.get("by_class", {})}, "mp_per_decision")
-        figure += f"; crashed positions {crashed} ({r['gnubg 0-ply']['by_class']['crashed']['mp_per_decision']:.2f})"
-    return f"Cube decisions, judged the same way ({r['gnubg 0-ply']['decisions']:,} decisions)", figure
+    return (f"Cube decisions, judged the same way ({r['gnubg 0-ply']['decisions']:,} decisions)",
+            f"{errors} mp a decision at {plies}-ply (gnubg 0-ply: {r['gnubg 0-ply']['mp_per_decision']:.2f})"
+            + play_bot(r))
+
+
+def play_bot(r: dict) -> str:
+    """What the 1-ply bot decides (its cube at 2-ply, ``CUBE_PLIES``), where the file has it."""
+    bot = r.get("bgai 1-ply bot")
+    return f"; the 1-ply bot's, at {bot['cube_plies']}-ply: **{bot['mp_per_decision']:.2f}**" if bot else ""
 
 
 @row("benchmarks/results/cube_accuracy_match.json")
 def cube_decisions_in_match_play(r: dict) -> tuple[str, str]:
     errors, plies = by_ply(r, "mp_per_decision")
     return (f"Cube decisions in a 7-point match, judged the same way ({r['gnubg 0-ply']['decisions']:,})",
-            f"{errors} mp a decision at {plies}-ply (gnubg 0-ply: {r['gnubg 0-ply']['mp_per_decision']:.2f})")
+            f"{errors} mp a decision at {plies}-ply (gnubg 0-ply: {r['gnubg 0-ply']['mp_per_decision']:.2f})"
+            + play_bot(r))
 
 
 @row("benchmarks/results/cube_rollout_accuracy.json")
 def cube_decisions_from_a_rollout(r: dict) -> tuple[str, str]:
     rolled, zero, gnubg = r["bgai rollout"], r["bgai 0-ply"], r["gnubg 0-ply"]
     return ("Cube decisions from a rollout (`bgai eval --rollout`), judged the same way",
-            f"**{rolled['mp_per_decision']:.2f}** mp a decision on a sample of {r['positions']} positions "
-            f"({rolled['decisions']} decisions), where bgai 0-ply loses {zero['mp_per_decision']:.2f} and gnubg "
-            f"0-ply {gnubg['mp_per_decision']:.2f}; {rolled['ms_per_position'] / 1000:.2f} s a decision")
+            f"**{rolled['mp_per_decision']:.2f}** mp a decision on {r['positions']} positions "
+            f"({rolled['decisions']} decisions; bgai 0-ply {zero['mp_per_decision']:.2f}, gnubg "
+            f"0-ply {gnubg['mp_per_decision']:.2f}); {rolled['ms_per_position'] / 1000:.2f} s a decision")
 
 
 def head_to_head(r: dict) -> str:

@@ -44,6 +44,7 @@ def test_moves_lists_every_legal_play(capsys):
         (["eval", "4HPwATDgc/ABMA", "--match", "5", "--score", "4-7"], "scores must be 0..4"),
         (["eval", "4HPwATDgc/ABMA", "--score", "1-2"], "--score needs --match"),
         (["eval", "4HPwATDgc/ABMA", "--plies", "5"], "plies must be"),
+        (["eval", "4HPwATDgc/ABMA", "--cube-plies", "-1"], "cube_plies must be"),
         (["eval", "4HPwATDgc/ABMA", "--jacoby", "--match", "5"], "money-game options"),
         (["hint", "4HPwATDgc/ABMA", "77"], "each die must be in 1..6"),
         (["hint", "4HPwATDgc/ABMZ", "31"], "too many checkers"),

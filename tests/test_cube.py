@@ -1,5 +1,6 @@
 """Cube decisions: Janowski's money formulas, the options, match play and the one-position API."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -271,7 +272,7 @@ def test_bot_cube_decisions_agree_with_its_own_probabilities():
     for pos in positions:
         decision = bot.cube_decision(pos)
         probs = np.array(list(vars(bot.evaluate(pos)).values())[:5])
-        assert decision == decide(probs, pos.board)
+        assert decision.plies == 0 and dataclasses.replace(decision, plies=None) == decide(probs, pos.board)
     boards = np.stack([p.board for p in positions])
     double, take = bot.cube_actions(boards, CubeState.money(3))
     eq = bot.cube_equities(boards, CubeState.money(3))
@@ -335,7 +336,7 @@ def test_one_ply_cubeful_equity_averages_the_opponents_cube_decision_over_its_ro
     from bgai.core.dice import ROLL_WEIGHTS, ROLLS
     from bgai.core.game import result_points
 
-    zero, one = load_bot(), load_bot(plies=1, pruner=False)  # the reference judges every reply
+    zero, one = load_bot(), load_bot(plies=1, pruner=False, cube_plies=1)  # the reference judges every reply
     positions = [Position.from_position_id("4PPgASTgc/ABMA"),
                  Position.from_points({1: 2, 2: 1}, {24: 1, 23: 2, 12: 1})]  # bear-offs that end the game
     for pos in positions:
@@ -355,6 +356,31 @@ def test_one_ply_cubeful_equity_averages_the_opponents_cube_decision_over_its_ro
         assert got.no_double[0] == pytest.approx(expected[0], abs=1e-5)
         assert got.double_take[0] == pytest.approx(expected[1], abs=1e-5)  # per unit of the current cube
         assert got.double_pass[0] == 1.0
+
+
+def test_a_one_ply_bot_decides_its_cube_two_plies_deep_with_its_own_network():
+    from bgai.eval.bot import CUBE_PLIES, FAST_NPZ, load_bot
+    from bgai.eval.rollout import _zero_ply
+
+    boards = np.stack([Position.from_position_id(p).board for p in ("4PPgASTgc/ABMA", "m1kJZAjvAQAAAQ",
+                                                                        "sNuOAFC2vQMBEA", "xk5wDBjM3g4MAA")])
+    state = CubeState.money(len(boards), 2, ON_ROLL)
+    one, two = load_bot(FAST_NPZ, plies=1), load_bot(FAST_NPZ, plies=2)
+    assert (one.cube_plies, two.cube_plies, load_bot().cube_plies) == (2, 2, 0) == (CUBE_PLIES[1], CUBE_PLIES[2], 0)
+    # The 1-ply bot's cube equities are the 2-ply bot's of the same network, not its own ply's
+    ours, deep = one.cube_equities(boards, state), two.cube_equities(boards, state)
+    assert np.array_equal(ours.no_double, deep.no_double) and np.array_equal(ours.double_take, deep.double_take)
+    own_ply = load_bot(FAST_NPZ, plies=1, cube_plies=1).cube_equities(boards, state)
+    assert not np.allclose(ours.no_double, own_ply.no_double)
+    # and its decision says the ply it came from
+    decision = one.cube_decision(Position(boards[1]))
+    assert decision.plies == 2 and "2-ply, cube efficiency" in str(decision)
+    # A new lookahead brings its own cube's unless told; a rollout's cube decisions stay at 0-ply
+    assert one.replace(plies=0).cube_plies == 0 and one.replace(cube_plies=1).cube_plies == 1
+    assert one.replace(plies=2, cube_plies=0).cube_plies == 0
+    assert _zero_ply(load_bot(FAST_NPZ, cube_plies=2)).cube_plies == 0
+    with pytest.raises(BgaiError, match="cube_plies must be an integer 0..2"):
+        load_bot(FAST_NPZ, plies=1, cube_plies=3)
 
 
 # The rollout cube decision (Bot.cube_decision(..., rollout=...)) ----------------------------------------------------

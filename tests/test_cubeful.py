@@ -306,6 +306,8 @@ def test_bench_match_plays_duplicate_matches(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["bench", "--jacoby", "--games", "2"], "--jacoby needs --cube"),
+    (["bench", "--cube-plies", "1", "--games", "2"], "--cube-plies needs --cube or --match"),
+    (["bench", "--cube", "--cube-plies", "3", "--games", "2"], "cube_plies must be an integer 0..2"),
     (["bench", "--match", "5", "--jacoby", "--games", "2"], "Jacoby rule is for money games"),
     (["bench", "--match", "0", "--games", "2"], "at least 1 point"),
 ])

@@ -7,6 +7,7 @@ in which X is the person.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from bgai import Position, load_bot
@@ -486,3 +487,17 @@ def test_cubeful_equities_of_plays_count_the_cube_as_it_is(bot):
     assert rolling.phase is Phase.ROLL
     with pytest.raises(GameStateError):
         rolling.cubeful_equities(moves)
+
+
+def test_cubeful_equities_of_plays_are_at_the_bots_checker_plies_not_its_deeper_cube():
+    # A 1-ply bot decides its own cube at 2-ply (CUBE_PLIES); the hint's cubeful equities rank every play at once,
+    # at the 1-ply of its checker play, as the page says
+    from bgai.core.cube import CubeState
+
+    one = load_bot(plies=1)
+    s = Session(one, seed=1)
+    s.setup(xgid(Position.from_position_id("4HPwATDgc/ABMA"), dice=(2, 1)))
+    moves = s.partial.legal[:4]
+    boards = np.stack([m.after.board for m in moves])
+    at_one = -load_bot(plies=1, cube_plies=1).cube_equities(boards, CubeState.money(len(moves))).equity
+    assert one.cube_plies == 2 and s.cubeful_equities(moves) == pytest.approx(at_one.tolist(), abs=1e-9)

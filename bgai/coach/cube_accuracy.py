@@ -8,6 +8,8 @@ The reference set (``bgai/coach/data/cube_reference.json``, made by ``bgai.coach
 positions near the doubling window from gnubg's own games, each with a centered cube or a 2-cube owned by the
 player on roll, and gnubg's 2-ply cubeful equities. bgai decides each one (double? and, if doubled, take?) and
 ``score_decisions`` counts agreement and the equity those decisions lose, valued by gnubg's 2-ply equities.
+Each ply's row is that ply's own cube; where a bot of that ply decides its cube deeper (``CUBE_PLIES``: the
+1-ply bot at 2-ply, with its own network), a row ``bgai N-ply bot`` gives what that bot decides.
 The match-play set (``cube_reference --match``: each position at a score of a 7-point match) is judged the same way,
 its equities money-normalised to the cube as gnubg gives them.
 """
@@ -27,7 +29,7 @@ import numpy as np
 from bgai.coach.cube_reference import KINDS, decision_losses, gnubg_0ply_score, score_decisions
 from bgai.core.cube import CENTERED, ON_ROLL, CubeState, cube_equities
 from bgai.core.files import provenance, write_atomically
-from bgai.eval.bot import load_bot
+from bgai.eval.bot import CUBE_PLIES, load_bot
 from bgai.formats.position import Position
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "cube_reference.json"
@@ -163,7 +165,7 @@ def main(argv=None) -> None:
     if all("gnubg_0ply" in e for e in entries):  # gnubg's own 0-ply decisions, scored as bgai's are
         rows["gnubg 0-ply"] = gnubg_0ply_score(entries)
     for plies in args.plies:
-        bot = load_bot(args.checkpoint, plies=plies)
+        bot = load_bot(args.checkpoint, plies=plies, cube_plies=plies)  # each ply's own cube (not CUBE_PLIES')
         doubles, takes, seconds = bgai_decisions(bot, entries)
         rows[f"bgai {plies}-ply"] = {**score_decisions(entries, doubles.tolist(), takes.tolist()),
                                      "ms_per_position": 1000 * seconds / len(entries)}
@@ -171,9 +173,14 @@ def main(argv=None) -> None:
             boards, _ = boards_and_cubes(entries)
             rows[f"bgai {plies}-ply"]["profile"] = profile(entries, bot.lookahead(boards, plies))
         if args.versus:
-            theirs = bgai_decisions(load_bot(args.versus, plies=plies), entries)[:2]
+            theirs = bgai_decisions(load_bot(args.versus, plies=plies, cube_plies=plies), entries)[:2]
             rows[f"bgai {plies}-ply"]["minus_versus"] = {"versus": args.versus,
                                                         **paired_difference(entries, (doubles, takes), theirs)}
+        if CUBE_PLIES[plies] != plies:  # and what the bot of that ply decides: its cube looks CUBE_PLIES deep
+            doubles, takes, seconds = bgai_decisions(load_bot(args.checkpoint, plies=plies), entries)
+            rows[f"bgai {plies}-ply bot"] = {**score_decisions(entries, doubles.tolist(), takes.tolist()),
+                                             "cube_plies": CUBE_PLIES[plies],
+                                             "ms_per_position": 1000 * seconds / len(entries)}
     if args.rollout:
         options = {k: v for k, v in (("trials", args.trials), ("truncate", args.truncate)) if v is not None}
         if options.get("truncate") == 0:

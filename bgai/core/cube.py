@@ -437,6 +437,7 @@ class CubeDecision:
 
     Equities are the player on roll's: for money in units of the current stake, for a match in match-winning
     chances (``emg`` gives them as money equivalents). Doubling is valued at the opponent's better answer.
+    ``plies``: the lookahead the equities come from, where a bot said it (``Bot.cube_decision``).
     """
 
     should_double: bool
@@ -454,13 +455,15 @@ class CubeDecision:
     owner: CubeOwner
     match: object | None = None  # a bgai.core.match.MatchScore
     emg: tuple[float, float | None, float | None] | None = None
+    plies: int | None = None
 
     def __str__(self) -> str:
         owner = {CENTERED: "centered cube", ON_ROLL: f"cube {self.cube} owned by the player on roll",
                  OPPONENT: f"cube {self.cube} owned by the opponent"}[self.owner]
         setting = "money game" if self.match is None else str(self.match)
         unit = "MWC" if self.match is not None else "equity"
-        how = "a cubeful rollout" if math.isnan(self.efficiency) else f"cube efficiency {self.efficiency:.2f}"
+        how = "a cubeful rollout" if math.isnan(self.efficiency) else (
+            ("" if self.plies is None else f"{self.plies}-ply, ") + f"cube efficiency {self.efficiency:.2f}")
         lines = [f"Cube decision ({setting}, {owner}; {how})"]
 
         def fmt(v, emg=None):

@@ -126,6 +126,12 @@ MAX_PLIES = 2
 #: millipoints a move to GNU Backgammon 2-ply's judgement against 2.77 at 0-ply (+0.031 points a game head to
 #: head); 2-ply gains +0.021 more for 15 times the time (README's figures).
 PLAY_PLIES = 1
+#: The lookahead of a bot's cube decisions, by the lookahead of its checker play (``Bot``'s ``cube_plies`` when not
+#: given): an even ply. A 1-ply bot decides its cube at 2-ply with its own network, for about 27 ms a decision
+#: against 8: judged by GNU Backgammon 2-ply the 1-ply cube loses 3.34 mp a decision, the fast network's 2-ply
+#: cube 1.89 (docs/cube.md). One ply's lookahead leaves the opponent on roll at the leaves, where the formula's
+#: errors fall on the other side; GNU Backgammon's odd plies are known for the same weakness.
+CUBE_PLIES = {0: 0, 1: 2, 2: 2}
 
 # Memory bounds. A network pass takes at most NET_CHUNK boards; the encoder's temporaries make that about 5 KB a
 # board. A lookahead level expands at most PAIR_CHUNK (position, roll) pairs at once (about 20 plays each: a few
@@ -229,6 +235,9 @@ class Bot:
     which hold its own choice in 95% of the replies and lose 0.66-0.76 mp of its equity a reply. (The 231-64
     nets before them, on the network's inputs and keeping 4: 94% and 0.84 mp, at three times the cost.)
 
+    **The cube.** Cube decisions look ``cube_plies`` ahead (``cube_equities``): by default the even ply of
+    ``CUBE_PLIES``, 2-ply for a 1-ply bot, whose odd ply decides the cube poorly.
+
     Finished games are scored exactly, at every depth. Large batches are cut into chunks (``NET_CHUNK``,
     ``PAIR_CHUNK``) so that memory stays bounded.
 
@@ -249,9 +258,10 @@ class Bot:
     def __init__(self, model, *, name: str = "bgai", plies: int = 0, info: dict | None = None,
                  filters: tuple[MoveFilter | None, ...] | None = None, use_bearoff: bool = True,
                  bf16: bool = False, pruner: ModelSnapshot | None = None, prune: int = PRUNE_KEEP,
-                 network: str | None = None) -> None:
-        if not (isinstance(plies, int) and not isinstance(plies, bool) and 0 <= plies <= MAX_PLIES):
-            raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {plies!r}")
+                 network: str | None = None, cube_plies: int | None = None) -> None:
+        for setting, value in (("plies", plies), ("cube_plies", plies if cube_plies is None else cube_plies)):
+            if not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_PLIES):
+                raise BgaiError(f"{setting} must be an integer 0..{MAX_PLIES}, got {value!r}")
         filters = FILTERS[plies] if filters is None else tuple(filters)
         if len(filters) > plies or not all(f is None or isinstance(f, MoveFilter) for f in filters):
             raise BgaiError(f"filters must be at most {plies} MoveFilter or None stages for {plies}-ply "
@@ -270,6 +280,7 @@ class Bot:
         # displays that give each value's ply apart.
         self.network = name if network is None else network
         self.plies = plies
+        self.cube_plies = CUBE_PLIES[plies] if cube_plies is None else cube_plies
         self.filters = filters
         self.info = info or {}
         self.use_bearoff = use_bearoff
@@ -281,16 +292,19 @@ class Bot:
 
     def replace(self, **changes) -> Bot:
         """A copy of this bot with some of its constructor's settings changed (``model``, ``name``, ``plies``,
-        ``info``, ``filters``, ``use_bearoff``, ``bf16``, ``pruner``, ``prune``, ``network``); the rest are kept. A
-        new ``plies`` without ``filters`` gets that ply's default filters."""
+        ``info``, ``filters``, ``use_bearoff``, ``bf16``, ``pruner``, ``prune``, ``network``, ``cube_plies``); the
+        rest are kept. A new ``plies`` without ``filters`` or ``cube_plies`` gets that ply's defaults."""
         settings = {"model": self.model, "name": self.name, "plies": self.plies, "info": self.info,
                     "filters": self.filters, "use_bearoff": self.use_bearoff, "bf16": self.bf16,
-                    "pruner": self.pruner, "prune": self.prune, "network": self.network}
+                    "pruner": self.pruner, "prune": self.prune, "network": self.network,
+                    "cube_plies": self.cube_plies}
         unknown = sorted(set(changes) - set(settings))
         if unknown:
             raise BgaiError(f"a bot has no setting {', '.join(unknown)}")
-        if "plies" in changes and "filters" not in changes:
-            settings["filters"] = None
+        if "plies" in changes:
+            for default in ("filters", "cube_plies"):
+                if default not in changes:
+                    settings[default] = None
         settings.update(changes)
         model = settings.pop("model")
         return Bot(model, **settings)
@@ -537,29 +551,30 @@ class Bot:
         moves = afterstates(boards, dice)
         return moves.after[self.choose(boards, moves.after, moves.owner)]
 
-    # The cube (bgai.core.cube: Janowski's cubeful equities from the bot's cubeless probabilities at its plies) -----
+    # The cube (bgai.core.cube: Janowski's cubeful equities from the bot's cubeless probabilities, cube_plies deep) --
 
     def cube_equities(self, boards: np.ndarray, state: CubeState, probs: np.ndarray | None = None
                       ) -> CubeEquities:
         """Cubeful equities of N positions (on-roll view, before the roll) with the cubes of ``state``.
 
-        0-ply: Janowski's formula (``bgai.core.cube``) on the network's probabilities. n-ply, as GNU Backgammon
-        computes its cubeful equities: no double and double/take are each the average, over the 21 rolls, of
-        the opponent's (n-1)-ply cubeful equity after the play chosen at 0-ply, the opponent taking its own best
-        cube action; Janowski's formula applies at the leaves. (Beavers count at the root and the leaves.) The
-        ``cubeless`` field is the bot's n-ply cubeless equity. ``probs``: the boards' probabilities at the bot's
-        plies, when the caller already has them (rollouts), so that they are not computed again.
+        At the bot's ``cube_plies`` (n below). 0-ply: Janowski's formula (``bgai.core.cube``) on the network's
+        probabilities. n-ply, as GNU Backgammon computes its cubeful equities: no double and double/take are each
+        the average, over the 21 rolls, of the opponent's (n-1)-ply cubeful equity after the play chosen at 0-ply,
+        the opponent taking its own best cube action; Janowski's formula applies at the leaves. (Beavers count at
+        the root and the leaves.) The ``cubeless`` field is the bot's n-ply cubeless equity. ``probs``: the boards'
+        probabilities at n-ply, when the caller already has them (rollouts), so that they are not computed again.
         """
         boards = np.asarray(boards, dtype=np.int8)
-        probs = self.lookahead(boards, self.plies) if probs is None else probs
+        plies = self.cube_plies
+        probs = self.lookahead(boards, plies) if probs is None else probs
         root = cube_equities(probs, boards, state)
-        if self.plies == 0:
+        if plies == 0:
             return self._exact_cube(boards, state, root)
         allowed = root.may_double
-        nd, dt = self._cubeful_after_rolls(boards, [state, state.doubled()], self.plies)
+        nd, dt = self._cubeful_after_rolls(boards, [state, state.doubled()], plies)
         beaver = np.zeros(len(boards), dtype=bool)
         if state.beavers:
-            (beavered,) = self._cubeful_after_rolls(boards, [state.doubled().doubled()], self.plies)
+            (beavered,) = self._cubeful_after_rolls(boards, [state.doubled().doubled()], plies)
             beaver = allowed & (np.asarray(state.value) * 4 <= MAX_CUBE) & (beavered < dt)
             dt = np.where(beaver, beavered, dt)
         scale = 1.0 if state.is_match else np.asarray(state.value, dtype=np.float64)
@@ -632,7 +647,8 @@ class Bot:
 
     def cube_decision(self, pos: Position, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
                       beavers: bool = False, rollout=False) -> CubeDecision:
-        """The cube decision of the player on roll in ``pos``, before it rolls (see ``bgai.core.cube.decide``).
+        """The cube decision of the player on roll in ``pos``, before it rolls (see ``bgai.core.cube.decide``), at
+        the bot's ``cube_plies``.
 
         ``cube`` 1..64; ``owner`` a ``bgai.core.cube.CubeOwner`` or its name: "centered", "me" (the player on
         roll) or "opponent"; ``match`` ``None`` for a money game or a ``bgai.core.match.MatchScore``; ``jacoby`` and
@@ -646,7 +662,8 @@ class Bot:
         """
         state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
         if not rollout:
-            return decision(self.cube_equities(pos.board[None], state), state, match)
+            return dataclasses.replace(decision(self.cube_equities(pos.board[None], state), state, match),
+                                       plies=self.cube_plies)
         refusal = cube_rollout_refusal(match, jacoby=jacoby, beavers=beavers)
         if refusal:
             raise BgaiError(f"{refusal}; leave out the rollout, or the match, the Jacoby rule and beavers")
@@ -721,7 +738,8 @@ def load_pruner(path: str | Path) -> tuple[ModelSnapshot, int]:
     return net, keep
 
 
-def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, pruner=None) -> Bot:
+def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, pruner=None,
+             cube_plies: int | None = None) -> Bot:
     """The bot of a network file at ``plies`` of lookahead (0..``MAX_PLIES``); ``None`` loads the network bgai
     ships for that ply (``DEFAULT_NETWORKS``: the fast network at 0 and 1-ply, the 512-256 network at 2-ply).
     ``path``: a checkpoint (``.pt``, ``bgai.eval.checkpoint``) or a network saved for play (``.npz``,
@@ -732,7 +750,8 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     a 0-ply bot's own plays never use it): ``None`` (the default) gives a shipped network its own (``OWN_PRUNERS``,
     trained on it by ``training/pruner.py``) and any other network none; ``False`` none; a path an ``.npz`` of one.
     The network judges the pruning net's best ``keep`` plays of each roll, as its file's info says (else
-    ``PRUNE_KEEP``)."""
+    ``PRUNE_KEEP``). ``cube_plies``: the lookahead of its cube decisions (default ``CUBE_PLIES[plies]``: 2-ply
+    for a 1-ply bot), with the same network."""
     npz: Path | None
     if path is None:
         npz = DEFAULT_NETWORKS.get(plies, DEFAULT_NETWORKS[0])  # (Bot refuses plies that are not 0..MAX_PLIES)
@@ -758,7 +777,7 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     network = f"bgai:{path.stem}"
     name = network + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
     return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning, prune=keep,
-               network=network)
+               network=network, cube_plies=cube_plies)
 
 
 def export_shipped(checkpoint: str | Path = SHIPPED, target: str | Path = SHIPPED_NPZ) -> None:

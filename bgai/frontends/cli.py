@@ -202,6 +202,8 @@ def _bench(args: argparse.Namespace) -> None:
         return _bench_cube(args)
     if args.jacoby:
         raise BgaiError("--jacoby needs --cube")
+    if args.cube_plies is not None:
+        raise BgaiError("--cube-plies needs --cube or --match (cubeless games make no cube decisions)")
     name = args.opponent or "pubeval"
     bot = load_bot(args.checkpoint, plies=args.plies)
     # "bgai": the network load_bot() plays 0-ply with (at --plies 2 another network than the bot's: DEFAULT_NETWORKS);
@@ -268,7 +270,7 @@ def _bench_cube(args: argparse.Namespace) -> None:
         raise BgaiError(f"--match must be at least 1 point, got {args.match}")
     if args.match is not None and args.jacoby:
         raise BgaiError("the Jacoby rule is for money games, not matches (--match)")
-    bot = load_bot(args.checkpoint, plies=args.plies)
+    bot = load_bot(args.checkpoint, plies=args.plies, cube_plies=args.cube_plies)
     player: Player
     if args.opponent is None:
         player = load_bot(args.checkpoint, plies=args.plies)
@@ -350,7 +352,7 @@ def _eval(args: argparse.Namespace) -> None:
 
     pos = Position.parse(args.position)
     cube, owner, match = _cube_context(args, args.position)
-    bot = load_bot(args.checkpoint, plies=_person_plies(args))
+    bot = load_bot(args.checkpoint, plies=_person_plies(args), cube_plies=args.cube_plies)
     decision = bot.cube_decision(pos, cube, owner, match, jacoby=args.jacoby, beavers=args.beavers,
                                  rollout=args.rollout)
     print(pos)
@@ -585,6 +587,8 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
     evaluate = commands.add_parser("eval", help="evaluate a position: probabilities, equity and cube action")
     evaluate.add_argument("position", help="GNU Backgammon Position ID or XGID (an XGID's cube and score are used)")
     evaluate.add_argument("--plies", type=int, help=f"lookahead: 0, 1 or 2 ({PERSON_PLIES_DEFAULT})")
+    evaluate.add_argument("--cube-plies", type=int, help="lookahead of the cube decision: 0, 1 or 2 (default: an "
+                                                         "even ply, 2 at --plies 1; bgai.eval.bot.CUBE_PLIES)")
     evaluate.add_argument("--cube", type=int, help="cube value 1..64 (default 1, centered)")
     evaluate.add_argument("--owner", help="cube owner: center, me (the player on roll) or opponent (default "
                                           "center; me with --cube)")
@@ -782,6 +786,9 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
     bench.add_argument("--games", type=int, default=1000, help="dice sequences, each played twice (default 1000)")
     bench.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     bench.add_argument("--plies", type=int, default=0, help="lookahead of the bot: 0, 1 or 2 (default 0)")
+    bench.add_argument("--cube-plies", type=int, help="with --cube or --match: lookahead of the bot's cube "
+                                                      "decisions (default: an even ply, 2 at --plies 1; "
+                                                      "bgai.eval.bot.CUBE_PLIES)")
     bench.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
     bench.add_argument("--batch", type=int, help="games played at once (default 1024; with --agent 64, with --engine "
                                                  "1: game after game)")

@@ -378,15 +378,18 @@ class Session:
 
     def cubeful_equities(self, moves: list[Move]) -> list[float]:
         """The person's cubeful equity after each of its ``moves`` of this roll, the cube as it is (money: in units
-        of the current stake; a match: match-winning chances), by the bot at its plies: the bot, on roll after the
-        play, takes its best cube action (``Bot.cube_equities``), and the person's equity is the rest of it."""
+        of the current stake; a match: match-winning chances), by the bot at the plies of its checker play (not the
+        deeper ply of its own cube decisions, ``Bot.cube_plies``: a hint ranks every play at once): the bot, on roll
+        after the play, takes its best cube action (``Bot.cube_equities``), and the person's equity is the rest of
+        it."""
         if self.phase is not Phase.MOVE:
             raise GameStateError(f"cubeful equities of plays need your roll (now: {self._phase_text()})")
         if not moves:
             return []
         boards = np.stack([m.after.board for m in moves])  # the bot on roll after each
         state = self._state(BOT).select(np.zeros(len(moves), dtype=np.int64))
-        theirs = self.bot.cube_equities(boards, state).equity
+        bot = self.bot if self.bot.cube_plies == self.bot.plies else self.bot.replace(cube_plies=self.bot.plies)
+        theirs = bot.cube_equities(boards, state).equity
         return [float(v) for v in ((1.0 - theirs) if self.is_match else -theirs)]
 
     def cube_hint(self, rollout: bool | dict = False) -> CubeHint:
