@@ -885,6 +885,50 @@ def test_a_stage_learns_the_differences_between_a_decisions_plays(plays_folder, 
         run(config, tmp_path / "other", progress=False)
 
 
+def test_the_differences_loss_can_read_other_targets_than_the_levels():
+    # Given one start, one seed, and positions in decisions of two
+    from bgai.train.td import Experience, Learner
+
+    rng = np.random.default_rng(3)
+    boards = np.stack([Position.start().play(m, d).after.board for d in ("31", "42", "65")
+                       for m in [str(x) for x in Position.start().legal_moves(d)][:2]])
+    targets = rng.uniform(0.1, 0.9, size=(len(boards), 5)).astype(np.float32)
+    targets[:, 1:] *= 0.2
+    groups = np.repeat(np.arange(len(boards) // 2), 2)
+    start = EquityModel.create((8,), ("all",), 2)
+
+    def trained(pair_targets):
+        model = EquityModel.create((8,), ("all",), 2)
+        model.load_state_dict(start.state_dict())
+        learner = Learner(model, 1e-2, 4, 2)
+        loss = learner.update(Experience(boards, targets, 0, 0, 0, 0), np.random.default_rng(0), groups=groups,
+                              pairs=10.0, pair_targets=pair_targets)
+        return loss, torch.cat([p.detach().flatten() for p in model.parameters()])
+
+    # When the differences' loss reads the targets themselves, nothing changes; other targets, another model
+    same, plain = trained(targets), trained(None)
+    assert same[0] == plain[0] and torch.equal(same[1], plain[1])
+    other = targets.copy()
+    other[::2, 0] += 0.05  # every decision's first play 0.05 better: other differences, other levels alike
+    changed = trained(other)
+    assert changed[0] != plain[0] and not torch.equal(changed[1], plain[1])
+    with pytest.raises(ValueError, match="pair_targets"):
+        trained(targets[:-1])
+
+
+def test_pairs_rollouts_is_a_true_or_false_setting(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text("[[stage]]\nmethod = 'rollouts'\npairs_rollouts = true\n")
+    assert load_config(path).stages[0].pairs_rollouts is True
+    assert load_config(path, qualified={"rollouts.pairs_rollouts": "false"}).stages[0].pairs_rollouts is False
+    with pytest.raises(BgaiError, match="true or false"):
+        load_config(path, qualified={"rollouts.pairs_rollouts": "yes"})
+    from bgai.frontends.cli import build_parser
+
+    args = build_parser().parse_args(["train", "--pairs-rollouts", "false"])
+    assert args.pairs_rollouts == "false"  # (read by the config's rules, not bool("false"))
+
+
 @pytest.mark.parametrize("setting, message", [
     ("optimizer = 'sgd'", "optimizer"), ("validation = 1.0", "validation"), ("ply1 = 2.0", "ply1"),
     ("epochs = 0", "epochs"), ("picks = 'some'", "picks"), ("anchor = -1.0", "anchor"),

@@ -755,7 +755,8 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
     for name, f in (_train_settings() if train_settings else {}).items():
         # --ray alone: Ray on this machine (the cluster `ray start` made here, else a new local instance)
         bare: dict = {"nargs": "?", "const": "local", "metavar": "ADDRESS"} if name == "ray" else {}
-        train.add_argument(f"--{name.replace('_', '-')}", dest=name, type=type(f.default), default=None,
+        kind = str if isinstance(f.default, bool) else type(f.default)  # true or false, read by the config's rules
+        train.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=None,
                            help=f"{f.metadata['help']} (default {f.default!r})", **bare)
     train.set_defaults(run=_train)
 

@@ -255,7 +255,8 @@ class Learner:
         self.epochs = epochs
 
     def update(self, experience: Experience, rng: np.random.Generator, lr_schedule=None,
-               progress: bool = False, groups: np.ndarray | None = None, pairs: float = 0.0) -> float:
+               progress: bool = False, groups: np.ndarray | None = None, pairs: float = 0.0,
+               pair_targets: np.ndarray | None = None) -> float:
         """Train on the positions and targets of ``experience`` for ``epochs`` shuffled passes; returns the mean
         loss. ``lr_schedule`` ``(start, end)`` moves the learning rate linearly from start to end over these
         passes (else it stays as it is).
@@ -263,13 +264,18 @@ class Learner:
         ``groups`` (N,) int: positions that are plays of one decision share a number (-1: none); with ``pairs``
         above 0 a decision's positions are shuffled together into the same minibatch, and the loss adds ``pairs``
         times the mean squared error of their cubeless equities about their decision's mean (``pair_loss``): the
-        differences between a decision's plays, which choosing a play reads, learned as such."""
+        differences between a decision's plays, which choosing a play reads, learned as such. ``pair_targets``
+        (N, 5): the targets whose differences that loss reads, where they are not ``experience.targets``."""
         import torch
         from tqdm.auto import tqdm
 
         self.model.train()
         x, phase = inputs(self.model, experience.boards)
         y = torch.from_numpy(experience.targets).clamp(0, 1)
+        if pair_targets is not None and np.shape(pair_targets) != tuple(y.shape):
+            raise ValueError(f"pair_targets must have the targets' shape {tuple(y.shape)}, got "
+                             f"{np.shape(pair_targets)}")
+        y_pairs = y if pair_targets is None else torch.from_numpy(np.asarray(pair_targets, np.float32)).clamp(0, 1)
         decision = None  # with pairs: each position's decision, numbered 0.. (a group of its own where none)
         if groups is not None and pairs > 0:
             numbers = np.asarray(groups, dtype=np.int64)
@@ -295,7 +301,8 @@ class Learner:
                     pred = self.model(x[batch], phase[batch])
                     loss = bce(pred, y[batch])
                     if decision is not None:
-                        loss = loss + pairs * pair_loss(pred, y[batch], torch.from_numpy(decision[batch.numpy()]))
+                        loss = loss + pairs * pair_loss(pred, y_pairs[batch],
+                                                        torch.from_numpy(decision[batch.numpy()]))
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()
                     self.optimizer.step()

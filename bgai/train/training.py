@@ -242,6 +242,8 @@ class RolloutStage:
     pairs: float = _field(0.0, "weight of a second loss on the differences between the plays of one decision "
                                "(label shards made with bgai label --plays): the squared error of their cubeless "
                                "equities about the decision's mean, each decision's plays in one minibatch (0: none)")
+    pairs_rollouts: bool = _field(False, "the differences' loss reads the rollouts alone, not the targets that "
+                                         "ply1 mixes: the levels from the mix, the differences from the rollouts")
     bench_every: int = _field(5, "epochs between benchmarks against pubeval and the heuristic player")
 
     def check(self) -> None:
@@ -324,13 +326,20 @@ class RunConfig:
         return out
 
 
-_KINDS = {int: "a whole number", float: "a number", str: "a string"}
+_KINDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
 
 
 def _coerced(kind: type, value):
-    """``value`` as a setting of type ``kind`` (int, float or str), from TOML's types or the command line's text (a
-    whole number is a string's text too: ``hidden = 128``); ``ValueError`` for anything else: a bool, a fraction for
-    a whole number (``games = 1.9`` is no number of games), a fraction or a table for a string."""
+    """``value`` as a setting of type ``kind`` (int, float, str or bool), from TOML's types or the command line's
+    text (a whole number is a string's text too: ``hidden = 128``); ``ValueError`` for anything else: a bool where
+    no bool belongs, a fraction for a whole number (``games = 1.9`` is no number of games), a fraction or a table
+    for a string."""
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise ValueError(value)
     if isinstance(value, bool):
         raise ValueError(value)
     if kind is str:
@@ -1232,6 +1241,7 @@ def _rollout_stage(state: Run, stage: RolloutStage) -> None:
                         f"of them out")
     targets = ((1 - stage.ply1) * labels + stage.ply1 * ply1).astype(np.float32)
     train = Experience(boards[~hold], targets[~hold], 0, 0, 0, 0)
+    pair_targets = labels[~hold].astype(np.float32) if stage.pairs_rollouts else None
     groups = decision[~hold]
     if stage.pairs > 0 and (np.bincount(groups[groups >= 0]) < 2).all():
         raise BgaiError(f"stage {stage.name}: pairs needs label shards of a decision's plays side by side (bgai "
@@ -1240,6 +1250,8 @@ def _rollout_stage(state: Run, stage: RolloutStage) -> None:
         anchors, anchor_targets = _stage_anchors(state, stage, boards[~hold])
         train = Experience(np.concatenate([train.boards, anchors]), np.concatenate([train.targets, anchor_targets]),
                            0, 0, 0, 0)
+        if pair_targets is not None:  # (anchors are no decision's plays: the differences' loss skips them)
+            pair_targets = np.concatenate([pair_targets, anchor_targets])
         groups = np.concatenate([groups, np.full(len(anchors), -1)])
     val_boards, val_labels = boards[hold], labels[hold]
     best_path = state.run_dir / f"best-{stage.name}.pt"
@@ -1260,7 +1272,7 @@ def _rollout_stage(state: Run, stage: RolloutStage) -> None:
               stage.lr + (stage.lr_end - stage.lr) * (e + 1) / stage.epochs)
         started = time.perf_counter()
         loss = learner.update(train, state.rng, lr_schedule=lr, progress=state.progress, groups=groups,
-                              pairs=stage.pairs)
+                              pairs=stage.pairs, pair_targets=pair_targets)
         state.seconds += time.perf_counter() - started
         after = evaluation_error(state.model, val_boards, val_labels)
         state.step += 1
