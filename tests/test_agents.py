@@ -408,6 +408,7 @@ def test_bgai_bench_engine(tiny, capsys):
     (["--agent", "a:b", "--engine", "x"], "--agent or --engine, not both"),
     (["--agent", "nocolon"], "MODULE:CALLABLE"),
     (["--agent", "a:b", "--cube"], "cubeless"),
+    (["--agent", "a:b", "--cube-plies", "2"], "cubeless"),
     (["--agent", "tests_no_such_module:f"], "cannot import the agent's module"),
     (["--engine", "no-such-engine-here"], "cannot run the engine"),
     (["--engine", "x", "--opponent", "random,nobody"], "unknown opponent 'nobody'"),

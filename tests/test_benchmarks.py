@@ -319,6 +319,25 @@ def test_cube_accuracy_records_each_ply_beside_gnubg_and_its_provenance(tmp_path
     assert figures["bgai 0-ply"]["mp_per_decision"] >= 0
 
 
+def test_cube_accuracy_scores_each_plys_own_cube_and_what_the_1ply_bot_decides_at_its_deeper_one(tmp_path):
+    from bgai.eval.bot import CUBE_PLIES, FAST_NPZ
+
+    reference = tiny_reference("cube_reference.json", tmp_path, 40)
+    entries = json.loads(reference.read_text())["entries"]
+    figures = coach(cube_accuracy, ["--plies", "1", "--reference", str(reference)], tmp_path / "one.json")
+
+    def mp(bot):
+        return 1000 * decision_losses(entries, *cube_accuracy.bgai_decisions(bot, entries)[:2]).mean()
+
+    own = cube_accuracy.load_bot(plies=1, cube_plies=1)
+    deeper = cube_accuracy.load_bot(FAST_NPZ, plies=2)  # the same network, two plies deep
+    assert figures["bgai 1-ply"]["mp_per_decision"] == pytest.approx(mp(own))
+    assert figures["bgai 1-ply bot"]["cube_plies"] == CUBE_PLIES[1] == 2
+    assert figures["bgai 1-ply bot"]["mp_per_decision"] == pytest.approx(mp(deeper))
+    assert "bgai 0-ply bot" not in coach(cube_accuracy, ["--plies", "0", "--reference", str(reference)],
+                                         tmp_path / "zero.json")  # a 0-ply bot's cube is its own ply's
+
+
 def test_cube_accuracy_versus_a_network_is_the_paired_difference_of_the_two(tmp_path):
     from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ
 

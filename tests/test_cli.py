@@ -45,6 +45,7 @@ def test_moves_lists_every_legal_play(capsys):
         (["eval", "4HPwATDgc/ABMA", "--score", "1-2"], "--score needs --match"),
         (["eval", "4HPwATDgc/ABMA", "--plies", "5"], "plies must be"),
         (["eval", "4HPwATDgc/ABMA", "--cube-plies", "-1"], "cube_plies must be"),
+        (["eval", "4HPwATDgc/ABMA", "--cube-plies", "2", "--rollout"], "leave out one of them"),
         (["eval", "4HPwATDgc/ABMA", "--jacoby", "--match", "5"], "money-game options"),
         (["hint", "4HPwATDgc/ABMA", "77"], "each die must be in 1..6"),
         (["hint", "4HPwATDgc/ABMZ", "31"], "too many checkers"),
@@ -142,6 +143,14 @@ def test_eval_prints_probabilities_and_the_cube_action(capsys):
     out = capsys.readouterr().out
     assert "win " in out and "money game, centered cube" in out
     assert "Proper cube action: No double, take" in out  # the opening position is nowhere near a double
+    # the default 1-ply bot decides its cube 2 plies deep and says so; --cube-plies 1 asks for its own ply's
+    assert "1-ply, player on roll's view" in out and "centered cube; 2-ply, cube efficiency" in out
+    assert main(["eval", "m1kJZAjvAQAAAQ", "--cube-plies", "1"]) == 0
+    one = capsys.readouterr().out
+    assert main(["eval", "m1kJZAjvAQAAAQ"]) == 0
+    two = capsys.readouterr().out
+    cube_lines = lambda out: out[out.index("Cube decision"):]  # noqa: E731
+    assert "; 1-ply, cube" in one and "; 2-ply, cube" in two and cube_lines(one) != cube_lines(two)
 
 
 def test_eval_takes_cube_and_score_from_an_xgid_and_flags(capsys):

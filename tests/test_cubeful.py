@@ -291,6 +291,7 @@ def test_bench_cube_plays_the_cubeful_bot_against_itself_without_the_cube(capsys
     assert figures["games"] == 4 and figures["cube"] is True and figures["match"] is None
     assert figures["opponent"].endswith("(no cube)") and figures["mean_cube"] >= 1
     assert figures["pass_rate"] == 0  # the opponent always takes, and the bot is never doubled
+    assert figures["plies"] == figures["cube_plies"] == 0
     assert "points per game" in out[1]
 
 

@@ -362,12 +362,18 @@ def test_positions_shared_by_threads_or_workers_get_what_one_thread_gives_them(b
 def test_worker_processes_get_the_callers_bot_with_all_its_settings(bot):
     # Workers once rebuilt the bot from a few of its fields and dropped bf16 and the move filters.
     from bgai.eval.bot import MoveFilter
+    from bgai.eval.network import EquityModel
+    from bgai.eval.weights import ModelSnapshot
 
-    special = bot.replace(plies=1, filters=(MoveFilter(3, 0.05),), bf16=True, use_bearoff=False, name="special")
-    sent = ro._portable(special)
-    for name in ("plies", "filters", "bf16", "use_bearoff", "prune", "name"):
-        assert getattr(sent, name) == getattr(special, name)
-    assert sent.pruner is special.pruner
+    special = bot.replace(plies=1, filters=(MoveFilter(3, 0.05),), bf16=True, use_bearoff=False, name="special",
+                          cube_plies=1, network="its network")
+    on_torch = special.replace(model=EquityModel.create((8,), ("all",), 2))  # sent as a snapshot: a new bot
+    for original in (special, on_torch):
+        sent = ro._portable(original)
+        assert isinstance(sent.model, ModelSnapshot) and (sent is original) == (original is special)
+        for name in ("plies", "filters", "bf16", "use_bearoff", "prune", "name", "cube_plies", "network"):
+            assert getattr(sent, name) == getattr(original, name)
+        assert sent.pruner is original.pruner
 
 
 def test_a_bot_replaced_keeps_what_is_not_changed_and_refuses_unknown_settings(bot):

@@ -213,12 +213,15 @@ def test_a_rollout_cube_decision_through_the_api_is_the_bear_off_databases(clien
     r = client.post(path, json={"position": SEVEN_ON_THE_ACE, "rollout": True})
     assert r.status_code == 200, r.text
     cube = strict_json(r)["cube"] if path == "/api/evaluate" else strict_json(r)
-    assert cube["method"] == "rollout" and cube["efficiency"] is None
+    assert cube["method"] == "rollout" and cube["efficiency"] is None and cube["plies"] is None
     assert cube["no_double"] == pytest.approx(nd, abs=1e-4) and cube["double_take"] == pytest.approx(dt, abs=1e-4)
     assert cube["double_pass"] == 1.0 and cube["action"] == "Double, pass" and cube["unit"] == "stake"
     formula = strict_json(client.post(path, json={"position": SEVEN_ON_THE_ACE}))
     formula = formula["cube"] if path == "/api/evaluate" else formula
-    assert formula["method"] == "formula" and 0.5 < formula["efficiency"] <= 1
+    assert formula["method"] == "formula" and 0.5 < formula["efficiency"] <= 1 and formula["plies"] == 0
+    # a 1-ply bot's formula looks 2 plies ahead, and says so
+    deep = strict_json(client.post(path, json={"position": SEVEN_ON_THE_ACE, "plies": 1}))
+    assert (deep["cube"] if path == "/api/evaluate" else deep)["plies"] == 2
 
 
 @pytest.mark.parametrize("body, reason", [

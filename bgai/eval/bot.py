@@ -127,10 +127,11 @@ MAX_PLIES = 2
 #: head); 2-ply gains +0.021 more for 15 times the time (README's figures).
 PLAY_PLIES = 1
 #: The lookahead of a bot's cube decisions, by the lookahead of its checker play (``Bot``'s ``cube_plies`` when not
-#: given): an even ply. A 1-ply bot decides its cube at 2-ply with its own network, for about 27 ms a decision
-#: against 8: judged by GNU Backgammon 2-ply the 1-ply cube loses 3.34 mp a decision, the fast network's 2-ply
-#: cube 1.89 (docs/cube.md). One ply's lookahead leaves the opponent on roll at the leaves, where the formula's
-#: errors fall on the other side; GNU Backgammon's odd plies are known for the same weakness.
+#: given): an even ply. A 1-ply bot decides its cube at 2-ply with its own network: judged by GNU Backgammon 2-ply
+#: the 1-ply cube loses 3.34 mp a decision, the fast network's 2-ply cube 1.89, for 28.6 ms a decision in a batch
+#: against 1.05 (``benchmarks/results/cube_accuracy.json``; docs/cube.md). One ply's lookahead leaves the opponent
+#: on roll at the leaves, where the formula's errors fall on the other side; GNU Backgammon's odd plies are known
+#: for the same weakness.
 CUBE_PLIES = {0: 0, 1: 2, 2: 2}
 
 # Memory bounds. A network pass takes at most NET_CHUNK boards; the encoder's temporaries make that about 5 KB a

@@ -227,8 +227,8 @@ def _bench_agent(args: argparse.Namespace) -> None:
 
     if args.agent is not None and args.engine is not None:
         raise BgaiError("bench --agent or --engine, not both")
-    if args.cube or args.match is not None or args.jacoby:
-        raise BgaiError("an agent's bench is cubeless: drop --cube, --match and --jacoby")
+    if args.cube or args.match is not None or args.jacoby or args.cube_plies is not None:
+        raise BgaiError("an agent's bench is cubeless: drop --cube, --match, --jacoby and --cube-plies")
     if args.games < 1:
         raise BgaiError(f"--games must be at least 1, got {args.games}")
     if args.batch is not None and args.batch < 1:
@@ -277,7 +277,8 @@ def _bench_cube(args: argparse.Namespace) -> None:
     else:
         player = load_bot(args.checkpoint) if args.opponent == "bgai" else make_player(args.opponent)
     opponent = WithoutCube(player)  # never doubles, always takes
-    labels = {"bot": bot.name, "opponent": opponent.name, "plies": args.plies, "cube": True, "match": args.match}
+    labels = {"bot": bot.name, "opponent": opponent.name, "plies": args.plies, "cube_plies": bot.cube_plies,
+              "cube": True, "match": args.match}
     options = {"seed": args.seed, "batch": args.batch, "progress": not args.quiet}
     if args.match is None:
         s = play_duplicate(bot, opponent, args.games, cube=True, jacoby=args.jacoby, **options).summary()
@@ -352,6 +353,9 @@ def _eval(args: argparse.Namespace) -> None:
 
     pos = Position.parse(args.position)
     cube, owner, match = _cube_context(args, args.position)
+    if args.rollout and args.cube_plies is not None:
+        raise BgaiError("--cube-plies is the formula's lookahead; --rollout decides from a rollout instead (its "
+                        "cube decisions inside at 0-ply): leave out one of them")
     bot = load_bot(args.checkpoint, plies=_person_plies(args), cube_plies=args.cube_plies)
     decision = bot.cube_decision(pos, cube, owner, match, jacoby=args.jacoby, beavers=args.beavers,
                                  rollout=args.rollout)

@@ -14,10 +14,10 @@ gnubg writes one FIBS board line (``bgai.formats.fibs``) and reads one answer li
 gnubg answers resignations offered to its external player itself (1.07 accepts a resignation of a backgammon and
 declines the others), so they never reach bgai. It writes each line followed by a NUL byte; both are read.
 
-Each decision is bgai's own (``Bot``: its plays at ``--plies``, its cube by Janowski's formula with the match score
-gnubg sends and the Kazaross XG2 match equity table), from the side of the player deciding. One game follows another
-on the same connection; when gnubg closes it, bgai waits for the next. Each connection is served by its own thread,
-so both of gnubg's players may be bgai.
+Each decision is bgai's own (``Bot``: its plays at ``--plies``, its cube at an even ply, ``CUBE_PLIES``, by
+Janowski's formula with the match score gnubg sends and the Kazaross XG2 match equity table), from the side of the
+player deciding. One game follows another on the same connection; when gnubg closes it, bgai waits for the next.
+Each connection is served by its own thread, so both of gnubg's players may be bgai.
 """
 
 from __future__ import annotations

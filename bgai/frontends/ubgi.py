@@ -716,14 +716,16 @@ def _read_line(stream: TextIO) -> str | None:
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None, *, plies: int = 0,
          checkpoint: str | None = None, bot_factory: Callable[[int], object] | None = None) -> int:
     """Run the engine on ``stdin``/``stdout`` (default the process's, as UTF-8) until ``quit`` or the end of the
-    input. ``bot_factory(plies)`` makes the bots; by default ``load_bot(checkpoint, plies=...)``."""
+    input. ``bot_factory(plies)`` makes the bots; by default ``load_bot(checkpoint, plies=..., cube_plies=...)``:
+    a GUI or dueller gets every answer at the depth it asked for, cube decisions too (not the deeper cube
+    ``bgai.eval.bot.CUBE_PLIES`` gives a 1-ply bot elsewhere)."""
     if checkpoint is not None and not os.path.isfile(checkpoint):
         raise BgaiError(f"no checkpoint file {checkpoint}")
     if bot_factory is None:
         def bot_factory(depth: int):
             from bgai.eval.bot import load_bot
 
-            return load_bot(checkpoint, plies=depth)
+            return load_bot(checkpoint, plies=depth, cube_plies=depth)  # the depth asked, the cube's too
     engine = Engine(bot_factory, plies=plies)  # (checks plies before any stream is touched)
     wrapped = []  # the process's streams as UTF-8 text, let go of (not closed) at the end
     if stdin is None:

@@ -24,7 +24,8 @@ Definitions (``DEFINITIONS`` says them in words, with their sources):
   *forced* when the roll has one legal play (or none): it is not a decision and counts nowhere.
 * **Cube**: at every turn where the player on roll may double (and the cube is alive: in a match, it does not
   already win the match with the cube as it is), the bot's cubeful equities of no double (ND), double/take (DT)
-  and double/pass (DP = +1 EMG) at its plies (``Bot.cube_equities``). Doubling is worth min(DT, DP); the error of
+  and double/pass (DP = +1 EMG) at its cube's plies (``Bot.cube_equities``, ``Bot.cube_plies``: 2-ply for a
+  1-ply bot). Doubling is worth min(DT, DP); the error of
   the decision made is max(ND, min(DT, DP)) minus the worth of the decision made. The taker's error is DT - DP
   for a wrong take and DP - DT for a wrong pass. A double, a take and a pass always count as decisions; a turn
   without a double counts only when it was close: the best equity minus min(DT, 1) is below 0.16 EMG
@@ -85,10 +86,11 @@ DEFINITIONS = {
                      "filters as the bot's; the play made always judged at full depth), n-ply cubeless "
                      "probabilities made cubeful by Janowski's formula with the opponent on roll. A roll with one "
                      "legal play (or none) is forced: not a decision.",
-    "cube_error": "ND, DT, DP = cubeful equities of no double, double/take, double/pass (DP = +1) at the bot's "
-                  "plies. Doubler's error = max(ND, min(DT, DP)) minus min(DT, DP) if it doubled, ND if not; "
-                  "taker's error = DT - DP for a wrong take, DP - DT for a wrong pass. Turns where the cube is not "
-                  "available (or dead: the doubler wins the match with the current cube) are not decisions.",
+    "cube_error": "ND, DT, DP = cubeful equities of no double, double/take, double/pass (DP = +1) at the plies of "
+                  "the bot's cube (cube_plies). Doubler's error = max(ND, min(DT, DP)) minus min(DT, DP) if it "
+                  "doubled, ND if not; taker's error = DT - DP for a wrong take, DP - DT for a wrong pass. Turns "
+                  "where the cube is not available (or dead: the doubler wins the match with the current cube) are "
+                  "not decisions.",
     "counted_decisions": "Unforced checker plays, every double, take and pass, and the turns without a double whose "
                          "decision was close: max(ND, min(DT, DP)) - min(DT, 1) < 0.16. [GNU Backgammon eval.c "
                          "isCloseCubedecision, analysis.c]",
@@ -126,7 +128,7 @@ class Decision:
     points (money). ``counted``: it counts in the error rate. ``candidates``: for moves, (play, EMG equity for the
     mover, plies) best first; for cube decisions, the equities of no double, double/take and double/pass (EMG,
     the doubler's). ``luck`` (moves only): the roll's luck in EMG. ``method`` (cube decisions only): how the bot
-    judged it, ``"formula"`` (its cubeless probabilities made cubeful, at its plies) or ``"rollout"`` (a cubeful
+    judged it, ``"formula"`` (its cubeless probabilities made cubeful, at its cube's plies) or ``"rollout"`` (a cubeful
     rollout).
     """
 
@@ -264,6 +266,7 @@ class MatchAnalysis:
     seconds: float
     cube_rollout: dict | None = None
     cube_rollout_refusal: str | None = None
+    cube_plies: int | None = None  # the lookahead of the formula's cube decisions (None: the same as plies)
 
     @property
     def marked(self) -> list[Decision]:
@@ -285,7 +288,7 @@ class MatchAnalysis:
         o = self.cube_rollout
         if o is None:
             why = f": {self.cube_rollout_refusal}" if self.cube_rollout_refusal else ""
-            return f"the bot's formula at {self.plies}-ply{why}"
+            return f"the bot's formula at {self.plies if self.cube_plies is None else self.cube_plies}-ply{why}"
         depth = f"truncated after {o['truncate']} plies" if o.get("truncate") else "played to the end"
         reduced = "with" if o.get("variance_reduction", True) else "without"
         play = self.plies if o.get("plies") is None else o["plies"]
@@ -298,7 +301,7 @@ class MatchAnalysis:
             "match": {"players": list(record.players), "length": record.length, "games": len(record.games),
                       "score": list(record.score), "winner": record.winner, "metadata": record.metadata,
                       "crawford": record.crawford, "jacoby": record.jacoby},
-            "bot": self.bot, "plies": self.plies, "seconds": round(self.seconds, 3),
+            "bot": self.bot, "plies": self.plies, "cube_plies": self.cube_plies, "seconds": round(self.seconds, 3),
             "cube_method": self.cube_method, "cube_rollout": self.cube_rollout,
             "cube_rollout_refusal": self.cube_rollout_refusal,
             "units": {"error": "EMG", "cost": "MWC" if record.length else "points"},
@@ -431,8 +434,8 @@ class _Turn:
 
 def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
                   cube_rollout: bool | dict = False) -> MatchAnalysis:
-    """Judge every decision of ``record`` with ``bot`` (at its plies). See the module docstring for the definitions.
-    ``progress`` shows a tqdm bar over the decisions.
+    """Judge every decision of ``record`` with ``bot`` (checker play at its plies, the cube at its ``cube_plies``).
+    See the module docstring for the definitions. ``progress`` shows a tqdm bar over the decisions.
 
     ``cube_rollout``: judge the cube decisions of a money session by a cubeful rollout (``True``: ``CUBE_ROLLOUT``'s
     settings; a dict of ``bgai.eval.rollout.rollout``'s options changes them), about a second a decision, instead of the
@@ -480,7 +483,7 @@ def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
     players = _summaries(record, ordered)
     graph = _graph(record, turns, graph_points)
     return MatchAnalysis(record, bot.name, bot.plies, ordered, players, graph, time.perf_counter() - started,
-                         cube_rollout=rollout, cube_rollout_refusal=refusal)
+                         cube_rollout=rollout, cube_rollout_refusal=refusal, cube_plies=bot.cube_plies)
 
 
 def _cube_available(game: GameRecord, state) -> bool:

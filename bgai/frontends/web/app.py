@@ -411,7 +411,8 @@ def _cube_out(d: CubeDecision, rollout: bool = False) -> m.CubeOut:
                      too_good=d.too_good, may_double=d.may_double, no_double=d.no_double, double_take=d.double_take,
                      double_pass=d.double_pass, cubeless=d.cubeless,
                      efficiency=None if math.isnan(d.efficiency) else d.efficiency,
-                     unit="stake" if d.match is None else "mwc", method="rollout" if rollout else "formula")
+                     unit="stake" if d.match is None else "mwc", method="rollout" if rollout else "formula",
+                     plies=None if rollout else d.plies)
 
 
 def _plays(ranked, limit: int | None, cubeful: Sequence[float] = ()) -> list[m.RankedPlayOut]:

@@ -140,9 +140,11 @@ class CubeOut(BaseModel):
                                                  "a rollout, which assumes none.")
     unit: Literal["stake", "mwc"]
     method: Literal["formula", "rollout"] = Field(
-        description="How the decision was made: 'formula', the bot's cubeless probabilities at its plies made "
-                    "cubeful by Janowski's formula (match equity tables for a match); 'rollout', a cubeful rollout "
-                    "of no double and double/take on the same dice.")
+        description="How the decision was made: 'formula', the bot's cubeless probabilities made cubeful by "
+                    "Janowski's formula (match equity tables for a match) at its cube's plies; 'rollout', a cubeful "
+                    "rollout of no double and double/take on the same dice.")
+    plies: int | None = Field(None, description="The formula's lookahead (the bot's cube looks an even number of "
+                                                "plies ahead: 2 for a 1-ply bot); None for a rollout.")
 
 
 class EvaluateOut(BaseModel):
