@@ -53,8 +53,8 @@ def main(argv=None) -> None:
     wrong: set[int] = set()
     if args.errors:
         takes = bot.cube_equities(*boards_and_cubes(entries)).should_take
-        wrong = {i for i, e in enumerate(entries)
-                 if reference_decisions(e)[0] and bool(takes[i]) != reference_decisions(e)[1]}
+        wrong = {i for i, (doubles, take) in enumerate(map(reference_decisions, entries))
+                 if doubles and bool(takes[i]) != take}
     seen: set[str] = set()
     pool = []
     for i, e in enumerate(entries):

@@ -372,6 +372,9 @@ def test_a_one_ply_bot_decides_its_cube_two_plies_deep_with_its_own_network():
     assert np.array_equal(ours.no_double, deep.no_double) and np.array_equal(ours.double_take, deep.double_take)
     own_ply = load_bot(FAST_NPZ, plies=1, cube_plies=1).cube_equities(boards, state)
     assert not np.allclose(ours.no_double, own_ply.no_double)
+    # and a call may ask for another ply without another bot
+    asked = one.cube_equities(boards, state, plies=1)
+    assert np.array_equal(asked.no_double, own_ply.no_double) and np.array_equal(asked.double_take, own_ply.double_take)
     # and its decision says the ply it came from
     decision = one.cube_decision(Position(boards[1]))
     assert decision.plies == 2 and "2-ply, cube efficiency" in str(decision)

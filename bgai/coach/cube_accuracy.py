@@ -103,9 +103,9 @@ def profile(entries, probs: np.ndarray) -> dict:
     """Which of the network's outputs its cube errors come from. ``probs`` (N, 5) are the bot's cubeless
     probabilities of the entries (at any ply); Janowski's formula at the root (``bgai.core.cube.cube_equities``:
     no lookahead's recursion, no exact bear-off equities, so ``none`` is not quite the bot's own row) is fed them
-    with one group of outputs (``OUTPUTS``) at a time
-    replaced by the reference's own 2-ply probabilities (the rest kept, and kept consistent: no gammon above its
-    win, no backgammon above its gammon), and each set of decisions is scored as the bot's are. ``difference``:
+    with one group of outputs (``OUTPUTS``) at a time replaced by the reference's own 2-ply probabilities (the rest
+    kept, and kept consistent: no gammon above its win, no backgammon above its gammon), and each set of decisions
+    is scored as the bot's are. ``difference``:
     each output's mean and mean absolute difference from the reference's. A diagnostic of where the error lies;
     nothing is learned from the reference's probabilities."""
     boards, state = boards_and_cubes(entries)

@@ -554,19 +554,20 @@ class Bot:
 
     # The cube (bgai.core.cube: Janowski's cubeful equities from the bot's cubeless probabilities, cube_plies deep) --
 
-    def cube_equities(self, boards: np.ndarray, state: CubeState, probs: np.ndarray | None = None
-                      ) -> CubeEquities:
+    def cube_equities(self, boards: np.ndarray, state: CubeState, probs: np.ndarray | None = None,
+                      plies: int | None = None) -> CubeEquities:
         """Cubeful equities of N positions (on-roll view, before the roll) with the cubes of ``state``.
 
-        At the bot's ``cube_plies`` (n below). 0-ply: Janowski's formula (``bgai.core.cube``) on the network's
-        probabilities. n-ply, as GNU Backgammon computes its cubeful equities: no double and double/take are each
-        the average, over the 21 rolls, of the opponent's (n-1)-ply cubeful equity after the play chosen at 0-ply,
-        the opponent taking its own best cube action; Janowski's formula applies at the leaves. (Beavers count at
-        the root and the leaves.) The ``cubeless`` field is the bot's n-ply cubeless equity. ``probs``: the boards'
-        probabilities at n-ply, when the caller already has them (rollouts), so that they are not computed again.
+        At ``plies`` (n below; default the bot's ``cube_plies``). 0-ply: Janowski's formula (``bgai.core.cube``)
+        on the network's probabilities. n-ply, as GNU Backgammon computes its cubeful equities: no double and
+        double/take are each the average, over the 21 rolls, of the opponent's (n-1)-ply cubeful equity after the
+        play chosen at 0-ply, the opponent taking its own best cube action; Janowski's formula applies at the
+        leaves. (Beavers count at the root and the leaves.) The ``cubeless`` field is the bot's n-ply cubeless
+        equity. ``probs``: the boards' probabilities at n-ply, when the caller already has them (rollouts), so that
+        they are not computed again.
         """
         boards = np.asarray(boards, dtype=np.int8)
-        plies = self.cube_plies
+        plies = self.cube_plies if plies is None else plies
         probs = self.lookahead(boards, plies) if probs is None else probs
         root = cube_equities(probs, boards, state)
         if plies == 0:

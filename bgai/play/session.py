@@ -388,8 +388,7 @@ class Session:
             return []
         boards = np.stack([m.after.board for m in moves])  # the bot on roll after each
         state = self._state(BOT).select(np.zeros(len(moves), dtype=np.int64))
-        bot = self.bot if self.bot.cube_plies == self.bot.plies else self.bot.replace(cube_plies=self.bot.plies)
-        theirs = bot.cube_equities(boards, state).equity
+        theirs = self.bot.cube_equities(boards, state, plies=self.bot.plies).equity
         return [float(v) for v in ((1.0 - theirs) if self.is_match else -theirs)]
 
     def cube_hint(self, rollout: bool | dict = False) -> CubeHint:
