@@ -167,9 +167,8 @@ def cube_decisions_in_match_play(r: dict) -> tuple[str, str]:
 @row("benchmarks/results/cube_rollout_accuracy.json")
 def cube_decisions_from_a_rollout(r: dict) -> tuple[str, str]:
     rolled, zero, gnubg = r["bgai rollout"], r["bgai 0-ply"], r["gnubg 0-ply"]
-    return ("Cube decisions from a rollout (`bgai eval --rollout`), judged the same way",
-            f"**{rolled['mp_per_decision']:.2f}** mp a decision on {r['positions']} positions "
-            f"({rolled['decisions']} decisions; bgai 0-ply {zero['mp_per_decision']:.2f}, gnubg "
+    return (f"Cube decisions from a rollout (`bgai eval --rollout`), judged the same way ({rolled['decisions']:,})",
+            f"**{rolled['mp_per_decision']:.2f}** mp a decision (bgai 0-ply {zero['mp_per_decision']:.2f}, gnubg "
             f"0-ply {gnubg['mp_per_decision']:.2f}); {rolled['ms_per_position'] / 1000:.2f} s a decision")
 
 

@@ -160,6 +160,20 @@ def cube_set_rollouts(r: dict) -> None:
     assert r["figures"]["rollouts played out"]["played out"]["mean_abs"] == 0  # itself
 
 
+def cube_rollout_judge(r: dict) -> None:
+    assert r["entries"] == 40 and 1 <= r["top"] <= 2 and len(r["positions"]) == r["top"]
+    assert sum(r["sides_with"].values()) == r["top"]
+    shares = r["on_the_top_entries_mp_summed_over_the_set"]
+    for p in r["positions"]:
+        assert p["bgai_loss_by_2ply"] > 0  # the entries picked are ones the rollout loses on
+        assert p["gnubg_rollout"]["no_double_se"] > 0 and p["gnubg_rollout"]["double_take_se"] > 0
+        assert -3 < p["gnubg_rollout"]["no_double"] < 3 and -6 < p["gnubg_rollout"]["double_take"] < 6
+    # the top entries' losses by the 2-ply judge are part of the rollout's whole figure
+    by_2ply = 1000 * sum(p["bgai_loss_by_2ply"] for p in r["positions"]) / r["decisions"]
+    assert abs(shares["bgai rollout, judged by gnubg 2-ply"] - by_2ply) < 0.01
+    assert 0 < shares["bgai rollout, judged by gnubg 2-ply"] <= r["bgai_rollout_mp_per_decision"] + 0.001
+
+
 def external_bench(r: dict) -> None:
     assert r["games"] == 2 and r["plies"] == 0 and 0 <= r["win_rate"] <= 1 and r["mean_abs_points"] >= 1
 
@@ -218,6 +232,7 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
     "analysis_vs_gnubg": (["--seeds", "1", "--length", "1", "--plies", "0", "--gnubg-plies", "0"], analysis_vs_gnubg),
     "cube_set_rollouts": (["--positions", "2", "--trials", "2"], cube_set_rollouts),
     "external_bench": (["--games", "2"], external_bench),
+    "cube_rollout_judge": (["--sample", "40", "--top", "2", "--trials", "36"], cube_rollout_judge),
     "env_bench": (["--envs", "8", "--seconds", "0.2", "--no-pgx"], env_bench),
     "calibration": (["--labels", "checkpoints/labels/split-scale"], calibration),
     "rollout_ranking": (["--decisions", "3", "--trials", "2", "--quiet", "--checkpoint",
@@ -383,6 +398,17 @@ def test_cube_accuracy_profile_replaces_one_output_group_at_a_time_by_the_refere
         cube_accuracy.profile(entries, cube_accuracy.load_bot().probabilities(
             cube_accuracy.boards_and_cubes(entries)[0]))["replaced"]["none"]["mp_per_decision"])
     assert set(figures["bgai 0-ply"]["by_class"]) <= {"contact", "crashed", "race", "bearoff"}
+
+
+def test_cube_accuracy_rolls_out_a_sample_or_at_least_the_sets_size_every_entry(tmp_path):
+    reference = tiny_reference("cube_reference.json", tmp_path, 3)
+    every = coach(cube_accuracy, ["--plies", "0", "--rollout", "2277", "--trials", "2", "--reference", str(reference)],
+                  tmp_path / "all.json")
+    assert every["positions"] == 3 and every["bgai rollout"]["decisions"] == every["bgai 0-ply"]["decisions"] >= 3
+    assert every["bgai rollout"]["ms_per_position"] > 0
+    sample = coach(cube_accuracy, ["--plies", "0", "--rollout", "2", "--trials", "2", "--reference", str(reference)],
+                   tmp_path / "sample.json")
+    assert sample["positions"] == 2 and sample["bgai rollout"]["double_decisions"] == 2
 
 
 def test_cube_accuracy_in_match_play_reads_each_entrys_score(tmp_path):

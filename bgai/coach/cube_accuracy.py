@@ -141,8 +141,9 @@ def main(argv=None) -> None:
     parser.add_argument("--reference", default=str(REFERENCE))
     parser.add_argument("--json", help="also write the figures here")
     parser.add_argument("--rollout", type=int, default=0, metavar="N",
-                        help="also the rollout cube decision (bgai eval --rollout), on a seeded sample of N decisions; "
-                             "every row is then measured on that sample (default 0: none, the whole set)")
+                        help="also the rollout cube decision (bgai eval --rollout), on a seeded sample of N of the "
+                             "set's entries (a position and a cube state each; N at least their number: all of "
+                             "them); every row is then measured on those (default 0: none, the whole set)")
     parser.add_argument("--versus", metavar="CHECKPOINT",
                         help="also each ply's paired difference from this network's decisions at the same ply (e.g. "
                              "the network a run started from)")
@@ -160,8 +161,9 @@ def main(argv=None) -> None:
     if match and args.rollout:
         parser.error("the rollout cube decision is for money games (the rollout's rules); --rollout needs a money "
                      "reference set")
-    if args.rollout:
-        pick = np.sort(np.random.default_rng(38).choice(len(entries), min(args.rollout, len(entries)), replace=False))
+    sampled = 0 < args.rollout < len(entries)
+    if sampled:
+        pick = np.sort(np.random.default_rng(38).choice(len(entries), args.rollout, replace=False))
         entries = [entries[i] for i in pick]
     rows = {}
     if all("gnubg_0ply" in e for e in entries):  # gnubg's own 0-ply decisions, scored as bgai's are
@@ -192,7 +194,7 @@ def main(argv=None) -> None:
                                 "ms_per_position": 1000 * seconds / len(entries)}
     rows["Janowski on gnubg's probabilities"] = model_only(entries)
 
-    sample = f" (a sample of {len(entries)}, seed 38)" if args.rollout else ""
+    sample = f" (a sample of {len(entries)}, seed 38)" if sampled else ""
     kind = "match play, 7-point match" if match else "money, no Jacoby"
     print(f"{len(entries)} reference decisions{sample} (gnubg 2-ply, {kind}): {args.reference}")
     print(f"{'':<34} {'mp/decision':>11} {'double agree':>13} {'double mp':>10} {'take agree':>11} {'take mp':>8}")

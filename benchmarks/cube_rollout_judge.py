@@ -1,0 +1,177 @@
+"""Are the rollout cube's remaining errors bgai's, or the judge's? Its worst decisions on the cube reference set,
+judged again by GNU Backgammon's own cubeful rollouts.
+
+    python benchmarks/cube_rollout_judge.py [--top 30] [--trials 1296] [--jobs 2] [--sample N] [--json FILE]
+
+The cube reference set (``bgai.coach.cube_reference``) is judged by gnubg 2-ply. bgai's rollout cube decision
+(``Bot.cube_decision(..., rollout=True)``, the defaults) is made for every entry, and the ``--top`` entries where it
+loses the most by that judge are rolled out again by Debian's gnubg: no double and double/take separately, cubeful,
+0-ply checker play and cube decisions, played to the end, variance reduction, quasi-random dice, ``--trials`` trials
+a cube state, a fixed seed each. On those entries it prints who the rollout sides with, and every decision's loss
+judged by gnubg's rollout instead of its 2-ply: bgai's rollout's, and the 2-ply judge's own.
+
+gnubg is the judge and nothing here trains anything. It needs the Debian package (``make install`` installs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from bgai.coach.cube_accuracy import REFERENCE
+from bgai.coach.cube_reference import GNUBG, decision_losses, gnubg_version, reference_decisions
+from bgai.core.files import provenance, write_atomically
+from bgai.eval.bot import CUBE_ROLLOUT, load_bot
+from bgai.formats.position import Position
+
+
+def bgai_rollout_equities(entries, progress: bool = True) -> list[dict]:
+    """bgai's rollout cube equities (no double, double/take; the current cube's units) for every entry."""
+    from tqdm.auto import tqdm
+
+    bot = load_bot()
+    out = []
+    for e in tqdm(entries, desc="bgai rollout cube", unit="decision", disable=not progress, mininterval=10):
+        d = bot.cube_decision(Position.from_position_id(e["position_id"]), cube=e["cube"],
+                              owner="centered" if e["owner"] == "centered" else "me", rollout=True)
+        out.append({"no_double": d.no_double, "double_take": d.double_take, "double": d.should_double,
+                    "take": d.should_take})
+    return out
+
+
+def gnubg_commands(position_id: str, cube: int, owner: str, trials: int, seed: int) -> str:
+    """gnubg's commands for two cubeful rollouts of a position, the player on roll being gnubg's player 1: with the
+    cube as it is (no double), then doubled and owned by the opponent (double/take, in twice the cube's units)."""
+    lines = ["set threads 1", "set jacoby off", "set beavers 0", f"set rollout trials {trials}",
+             "set rollout quasirandom on", f"set rollout seed {seed}", "set rollout cubeful on",
+             "set rollout varredn on", "set rollout chequerplay plies 0", "set rollout cubedecision plies 0",
+             "set rollout truncation enable off", "new game"]
+    held = "set cube centre" if owner == "centered" else "set cube owner 1"
+    for value, holder in ((cube, held), (2 * cube, "set cube owner 0")):
+        lines += [f"set cube value {value}", holder, "set turn 1", f"set board {position_id}", "rollout"]
+    return "\n".join(lines) + "\n"
+
+
+def gnubg_cube_rollout(position_id: str, cube: int, owner: str, trials: int, seed: int) -> dict:
+    """No double and double/take by gnubg's cubeful rollout, in the current cube's units, each with its standard
+    error. gnubg prints rollout results only to a terminal, so it runs under ``script``."""
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write(gnubg_commands(position_id, cube, owner, trials, seed))
+    try:
+        out = subprocess.run(["script", "-qc", f"{GNUBG} -t -q < {f.name}", "/dev/null"], capture_output=True,
+                             text=True, check=True).stdout
+    finally:
+        Path(f.name).unlink()
+    found = []
+    for block in out.split("Rollout done. Printing final results.")[1:]:
+        values = re.findall(r"CF\s+([+-]?\d+\.\d+)", block)
+        found.append((float(values[0]), float(values[1])))
+    if len(found) != 2:
+        raise RuntimeError(f"gnubg gave {len(found)} rollouts for {position_id}, not 2:\n{out[-2000:]}")
+    (nd, nd_se), (dt, dt_se) = found
+    return {"no_double": nd, "no_double_se": nd_se, "double_take": 2 * dt, "double_take_se": 2 * dt_se,
+            "double_pass": 1.0}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--top", type=int, default=30, help="entries rolled out by gnubg (default 30)")
+    parser.add_argument("--trials", type=int, default=1296, help="gnubg's trials a cube state (default 1296)")
+    parser.add_argument("--jobs", type=int, default=2, help="gnubg processes at once (default 2)")
+    parser.add_argument("--sample", type=int, help="only a seeded sample of this many entries (a quick try)")
+    parser.add_argument("--json", help="also write the figures here")
+    args = parser.parse_args(argv)
+
+    entries = json.loads(REFERENCE.read_text())["entries"]
+    if args.sample:
+        entries = [entries[i] for i in np.sort(np.random.default_rng(38).choice(len(entries), args.sample, False))]
+    started = time.perf_counter()
+    mine = bgai_rollout_equities(entries)
+    seconds_bgai = time.perf_counter() - started
+    my_decisions = [(m["double"], m["take"]) for m in mine]
+    doubles, takes = [d for d, _ in my_decisions], [t for _, t in my_decisions]
+    losses = decision_losses(entries, doubles, takes)
+    n_decisions = len(losses)
+    # each entry's loss: its double decision's, plus its take decision's where the reference doubles
+    per_entry = losses[:len(entries)].copy()
+    doubled = [i for i, e in enumerate(entries) if reference_decisions(e)[0]]
+    per_entry[doubled] += losses[len(entries):]
+    top = [int(i) for i in np.argsort(-per_entry)[:args.top] if per_entry[i] > 0]
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(args.jobs) as pool:
+        arbiter = list(pool.map(lambda i: gnubg_cube_rollout(entries[i]["position_id"], entries[i]["cube"],
+                                                             entries[i]["owner"], args.trials, 1000 + i), top))
+    seconds_gnubg = time.perf_counter() - started
+
+    judged = [{**entries[i], **a} for i, a in zip(top, arbiter)]  # the entries, judged by gnubg's rollouts
+    picked = [entries[i] for i in top]
+    mine_top = [my_decisions[i] for i in top]
+    judge_2ply = [reference_decisions(e) for e in picked]
+
+    def entry_losses(judge_entries, decisions) -> np.ndarray:
+        """Each entry's loss (its double decision's, plus its take decision's where the judge doubles)."""
+        flat = decision_losses(judge_entries, [d for d, _ in decisions], [t for _, t in decisions])
+        out = flat[:len(judge_entries)].copy()
+        out[[k for k, e in enumerate(judge_entries) if reference_decisions(e)[0]]] += flat[len(judge_entries):]
+        return out
+
+    mine_by_rollout, judge_by_rollout = entry_losses(judged, mine_top), entry_losses(judged, judge_2ply)
+    rows, sides = [], {"bgai's rollout": 0, "gnubg 2-ply": 0, "neither": 0}
+    for k, i in enumerate(top):
+        # whose decisions gnubg's rollout finds cheaper: bgai's rollout's or its own 2-ply's
+        gap = judge_by_rollout[k] - mine_by_rollout[k]
+        side = "bgai's rollout" if gap > 0 else "gnubg 2-ply" if gap < 0 else "neither"
+        sides[side] += 1
+        rows.append({"position_id": entries[i]["position_id"], "cube": entries[i]["cube"],
+                     "owner": entries[i]["owner"], "class": entries[i].get("class"),
+                     "gnubg_2ply": {k2: round(entries[i][k2], 4) for k2 in ("no_double", "double_take")},
+                     "bgai_rollout": {k2: round(float(mine[i][k2]), 4) for k2 in ("no_double", "double_take")},
+                     "gnubg_rollout": {k2: round(a, 4) for k2, a in arbiter[k].items() if k2 != "double_pass"},
+                     "bgai_loss_by_2ply": round(float(per_entry[i]), 4),
+                     "bgai_loss_by_rollout": round(float(mine_by_rollout[k]), 4),
+                     "gnubg_2ply_loss_by_rollout": round(float(judge_by_rollout[k]), 4), "sides_with": side})
+
+    result = {
+        "what": __doc__.split("\n\n")[0].replace("\n", " "),
+        **provenance(),
+        "gnubg": gnubg_version(),
+        "bgai_rollout_settings": {k: v for k, v in CUBE_ROLLOUT.items() if k != "jobs"},
+        "gnubg_rollout_settings": f"{args.trials} trials a cube state, cubeful, 0-ply checker play and cube, played "
+                                  "out, variance reduction, quasi-random dice, seed 1000 + the entry's index",
+        "entries": len(entries), "decisions": n_decisions,
+        "bgai_rollout_mp_per_decision": round(1000 * float(losses.mean()), 3),
+        "top": len(top),
+        "sides_with": sides,
+        "on_the_top_entries_mp_summed_over_the_set": {
+            "what": "millipoints lost on the top entries' decisions, summed and divided by all the set's decisions "
+                    "(their share of a row's mp a decision)",
+            "bgai rollout, judged by gnubg 2-ply": round(1000 * float(per_entry[top].sum()) / n_decisions, 3),
+            "bgai rollout, judged by gnubg's rollouts": round(1000 * float(mine_by_rollout.sum()) / n_decisions, 3),
+            "gnubg 2-ply, judged by gnubg's rollouts": round(1000 * float(judge_by_rollout.sum()) / n_decisions, 3),
+        },
+        "seconds": {"bgai_rollouts": round(seconds_bgai, 1), "gnubg_rollouts": round(seconds_gnubg, 1)},
+        "positions": rows,
+    }
+    shares = result["on_the_top_entries_mp_summed_over_the_set"]
+    print(f"bgai's rollout cube: {result['bgai_rollout_mp_per_decision']:.2f} mp a decision by gnubg 2-ply "
+          f"({n_decisions} decisions, {seconds_bgai:.0f} s)")
+    print(f"its {len(top)} worst entries rolled out by gnubg ({args.trials} trials a cube state, "
+          f"{seconds_gnubg:.0f} s): gnubg's rollouts side with {sides}")
+    for name, value in shares.items():
+        if name != "what":
+            print(f"  {name:<45} {value:6.2f} mp (of the set's mp a decision)")
+    if args.json:
+        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=1) + "\n").encode()))
+
+
+if __name__ == "__main__":
+    main()
