@@ -17,7 +17,7 @@ from bgai.core.phase import BEAROFF, CONTACT, CRASHED, OVER, RACE, classify
 from bgai.eval import encoding
 from bgai.eval.bot import Bot, load_bot
 from bgai.eval.checkpoint import export_for_play, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
-from bgai.eval.network import EquityModel, flip
+from bgai.eval.network import EquityModel, ModelSnapshot, flip
 from bgai.train import training
 from bgai.train.td import inputs
 from bgai.train.training import (
@@ -812,6 +812,34 @@ def test_anchors_are_the_plays_of_labelled_positions_valued_by_the_starting_mode
     config.stages[0].epochs = 3
     with pytest.raises(BgaiError, match="anchors-rollouts.npz is missing"):
         run(config, tmp_path / "run", resume=True, progress=False)
+
+
+def test_best_play_anchors_are_the_plays_the_starting_model_chooses_for_seeded_rolls(label_folder):
+    from bgai.core.movegen import afterstates
+    from bgai.train.training import RolloutStage, anchor_positions, labelled_positions
+
+    boards = labelled_positions(str(label_folder)).boards
+    start = EquityModel.create((8,), ("all",), 2)
+    anchors, targets = anchor_positions(start, boards, 3.0, seed=5, plays="best")
+    assert 0 < len(anchors) <= 3 * len(boards)
+    assert not np.isin(classify(anchors), (OVER, BEAROFF)).any()
+    with torch.inference_mode():
+        np.testing.assert_allclose(targets, start(*inputs(start, anchors)).numpy(), atol=1e-6)
+    # each anchor is, for one of the 21 rolls of one of the boards, the play the model's bot chooses there
+    bot = Bot(ModelSnapshot.of(start))
+    expanded = np.repeat(boards, 21, axis=0)
+    dice = np.tile(ROLLS, (len(boards), 1))
+    choices = bot.choose_many(expanded, dice)
+    assert {a.tobytes() for a in anchors} <= {c.tobytes() for c in choices}
+    # ... and not merely any play: a roll's worse plays are not among them
+    plays = afterstates(expanded, dice).after
+    assert len({p.tobytes() for p in plays} - {c.tobytes() for c in choices}) > 0
+    again, _ = anchor_positions(start, boards, 3.0, seed=5, plays="best")
+    assert np.array_equal(again, anchors)
+    with pytest.raises(BgaiError, match="whole number"):
+        RolloutStage(labels=str(label_folder), anchor=1.5, anchor_plays="best").check()
+    with pytest.raises(BgaiError, match="anchor_plays must be one of"):
+        RolloutStage(labels=str(label_folder), anchor=1, anchor_plays="worst").check()
 
 
 @pytest.fixture(scope="module")

@@ -239,6 +239,10 @@ class RolloutStage:
                                 "never reaches, but which choosing a play compares), with the starting network's "
                                 "own 0-ply values as targets, so that it keeps its judgement where no label is (0: "
                                 "none)")
+    anchor_plays: str = _field("sample", "which plays the anchors are: 'sample' (a seeded sample of the plays of "
+                                         "a seeded roll of each labelled position) or 'best' (for each of anchor "
+                                         "seeded rolls of each labelled position, the play the starting network "
+                                         "chooses: the positions a 1-ply lookahead of it reads)")
     pairs: float = _field(0.0, "weight of a second loss on the differences between the plays of one decision "
                                "(label shards made with bgai label --plays): the squared error of their cubeless "
                                "equities about the decision's mean, each decision's plays in one minibatch (0: none)")
@@ -267,12 +271,19 @@ class RolloutStage:
             problems.append(f"picks must be one of {', '.join(LABEL_PICKS)}, got {self.picks!r}")
         if not self.anchor >= 0:
             problems.append(f"anchor must be 0 or more (a multiple of the labelled positions), got {self.anchor}")
+        if self.anchor_plays not in ANCHOR_PLAYS:
+            problems.append(f"anchor_plays must be one of {', '.join(ANCHOR_PLAYS)}, got {self.anchor_plays!r}")
+        elif self.anchor_plays == "best" and self.anchor != int(self.anchor):
+            problems.append(f"with anchor_plays = 'best', anchor counts seeded rolls a labelled position: a whole "
+                            f"number, got {self.anchor}")
         if not self.pairs >= 0:
             problems.append(f"pairs must be 0 or more (the weight of the differences' loss), got {self.pairs}")
         _refuse(self.name, problems)
 
 
 STAGES = {"td": TDStage, "lookahead": LookaheadStage, "rollouts": RolloutStage}
+#: ``RolloutStage.anchor_plays``: which plays of the labelled positions' rolls become anchors
+ANCHOR_PLAYS = ("sample", "best")
 
 
 @dataclass
@@ -1195,17 +1206,22 @@ def labelled_positions(folders: str, picks: str = "all") -> Labelled:
     return Labelled(distinct, mean(probs).astype(np.float32), mean(ply1).astype(np.float32), decision)
 
 
-def anchor_positions(model: EquityModel, boards: np.ndarray, share: float, seed: int
+def anchor_positions(model: EquityModel, boards: np.ndarray, share: float, seed: int, plays: str = "sample"
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """About ``share`` times ``len(boards)`` anchor positions and their targets (``RolloutStage.anchor``): the
-    plays of a seeded roll of each board, live and not bear-offs, a seeded sample of them, with ``model``'s own
-    0-ply probabilities."""
-    rng = np.random.default_rng([seed, 37])
-    dice = rng.integers(1, 7, size=(len(boards), 2))
-    moves = afterstates(boards, dice)
-    after = moves.after[~np.isin(classify(moves.after), (OVER, BEAROFF))]
-    want = min(len(after), int(round(share * len(boards))))
-    after = after[np.sort(rng.choice(len(after), want, replace=False))]
+    """Anchor positions and their targets (``RolloutStage.anchor``), ``model``'s own 0-ply probabilities, live
+    positions only and no bear-offs. ``plays="sample"``: about ``share`` times ``len(boards)`` of them, a seeded
+    sample of the plays of a seeded roll of each board. ``plays="best"``: for each of ``share`` seeded rolls of
+    each board, the play ``model`` chooses at 0-ply (a ``Bot`` on it, bear-offs from the database): the positions
+    a 1-ply lookahead of the board reads, whose values a 1-ply choice compares."""
+    if plays == "best":
+        after = _chosen_plays(model, boards, int(share), seed)
+    else:
+        rng = np.random.default_rng([seed, 37])
+        dice = rng.integers(1, 7, size=(len(boards), 2))
+        moves = afterstates(boards, dice)
+        after = moves.after[~np.isin(classify(moves.after), (OVER, BEAROFF))]
+        want = min(len(after), int(round(share * len(boards))))
+        after = after[np.sort(rng.choice(len(after), want, replace=False))]
     model.eval()
     probs = np.empty((len(after), 5), np.float32)
     with torch.inference_mode():
@@ -1213,6 +1229,21 @@ def anchor_positions(model: EquityModel, boards: np.ndarray, share: float, seed:
             x, phase = inputs(model, after[start:start + 65536])
             probs[start:start + 65536] = model(x, phase).numpy()
     return after, probs
+
+
+def _chosen_plays(model: EquityModel, boards: np.ndarray, rolls: int, seed: int, part: int = 16384) -> np.ndarray:
+    """For each of ``rolls`` seeded rolls of each board, the play ``model`` chooses at 0-ply, live positions only
+    and no bear-offs (boards in parts of ``part``: a roll has some twenty plays)."""
+    rng = np.random.default_rng([seed, 37, rolls])
+    bot = Bot(ModelSnapshot.of(model))
+    chosen = []
+    for start in range(0, len(boards), part):
+        expanded = np.repeat(boards[start:start + part], rolls, axis=0)
+        moves = afterstates(expanded, rng.integers(1, 7, size=(len(expanded), 2)))
+        pick, _ = bot.replies(moves.after, moves.owner, len(expanded))
+        chosen.append(moves.after[pick])
+    after = np.concatenate(chosen) if chosen else np.zeros((0, boards.shape[1]), np.int8)
+    return after[~np.isin(classify(after), (OVER, BEAROFF))]
 
 
 def _stage_anchors(state: Run, stage: RolloutStage, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1225,7 +1256,7 @@ def _stage_anchors(state: Run, stage: RolloutStage, boards: np.ndarray) -> tuple
     if state.step:
         raise BgaiError(f"{path} is missing: the anchors of stage {stage.name} are valued by the model as the stage "
                         f"began; resume from a run folder that has it, or begin the stage again")
-    anchors, targets = anchor_positions(state.model, boards, stage.anchor, state.config.seed)
+    anchors, targets = anchor_positions(state.model, boards, stage.anchor, state.config.seed, stage.anchor_plays)
     write_npz(path, boards=anchors, targets=targets)
     return anchors, targets
 
