@@ -359,7 +359,7 @@ def test_one_ply_cubeful_equity_averages_the_opponents_cube_decision_over_its_ro
 
 
 def test_a_one_ply_bot_decides_its_cube_two_plies_deep_with_its_own_network():
-    from bgai.eval.bot import CUBE_PLIES, FAST_NPZ, load_bot
+    from bgai.eval.bot import CUBE_PLIES, FAST_NPZ, FILTERS, MoveFilter, load_bot
     from bgai.eval.rollout import _zero_ply
 
     boards = np.stack([Position.from_position_id(p).board for p in ("4PPgASTgc/ABMA", "m1kJZAjvAQAAAQ",
@@ -381,6 +381,10 @@ def test_a_one_ply_bot_decides_its_cube_two_plies_deep_with_its_own_network():
     # A new lookahead brings its own cube's unless told; a rollout's cube decisions stay at 0-ply
     assert one.replace(plies=0).cube_plies == 0 and one.replace(cube_plies=1).cube_plies == 1
     assert one.replace(plies=2, cube_plies=0).cube_plies == 0
+    # the bot's own plies again keep what was set for it; another ply brings that ply's defaults
+    mine = one.replace(cube_plies=1, filters=(MoveFilter(3, 0.05),))
+    assert mine.replace(plies=1).cube_plies == 1 and mine.replace(plies=1).filters == (MoveFilter(3, 0.05),)
+    assert mine.replace(plies=2).cube_plies == CUBE_PLIES[2] and mine.replace(plies=2).filters == FILTERS[2]
     assert _zero_ply(load_bot(FAST_NPZ, cube_plies=2)).cube_plies == 0
     with pytest.raises(BgaiError, match="cube_plies must be an integer 0..2"):
         load_bot(FAST_NPZ, plies=1, cube_plies=3)

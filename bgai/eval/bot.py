@@ -294,7 +294,8 @@ class Bot:
     def replace(self, **changes) -> Bot:
         """A copy of this bot with some of its constructor's settings changed (``model``, ``name``, ``plies``,
         ``info``, ``filters``, ``use_bearoff``, ``bf16``, ``pruner``, ``prune``, ``network``, ``cube_plies``); the
-        rest are kept. A new ``plies`` without ``filters`` or ``cube_plies`` gets that ply's defaults."""
+        rest are kept. A different ``plies`` without ``filters`` or ``cube_plies`` gets that ply's defaults (the
+        bot's own ``plies`` again keeps them)."""
         settings = {"model": self.model, "name": self.name, "plies": self.plies, "info": self.info,
                     "filters": self.filters, "use_bearoff": self.use_bearoff, "bf16": self.bf16,
                     "pruner": self.pruner, "prune": self.prune, "network": self.network,
@@ -302,7 +303,7 @@ class Bot:
         unknown = sorted(set(changes) - set(settings))
         if unknown:
             raise BgaiError(f"a bot has no setting {', '.join(unknown)}")
-        if "plies" in changes:
+        if "plies" in changes and changes["plies"] != self.plies:
             for default in ("filters", "cube_plies"):
                 if default not in changes:
                     settings[default] = None

@@ -393,7 +393,7 @@ class _LuckPlays:
 
 
 def _zero_ply(bot):
-    return bot if bot.plies == bot.cube_plies == 0 else bot.replace(plies=0)
+    return bot if bot.plies == bot.cube_plies == 0 else bot.replace(plies=0, cube_plies=0)
 
 
 def _at_plies(bot, plies: int):
