@@ -69,13 +69,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=400, help="money games in all, half in each seat (default 400)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--plies", type=int, default=0, help="both players' lookahead, bgai's plies (default 0)")
+    parser.add_argument("--plies", type=int, default=0, help="both players' lookahead, their checker play's and "
+                                                              "their cube's alike (default 0)")
     parser.add_argument("--cubeless", type=int, default=0, metavar="G",
                         help="also bgai bench --opponent gnubg --games G, side by side (default: not run)")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args()
 
-    bot = load_bot(plies=args.plies)
+    bot = load_bot(plies=args.plies, cube_plies=args.plies)  # gnubg's cube looks as deep as its checker play
     ports = []
     threading.Thread(target=serve, args=(bot, "127.0.0.1", 0), kwargs=dict(jacoby=True, ready=ports.append),
                      daemon=True).start()
@@ -91,7 +92,8 @@ def main() -> None:
     p = np.array(points, dtype=np.float64)
     result = {**provenance(), "games": len(p), "ppg": float(p.mean()),
               "ppg_se": float(p.std(ddof=1) / np.sqrt(len(p))), "win_rate": float((p > 0).mean()),
-              "mean_abs_points": float(np.abs(p).mean()), "plies": args.plies, "seed": args.seed, "seconds": seconds}
+              "mean_abs_points": float(np.abs(p).mean()), "plies": args.plies, "cube_plies": bot.cube_plies,
+              "seed": args.seed, "seconds": seconds}
     print(f"bgai (external, {args.plies}-ply, cubeful) v gnubg {args.plies}-ply inside gnubg: {len(p)} money games, "
           f"{result['ppg']:+.3f} ± {result['ppg_se']:.3f} ppg for bgai, wins {100 * result['win_rate']:.1f}%, "
           f"{seconds:.0f} s")

@@ -175,7 +175,8 @@ def cube_rollout_judge(r: dict) -> None:
 
 
 def external_bench(r: dict) -> None:
-    assert r["games"] == 2 and r["plies"] == 0 and 0 <= r["win_rate"] <= 1 and r["mean_abs_points"] >= 1
+    assert r["games"] == 2 and r["plies"] == r["cube_plies"] == 0
+    assert 0 <= r["win_rate"] <= 1 and r["mean_abs_points"] >= 1
 
 
 def analysis_vs_gnubg(r: dict) -> None:
