@@ -358,6 +358,32 @@ def test_one_ply_cubeful_equity_averages_the_opponents_cube_decision_over_its_ro
         assert got.double_pass[0] == 1.0
 
 
+def test_two_ply_cubeful_equity_averages_the_opponents_one_ply_cube_decision_and_reads_the_two_ply_lookahead():
+    # One expansion of the tree serves the cubeless value and every cube state: held to the 1-ply equities (held
+    # to the slow reference above) one roll at a time, and to the bot's own 2-ply cubeless lookahead
+    from bgai.core.dice import ROLL_WEIGHTS, ROLLS
+    from bgai.eval.bot import FAST_NPZ, load_bot
+    from bgai.eval.weights import equity
+
+    zero, two = load_bot(FAST_NPZ), load_bot(FAST_NPZ, plies=2, pruner=False, cube_plies=2)
+    pos = Position.from_position_id("4HPwATDgc/ABMA")
+    for state in (CubeState.money(1), CubeState.money(1, 2, ON_ROLL)):
+        got = two.cube_equities(pos.board[None], state)
+        value = int(state.value[0])
+        expected = []
+        for doubled in (False, True):
+            total = 0.0
+            for roll, weight in zip(ROLLS, ROLL_WEIGHTS):
+                after = zero.choose_move(pos, tuple(int(d) for d in roll)).after
+                theirs = (state.doubled() if doubled else state).switched()
+                total -= weight * two.cube_equities(after.board[None], theirs, plies=1).equity[0] * (
+                    value * 2 if doubled else value)
+            expected.append(total / value)
+        assert got.no_double[0] == pytest.approx(expected[0], abs=1e-5)
+        assert got.double_take[0] == pytest.approx(expected[1], abs=1e-5)
+        assert got.cubeless[0] == pytest.approx(float(equity(two.lookahead(pos.board[None], 2))[0]), abs=1e-5)
+
+
 def test_a_one_ply_bot_decides_its_cube_two_plies_deep_with_its_own_network():
     from bgai.eval.bot import CUBE_PLIES, FAST_NPZ, FILTERS, MoveFilter, load_bot
     from bgai.eval.rollout import _zero_ply

@@ -128,8 +128,8 @@ MAX_PLIES = 2
 PLAY_PLIES = 1
 #: The lookahead of a bot's cube decisions, by the lookahead of its checker play (``Bot``'s ``cube_plies`` when not
 #: given): an even ply. A 1-ply bot decides its cube at 2-ply with its own network: judged by GNU Backgammon 2-ply
-#: the 1-ply cube loses 3.34 mp a decision, the fast network's 2-ply cube 1.89, for 28.6 ms a decision in a batch
-#: against 1.05 (``benchmarks/results/cube_accuracy.json``; docs/cube.md). One ply's lookahead leaves the opponent
+#: the 1-ply cube loses 3.34 mp a decision, the fast network's 2-ply cube 1.89, for 18.6 ms a decision in a batch
+#: against 0.45 (``benchmarks/results/cube_accuracy.json``; docs/cube.md). One ply's lookahead leaves the opponent
 #: on roll at the leaves, where the formula's errors fall on the other side; GNU Backgammon's odd plies are known
 #: for the same weakness.
 CUBE_PLIES = {0: 0, 1: 2, 2: 2}
@@ -569,17 +569,22 @@ class Bot:
         """
         boards = np.asarray(boards, dtype=np.int8)
         plies = self.cube_plies if plies is None else plies
-        probs = self.lookahead(boards, plies) if probs is None else probs
-        root = cube_equities(probs, boards, state)
         if plies == 0:
-            return self._exact_cube(boards, state, root)
+            probs = self.probabilities(boards) if probs is None else probs
+            return self._exact_cube(boards, state, cube_equities(probs, boards, state))
+        states = [state, state.doubled()] + ([state.doubled().doubled()] if state.beavers else [])
+        # one expansion of the tree serves every cube state and the cubeless lookahead alike
+        deep_probs, after = self._after_rolls(boards, states, plies)
+        if probs is None:
+            known = game_over(boards) | self._exact_bearoffs(boards)
+            probs = np.where(known[:, None], self.probabilities(boards), deep_probs).astype(np.float32)
+        root = cube_equities(probs, boards, state)
         allowed = root.may_double
-        nd, dt = self._cubeful_after_rolls(boards, [state, state.doubled()], plies)
+        nd, dt = after[0], after[1]
         beaver = np.zeros(len(boards), dtype=bool)
         if state.beavers:
-            (beavered,) = self._cubeful_after_rolls(boards, [state.doubled().doubled()], plies)
-            beaver = allowed & (np.asarray(state.value) * 4 <= MAX_CUBE) & (beavered < dt)
-            dt = np.where(beaver, beavered, dt)
+            beaver = allowed & (np.asarray(state.value) * 4 <= MAX_CUBE) & (after[2] < dt)
+            dt = np.where(beaver, after[2], dt)
         scale = 1.0 if state.is_match else np.asarray(state.value, dtype=np.float64)
         deep = dataclasses.replace(
             root, no_double=nd / scale, double_take=np.where(allowed, dt / scale, np.nan), beaver=beaver
@@ -597,42 +602,58 @@ class Bot:
         double_take[rows] = np.where(eq.may_double[rows], dt, np.nan)
         return dataclasses.replace(eq, no_double=no_double, double_take=double_take)
 
-    def _cubeful_after_rolls(self, boards: np.ndarray, states: list, plies: int) -> list:
-        """For each cube state, the (N,) cubeful equity of N live or finished boards after the player on roll
-        rolls and plays (0-ply choice), the opponent answering with its own cube action at ``plies - 1``. In
-        absolute units: points for money, match-winning chances for matches."""
+    def _after_rolls(self, boards: np.ndarray, states: list, plies: int) -> tuple[np.ndarray, list]:
+        """One expansion of N live boards ``plies`` deep: every roll, its play chosen at 0-ply (``replies``), the
+        opponent answering in turn. Returns the boards' ``plies``-ply cubeless probabilities (what ``lookahead``
+        gives a live board, each level's finished games and exact bear-offs valued directly) and, for each cube
+        state, the (N,) cubeful equity of the player on roll after it rolls and plays, the opponent taking its
+        own best cube action at ``plies - 1`` (Janowski's formula at the leaves). In absolute units: points for
+        money, match-winning chances for matches. The network sees each position of the tree once, whatever the
+        number of cube states: each level's states are the states above, switched, and each of them doubled."""
         n = len(boards)
         rows = np.repeat(np.arange(n), len(ROLLS))
         moves = afterstates(boards[rows], np.tile(ROLLS, (n, 1)), validate=False)
-        pick, _ = self.replies(moves.after, moves.owner, len(rows))
+        pick, pick_probs = self.replies(moves.after, moves.owner, len(rows))
         chosen = moves.after[pick]
+        chosen_probs = pick_probs.astype(np.float64)  # the chosen plays' 0-ply probabilities, exact when over
         over = game_over(chosen)
         live, done = np.flatnonzero(~over), np.flatnonzero(over)
+        expanded = [state.select(rows) for state in states]
+        theirs = [e.select(live).switched() for e in expanded]
+        children = [s for t in theirs for s in (t, t.doubled())]  # each state's no double, then double/take
+        best = [np.empty(0)] * len(theirs)
+        if len(live):
+            if plies == 1:
+                best = [self._best_at_leaves(chosen_probs[live], chosen[live], t) for t in theirs]
+            else:
+                deeper, after = self._after_rolls(chosen[live], children, plies - 1)
+                exact = self._exact_bearoffs(chosen[live])
+                chosen_probs[live] = np.where(exact[:, None], chosen_probs[live], deeper)
+                for k, t in enumerate(theirs):
+                    nd, dt = after[2 * k], after[2 * k + 1]
+                    dp = payoff_of(t)(np.asarray(t.value)[:, None])[:, 0]
+                    best[k] = np.where(may_double(t), np.maximum(nd, np.minimum(dt, dp)), nd)
+        probs = (flip(chosen_probs).reshape(n, len(ROLLS), 5) * ROLL_WEIGHTS[None, :, None]).sum(axis=1)
         results = []
-        for state in states:
+        for state, e, their_best in zip(states, expanded, best):
             mine = np.empty(len(rows))
-            expanded = state.select(rows)
             if len(live):
-                theirs = expanded.select(live).switched()
-                their_best = self._best_cubeful(chosen[live], theirs, plies - 1)
                 mine[live] = 1 - their_best if state.is_match else -their_best
             if len(done):  # the player on roll bore off its last checker: it wins at this cube
-                finished = expanded.select(done)
+                finished = e.select(done)
                 points = result_points(chosen[done]).astype(np.int64)
                 if finished.jacoby:
                     points = np.where(finished.owner == CENTERED, 1, points)
                 mine[done] = payoff_of(finished)((points * finished.value)[:, None])[:, 0]
             results.append((mine.reshape(n, len(ROLLS)) * ROLL_WEIGHTS).sum(axis=1))
-        return results
+        return probs, results
 
-    def _best_cubeful(self, boards: np.ndarray, state: CubeState, plies: int) -> np.ndarray:
-        """(N,) cubeful equity of the player on roll with its best cube action (absolute units)."""
-        if plies == 0:
-            best = cube_equities(self.probabilities(boards), boards, state).equity
-            return best if state.is_match else best * state.value
-        nd, dt = self._cubeful_after_rolls(boards, [state, state.doubled()], plies)
-        dp = payoff_of(state)(np.asarray(state.value)[:, None])[:, 0]
-        return np.where(may_double(state), np.maximum(nd, np.minimum(dt, dp)), nd)
+    @staticmethod
+    def _best_at_leaves(probs: np.ndarray, boards: np.ndarray, state: CubeState) -> np.ndarray:
+        """(N,) cubeful equity of the player on roll of each leaf with its best cube action, by Janowski's formula
+        on its 0-ply probabilities (absolute units)."""
+        best = cube_equities(probs, boards, state).equity
+        return best if state.is_match else best * state.value
 
     def rollout(self, position, settings=None, **options):
         """Roll out ``position`` with this bot playing both sides: a ``bgai.eval.rollout.RolloutResult``.
