@@ -81,6 +81,15 @@ def gnubg_cube_rollout(position_id: str, cube: int, owner: str, trials: int, see
             "double_pass": 1.0}
 
 
+def entry_losses(judge_entries, decisions) -> np.ndarray:
+    """Each entry's loss by ``judge_entries``' equities: its (double, take) decision's double, plus its take
+    where the judge doubles (``decision_losses``, summed by entry)."""
+    flat = decision_losses(judge_entries, [d for d, _ in decisions], [t for _, t in decisions])
+    out = flat[:len(judge_entries)].copy()
+    out[[k for k, e in enumerate(judge_entries) if reference_decisions(e)[0]]] += flat[len(judge_entries):]
+    return out
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=30, help="entries rolled out by gnubg (default 30)")
@@ -97,13 +106,9 @@ def main(argv=None) -> None:
     mine = bgai_rollout_equities(entries)
     seconds_bgai = time.perf_counter() - started
     my_decisions = [(m["double"], m["take"]) for m in mine]
-    doubles, takes = [d for d, _ in my_decisions], [t for _, t in my_decisions]
-    losses = decision_losses(entries, doubles, takes)
+    losses = decision_losses(entries, [d for d, _ in my_decisions], [t for _, t in my_decisions])
     n_decisions = len(losses)
-    # each entry's loss: its double decision's, plus its take decision's where the reference doubles
-    per_entry = losses[:len(entries)].copy()
-    doubled = [i for i, e in enumerate(entries) if reference_decisions(e)[0]]
-    per_entry[doubled] += losses[len(entries):]
+    per_entry = entry_losses(entries, my_decisions)
     top = [int(i) for i in np.argsort(-per_entry)[:args.top] if per_entry[i] > 0]
 
     started = time.perf_counter()
@@ -116,13 +121,6 @@ def main(argv=None) -> None:
     picked = [entries[i] for i in top]
     mine_top = [my_decisions[i] for i in top]
     judge_2ply = [reference_decisions(e) for e in picked]
-
-    def entry_losses(judge_entries, decisions) -> np.ndarray:
-        """Each entry's loss (its double decision's, plus its take decision's where the judge doubles)."""
-        flat = decision_losses(judge_entries, [d for d, _ in decisions], [t for _, t in decisions])
-        out = flat[:len(judge_entries)].copy()
-        out[[k for k, e in enumerate(judge_entries) if reference_decisions(e)[0]]] += flat[len(judge_entries):]
-        return out
 
     mine_by_rollout, judge_by_rollout = entry_losses(judged, mine_top), entry_losses(judged, judge_2ply)
     rows, sides = [], {"bgai's rollout": 0, "gnubg 2-ply": 0, "neither": 0}

@@ -575,9 +575,11 @@ class Bot:
         states = [state, state.doubled()] + ([state.doubled().doubled()] if state.beavers else [])
         # one expansion of the tree serves every cube state and the cubeless lookahead alike
         deep_probs, after = self._after_rolls(boards, states, plies)
-        if probs is None:
+        if probs is None:  # as ``lookahead``: finished games and exact bear-offs valued directly
+            probs = deep_probs.astype(np.float32)
             known = game_over(boards) | self._exact_bearoffs(boards)
-            probs = np.where(known[:, None], self.probabilities(boards), deep_probs).astype(np.float32)
+            if known.any():
+                probs[known] = self.probabilities(boards[known])
         root = cube_equities(probs, boards, state)
         allowed = root.may_double
         nd, dt = after[0], after[1]

@@ -1239,9 +1239,7 @@ def _chosen_plays(model: EquityModel, boards: np.ndarray, rolls: int, seed: int,
     chosen = []
     for start in range(0, len(boards), part):
         expanded = np.repeat(boards[start:start + part], rolls, axis=0)
-        moves = afterstates(expanded, rng.integers(1, 7, size=(len(expanded), 2)))
-        pick, _ = bot.replies(moves.after, moves.owner, len(expanded))
-        chosen.append(moves.after[pick])
+        chosen.append(bot.choose_many(expanded, rng.integers(1, 7, size=(len(expanded), 2))))
     after = np.concatenate(chosen) if chosen else np.zeros((0, boards.shape[1]), np.int8)
     return after[~np.isin(classify(after), (OVER, BEAROFF))]
 
