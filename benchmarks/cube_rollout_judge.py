@@ -17,17 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import subprocess
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 
 from bgai.coach.cube_accuracy import REFERENCE
-from bgai.coach.cube_reference import GNUBG, decision_losses, gnubg_version, reference_decisions
+from bgai.coach.cube_reference import decision_losses, gnubg_cube_rollout, gnubg_version, reference_decisions
 from bgai.core.files import provenance, write_atomically
 from bgai.eval.bot import CUBE_ROLLOUT, load_bot
 from bgai.formats.position import Position
@@ -45,40 +41,6 @@ def bgai_rollout_equities(entries, progress: bool = True) -> list[dict]:
         out.append({"no_double": d.no_double, "double_take": d.double_take, "double": d.should_double,
                     "take": d.should_take})
     return out
-
-
-def gnubg_commands(position_id: str, cube: int, owner: str, trials: int, seed: int) -> str:
-    """gnubg's commands for two cubeful rollouts of a position, the player on roll being gnubg's player 1: with the
-    cube as it is (no double), then doubled and owned by the opponent (double/take, in twice the cube's units)."""
-    lines = ["set threads 1", "set jacoby off", "set beavers 0", f"set rollout trials {trials}",
-             "set rollout quasirandom on", f"set rollout seed {seed}", "set rollout cubeful on",
-             "set rollout varredn on", "set rollout chequerplay plies 0", "set rollout cubedecision plies 0",
-             "set rollout truncation enable off", "new game"]
-    held = "set cube centre" if owner == "centered" else "set cube owner 1"
-    for value, holder in ((cube, held), (2 * cube, "set cube owner 0")):
-        lines += [f"set cube value {value}", holder, "set turn 1", f"set board {position_id}", "rollout"]
-    return "\n".join(lines) + "\n"
-
-
-def gnubg_cube_rollout(position_id: str, cube: int, owner: str, trials: int, seed: int) -> dict:
-    """No double and double/take by gnubg's cubeful rollout, in the current cube's units, each with its standard
-    error. gnubg prints rollout results only to a terminal, so it runs under ``script``."""
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write(gnubg_commands(position_id, cube, owner, trials, seed))
-    try:
-        out = subprocess.run(["script", "-qc", f"{GNUBG} -t -q < {f.name}", "/dev/null"], capture_output=True,
-                             text=True, check=True).stdout
-    finally:
-        Path(f.name).unlink()
-    found = []
-    for block in out.split("Rollout done. Printing final results.")[1:]:
-        values = re.findall(r"CF\s+([+-]?\d+\.\d+)", block)
-        found.append((float(values[0]), float(values[1])))
-    if len(found) != 2:
-        raise RuntimeError(f"gnubg gave {len(found)} rollouts for {position_id}, not 2:\n{out[-2000:]}")
-    (nd, nd_se), (dt, dt_se) = found
-    return {"no_double": nd, "no_double_se": nd_se, "double_take": 2 * dt, "double_take_se": 2 * dt_se,
-            "double_pass": 1.0}
 
 
 def entry_losses(judge_entries, decisions) -> np.ndarray:

@@ -453,3 +453,42 @@ def test_ply_strength_parts_merge_into_one_run_that_records_every_command(tmp_pa
     assert_provenance(merged, f"python -m bgai.coach.ply_strength --merge {out}")
     assert merged["commands"] == [first["command"], second["command"]]
     assert merged["sequences"] == 4 and merged["points"] == first["points"] + second["points"]
+
+
+def test_cube_accuracy_judged_by_rollouts_scores_the_former_judge_too_and_pairs_each_row_with_gnubg_0ply(
+        tmp_path, monkeypatch):
+    from bgai.coach.cube_reference import judged_by_rollouts, reference_decisions, rollout_order
+
+    entries = json.loads(cube_accuracy.REFERENCE.read_text())["entries"]
+    order = rollout_order(len(entries))[:40]
+
+    def rollouts(shift):  # the 2-ply judge's own equities, no double moved by shift
+        return {"metadata": {"trials": 1296}, "entries": [
+            {"index": i, "position_id": entries[i]["position_id"], "cube": entries[i]["cube"],
+             "owner": entries[i]["owner"], "no_double": entries[i]["no_double"] + shift, "no_double_se": 0.01,
+             "double_take": entries[i]["double_take"], "double_take_se": 0.01} for i in order]}
+
+    path = tmp_path / "rollouts.json"
+    monkeypatch.setattr(cube_accuracy, "ROLLOUTS", path)
+    # Given rollouts that agree with the 2-ply judge, the former judge loses nothing and the others what 2-ply says
+    path.write_text(json.dumps(rollouts(0.0)))
+    same = coach(cube_accuracy, ["--plies", "0", "--judge", "rollouts"], tmp_path / "same.json")
+    assert same["positions"] == 40 and "uniform sample" in same["judge"]
+    assert same["gnubg 2-ply"]["mp_per_decision"] == 0
+    sample = [entries[i] for i in order]
+    bgai_0ply = cube_accuracy.bgai_decisions(cube_accuracy.load_bot(plies=0, cube_plies=0), sample)[:2]
+    assert same["bgai 0-ply"]["mp_per_decision"] == pytest.approx(
+        1000 * decision_losses(sample, *bgai_0ply).mean())
+    # Given rollouts that value no double more, each row is judged by them, and paired with gnubg 0-ply's
+    path.write_text(json.dumps(rollouts(0.08)))
+    moved = coach(cube_accuracy, ["--plies", "0", "--judge", "rollouts"], tmp_path / "moved.json")
+    judged, _ = judged_by_rollouts(entries, rollouts(0.08))
+    former = [reference_decisions(e) for e in sample]
+    by_rollouts = 1000 * decision_losses(judged, *zip(*former)).mean()
+    assert moved["gnubg 2-ply"]["mp_per_decision"] == pytest.approx(by_rollouts)
+    assert moved["gnubg 2-ply"]["mp_per_decision"] > 0  # it doubles some that the rollouts keep
+    gnubg_0ply = tuple(zip(*[reference_decisions(e["gnubg_0ply"]) for e in sample]))
+    diffs = 1000 * (decision_losses(judged, *bgai_0ply) - decision_losses(judged, *gnubg_0ply))
+    assert moved["bgai 0-ply"]["minus_gnubg_0ply"]["mp_per_decision"] == pytest.approx(diffs.mean())
+    assert moved["bgai 0-ply"]["minus_gnubg_0ply"]["mp_se"] == pytest.approx(diffs.std(ddof=1) / np.sqrt(len(diffs)))
+    assert "minus_gnubg_0ply" not in moved["gnubg 0-ply"]

@@ -208,3 +208,109 @@ def test_post_crawford_trailer_doubles_where_gnubg_does_and_the_leader_never_nee
     assert all(e["decision"].startswith(("Never double", "Never redouble")) for e in leader)
     boards, state = boards_and_cubes(leader)
     assert not load_bot().cube_equities(boards, state).should_double.any()
+
+
+# --- the set judged again by gnubg's rollouts ----------------------------------------------------------------------
+
+
+def fake_rollouts(entries, indices, shift=0.0):
+    """A rollouts file's contents for ``indices`` of ``entries``: their 2-ply equities, no double moved by
+    ``shift``."""
+    rows = [{"index": i, "position_id": entries[i]["position_id"], "cube": entries[i]["cube"],
+             "owner": entries[i]["owner"], "no_double": entries[i]["no_double"] + shift, "no_double_se": 0.01,
+             "double_take": entries[i]["double_take"], "double_take_se": 0.02} for i in indices]
+    return {"metadata": {"trials": 1296}, "entries": rows}
+
+
+def test_rollout_order_is_a_fixed_shuffle_of_every_entry():
+    from bgai.coach.cube_reference import rollout_order
+
+    order = rollout_order(1547)
+    assert sorted(order) == list(range(1547)) and order != sorted(order)
+    assert rollout_order(1547) == order  # the same every time: the sample grows, it is never drawn again
+
+
+def test_judged_entries_are_the_longest_whole_run_of_the_order_and_take_the_rollouts_equities(reference):
+    from bgai.coach.cube_reference import judged_by_rollouts, judged_prefix, rollout_order
+
+    entries = reference["entries"]
+    order = rollout_order(len(entries))
+    rollouts = fake_rollouts(entries, order[:5] + order[6:9], shift=0.25)  # the sixth is missing
+    assert judged_prefix(entries, rollouts) == order[:5]
+    judged, former = judged_by_rollouts(entries, rollouts)
+    assert former == [entries[i] for i in order[:5]]
+    for new, old in zip(judged, former):
+        assert new["position_id"] == old["position_id"] and new["class"] == old["class"]
+        assert new["no_double"] == pytest.approx(old["no_double"] + 0.25)
+        assert new["double_take"] == old["double_take"] and new["double_pass"] == 1.0
+        assert new["gnubg_0ply"] == old["gnubg_0ply"]  # gnubg 0-ply's own equities stay, to be judged anew
+
+
+def test_rollouts_made_for_another_set_are_refused(reference):
+    from bgai.coach.cube_reference import judged_prefix, rollout_order
+
+    entries = reference["entries"]
+    order = rollout_order(len(entries))
+    rollouts = fake_rollouts(entries, order[:3])
+    rollouts["entries"][1]["position_id"] = entries[order[1] + 1]["position_id"]
+    with pytest.raises(ValueError, match="another reference set"):
+        judged_prefix(entries, rollouts)
+    with pytest.raises(ValueError, match="has 1547 entries"):
+        judged_prefix(entries, {"entries": [{**rollouts["entries"][0], "index": 5000}]})
+
+
+def test_rolling_out_resumes_where_it_stopped_and_a_stop_loses_only_the_entry_in_progress(tmp_path, monkeypatch):
+    from bgai.coach import cube_reference
+    from bgai.coach.cube_reference import roll_out_reference, rollout_order
+
+    calls = []
+
+    def fake(position_id, cube, owner, trials, seed, gnubg):
+        calls.append(seed)
+        if len(calls) >= 4 and stop:
+            raise KeyboardInterrupt  # killed while rolling out the fourth
+        return {"no_double": seed / 10000, "no_double_se": 0.01, "double_take": 0.5, "double_take_se": 0.02,
+                "double_pass": 1.0}
+
+    monkeypatch.setattr(cube_reference, "gnubg_cube_rollout", fake)
+    monkeypatch.setattr(cube_reference, "gnubg_version", lambda gnubg: "a fake gnubg")
+    out = tmp_path / "rollouts.json"
+    order = rollout_order(1547)
+    stop = True
+    with pytest.raises(KeyboardInterrupt):
+        roll_out_reference(out=out, trials=36, limit=6, progress=False)
+    assert [row["index"] for row in json.loads(out.read_text())["entries"]] == order[:3]
+    stop = False
+    calls.clear()
+    done = roll_out_reference(out=out, trials=36, limit=6, progress=False)
+    assert [row["index"] for row in done["entries"]] == order[:6]
+    assert sorted(calls) == sorted(1000 + i for i in order[3:6])  # the first three are not rolled out again
+    assert done["entries"][0]["no_double"] == (1000 + order[0]) / 10000
+    assert done["metadata"]["trials"] == 36 and done["metadata"]["entries_in_reference"] == 1547
+    with pytest.raises(ValueError, match="36 trials, not 1296"):
+        roll_out_reference(out=out, trials=1296, limit=7, progress=False)
+
+
+def test_gnubg_rollout_commands_roll_out_no_double_then_double_take_with_the_opponent_owning_the_cube():
+    from bgai.coach.cube_reference import gnubg_rollout_commands
+
+    lines = gnubg_rollout_commands("4HPwATDgc/ABMA", 2, "on_roll", 1296, 1007).splitlines()
+    assert "set rollout trials 1296" in lines and "set rollout seed 1007" in lines
+    assert "set rollout cubeful on" in lines and "set rollout truncation enable off" in lines
+    first, second = lines.index("rollout"), len(lines) - 1
+    assert lines[second] == "rollout" and first < second
+    assert lines[first - 4:first] == ["set cube value 2", "set cube owner 1", "set turn 1", "set board 4HPwATDgc/ABMA"]
+    assert lines[second - 4:second] == ["set cube value 4", "set cube owner 0", "set turn 1",
+                                        "set board 4HPwATDgc/ABMA"]
+
+
+def test_the_committed_rollouts_judge_the_reference_set_itself(reference):
+    from bgai.coach.cube_reference import ROLLOUTS, judged_by_rollouts
+
+    rollouts = json.loads(ROLLOUTS.read_text())
+    judged, _ = judged_by_rollouts(reference["entries"], rollouts)  # the same positions and cubes, or this raises
+    assert len(judged) >= 1 and rollouts["metadata"]["trials"] == 1296
+    assert rollouts["metadata"]["reference"] == DATA.name
+    for e in judged:
+        assert -3 <= e["no_double"] <= 3 and -6 <= e["double_take"] <= 6
+        assert e["no_double_se"] >= 0 and e["double_take_se"] >= 0

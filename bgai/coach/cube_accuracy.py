@@ -3,6 +3,7 @@
     python -m bgai.coach.cube_accuracy [--plies 0 1] [--rollout N] [--json benchmarks/results/cube_accuracy.json]
     python -m bgai.coach.cube_accuracy --plies 0 --checkpoint P --versus Q      (paired: P's errors minus Q's)
     python -m bgai.coach.cube_accuracy --reference bgai/coach/data/cube_reference_match.json [--plies 0 1]
+    python -m bgai.coach.cube_accuracy --judge rollouts [--plies 0 1 2] [--rollout N]
 
 The reference set (``bgai/coach/data/cube_reference.json``, made by ``bgai.coach.cube_reference``) holds
 positions near the doubling window from gnubg's own games, each with a centered cube or a 2-cube owned by the
@@ -12,6 +13,10 @@ Each ply's row is that ply's own cube; where a bot of that ply decides its cube 
 1-ply bot at 2-ply, with its own network), a row ``bgai N-ply bot`` gives what that bot decides.
 The match-play set (``cube_reference --match``: each position at a score of a 7-point match) is judged the same way,
 its equities money-normalised to the cube as gnubg gives them.
+
+``--judge rollouts`` judges by gnubg's own cubeful rollouts instead (``bgai/coach/data/cube_reference_rollouts.json``,
+made by ``cube_reference --rollouts``): every row on the entries rolled out so far (a uniform sample of the set),
+``gnubg 2-ply`` (the former judge) scored beside the others, and each row's paired difference from gnubg 0-ply's.
 """
 
 from __future__ import annotations
@@ -26,7 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.coach.cube_reference import KINDS, decision_losses, gnubg_0ply_score, score_decisions
+from bgai.coach.cube_reference import (
+    KINDS,
+    ROLLOUTS,
+    decision_losses,
+    judged_by_rollouts,
+    reference_decisions,
+    score_decisions,
+)
 from bgai.core.cube import CENTERED, ON_ROLL, CubeState, cube_equities
 from bgai.core.files import provenance, write_atomically
 from bgai.eval.bot import CUBE_PLIES, load_bot
@@ -154,6 +166,9 @@ def main(argv=None) -> None:
     parser.add_argument("--profile", action="store_true",
                         help="also each ply's profile: its cube errors with the network's win, gammon or backgammon "
                              "chances replaced by the reference's (a diagnostic of which output the errors come from)")
+    parser.add_argument("--judge", choices=("2-ply", "rollouts"), default="2-ply",
+                        help="what judges the decisions: the reference's gnubg 2-ply equities, or gnubg's cubeful "
+                             "rollouts of the entries rolled out so far (cube_reference --rollouts; money set only)")
     parser.add_argument("--trials", type=int, help="the rollout's trials (default: bgai.eval.bot.CUBE_ROLLOUT's)")
     parser.add_argument("--truncate", type=int, help="the rollout's truncation (default: CUBE_ROLLOUT's; 0: played "
                                                      "out)")
@@ -165,46 +180,69 @@ def main(argv=None) -> None:
     if match and args.rollout:
         parser.error("the rollout cube decision is for money games (the rollout's rules); --rollout needs a money "
                      "reference set")
+    former = None  # with --judge rollouts: the entries as the 2-ply judge has them
+    if args.judge == "rollouts":
+        if match or not ROLLOUTS.exists():
+            parser.error(f"--judge rollouts needs the money set and its rollouts ({ROLLOUTS}: python -m "
+                         "bgai.coach.cube_reference --rollouts)")
+        entries, former = judged_by_rollouts(entries, json.loads(ROLLOUTS.read_text()))
+        if not entries:
+            parser.error(f"{ROLLOUTS} judges no entry yet")
     sampled = 0 < args.rollout < len(entries)
     if sampled:
         pick = np.sort(np.random.default_rng(38).choice(len(entries), args.rollout, replace=False))
         entries = [entries[i] for i in pick]
-    rows = {}
+        former = [former[i] for i in pick] if former is not None else None
+    rows: dict[str, dict] = {}
+    made: dict[str, tuple] = {}  # each row's (doubles, takes)
+
+    def scored(name: str, doubles, takes, **extra) -> dict:
+        made[name] = (np.asarray(doubles, dtype=bool), np.asarray(takes, dtype=bool))
+        rows[name] = {**score_decisions(entries, list(doubles), list(takes)), **extra}
+        return rows[name]
+
     if all("gnubg_0ply" in e for e in entries):  # gnubg's own 0-ply decisions, scored as bgai's are
-        rows["gnubg 0-ply"] = gnubg_0ply_score(entries)
+        scored("gnubg 0-ply", *zip(*[reference_decisions(e["gnubg_0ply"]) for e in entries]))
+    if former is not None:  # the former judge is a player now
+        scored("gnubg 2-ply", *zip(*[reference_decisions(e) for e in former]))
     for plies in args.plies:
         bot = load_bot(args.checkpoint, plies=plies, cube_plies=plies)  # each ply's own cube (not CUBE_PLIES')
         doubles, takes, seconds = bgai_decisions(bot, entries, runs=2)
-        rows[f"bgai {plies}-ply"] = {**score_decisions(entries, doubles.tolist(), takes.tolist()),
-                                     "ms_per_position": 1000 * seconds / len(entries)}
+        row = scored(f"bgai {plies}-ply", doubles, takes, ms_per_position=1000 * seconds / len(entries))
         if args.profile:
             boards, _ = boards_and_cubes(entries)
-            rows[f"bgai {plies}-ply"]["profile"] = profile(entries, bot.lookahead(boards, plies))
+            row["profile"] = profile(entries, bot.lookahead(boards, plies))
         if args.versus:
             theirs = bgai_decisions(load_bot(args.versus, plies=plies, cube_plies=plies), entries)[:2]
-            rows[f"bgai {plies}-ply"]["minus_versus"] = {"versus": args.versus,
-                                                        **paired_difference(entries, (doubles, takes), theirs)}
+            row["minus_versus"] = {"versus": args.versus, **paired_difference(entries, (doubles, takes), theirs)}
         if CUBE_PLIES[plies] != plies:  # and what the bot of that ply decides: its cube looks CUBE_PLIES deep
             doubles, takes, seconds = bgai_decisions(load_bot(args.checkpoint, plies=plies), entries, runs=2)
-            rows[f"bgai {plies}-ply bot"] = {**score_decisions(entries, doubles.tolist(), takes.tolist()),
-                                             "cube_plies": CUBE_PLIES[plies],
-                                             "ms_per_position": 1000 * seconds / len(entries)}
+            scored(f"bgai {plies}-ply bot", doubles, takes, cube_plies=CUBE_PLIES[plies],
+                   ms_per_position=1000 * seconds / len(entries))
     if args.rollout:
         options = {k: v for k, v in (("trials", args.trials), ("truncate", args.truncate)) if v is not None}
         if options.get("truncate") == 0:
             options["truncate"] = None
         doubles, takes, seconds = rollout_decisions(load_bot(args.checkpoint), entries, options)
-        rows["bgai rollout"] = {**score_decisions(entries, doubles.tolist(), takes.tolist()),
-                                "ms_per_position": 1000 * seconds / len(entries)}
+        scored("bgai rollout", doubles, takes, ms_per_position=1000 * seconds / len(entries))
     rows["Janowski on gnubg's probabilities"] = model_only(entries)
+    if former is not None:  # judged by rollouts on a sample: each row beside gnubg 0-ply's, paired
+        for name, decisions in made.items():
+            if name != "gnubg 0-ply":
+                rows[name]["minus_gnubg_0ply"] = paired_difference(entries, decisions, made["gnubg 0-ply"])
 
     sample = f" (a sample of {len(entries)}, seed 38)" if sampled else ""
     kind = "match play, 7-point match" if match else "money, no Jacoby"
-    print(f"{len(entries)} reference decisions{sample} (gnubg 2-ply, {kind}): {args.reference}")
+    judge = "gnubg's cubeful rollouts, a uniform sample of the set" if former is not None else "gnubg 2-ply"
+    print(f"{len(entries)} reference entries{sample} ({judge}, {kind}): {args.reference}")
     print(f"{'':<34} {'mp/decision':>11} {'double agree':>13} {'double mp':>10} {'take agree':>11} {'take mp':>8}")
     for name, s in rows.items():
         print(f"{name:<34} {s['mp_per_decision']:>11.2f} {100 * s['double_agreement']:>12.1f}% "
               f"{s['double_mp']:>10.2f} {100 * s['take_agreement']:>10.1f}% {s['take_mp']:>8.2f}")
+    for name, s in rows.items():
+        if "minus_gnubg_0ply" in s:
+            print(f"{name:<34} minus gnubg 0-ply: {s['minus_gnubg_0ply']['mp_per_decision']:+.2f} ± "
+                  f"{s['minus_gnubg_0ply']['mp_se']:.2f} mp a decision (paired)")
     for name, s in rows.items():
         if "minus_versus" in s:
             print(f"{name:<34} minus {args.versus} at the same ply: {s['minus_versus']['mp_per_decision']:+.2f} ± "
@@ -231,6 +269,8 @@ def main(argv=None) -> None:
     if args.json:
         command = "python -m bgai.coach.cube_accuracy " + shlex.join(argv if argv is not None else sys.argv[1:])
         figures = {**provenance(command.strip()), "reference": Path(args.reference).name,
+                   **({"judge": f"gnubg's cubeful rollouts ({ROLLOUTS.name}): the first {len(entries)} entries of its "
+                                "seeded order, a uniform sample of the set"} if former is not None else {}),
                    "positions": len(entries), **rows}
         write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 

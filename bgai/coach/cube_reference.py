@@ -3,6 +3,7 @@
 Writes ``bgai/coach/data/cube_reference.json``; ``score_decisions`` scores anyone's double/take choices on it.
 
     python -m bgai.coach.cube_reference [--games 200] [--seed 0] [--out bgai/coach/data/cube_reference.json]
+    python -m bgai.coach.cube_reference --rollouts [--trials 1296] [--jobs 1] [--limit N]
 
 How the set is made:
 
@@ -15,6 +16,12 @@ How the set is made:
 3. The kept pairs are evaluated again at 2-ply (cubeful, with gnubg's pruning: its "world class" setting). Those
    equities are the reference. The 0-ply equities of the screen are kept next to them, so gnubg 0-ply can be scored
    on the set too (``gnubg_0ply_score`` in the metadata).
+
+``--rollouts`` judges the judge: it rolls the money set's entries out with Debian gnubg itself (cubeful, played
+out, 1,296 trials a cube state, variance reduction), in a fixed random order, into
+``bgai/coach/data/cube_reference_rollouts.json``, resuming where the file stops; the entries done so far are a uniform
+sample of the set, and ``bgai.coach.cube_accuracy --judge rollouts`` scores every player on them, gnubg 2-ply among
+them. About 100 s an entry on one core: a background job across sessions.
 
 GNU Backgammon is the judge here only; nothing in this file becomes a training target.
 
@@ -232,6 +239,176 @@ def run_gnubg(items: list, plies: int, probabilities: bool, gnubg: str = GNUBG) 
         return json.loads(out_path.read_text())
 
 
+def gnubg_rollout_commands(position_id: str, cube: int, owner: str, trials: int, seed: int) -> str:
+    """gnubg's commands for two cubeful money rollouts of a position, the player on roll being gnubg's player 1:
+    with the cube as it is (no double), then doubled and owned by the opponent (double/take, in twice the cube's
+    units). Both are played out with 0-ply checker play and cube decisions, variance reduction and quasi-random
+    dice (``ROLLOUT_SETTINGS``)."""
+    lines = ["set threads 1", "set jacoby off", "set beavers 0", f"set rollout trials {trials}",
+             "set rollout quasirandom on", f"set rollout seed {seed}", "set rollout cubeful on",
+             "set rollout varredn on", "set rollout chequerplay plies 0", "set rollout cubedecision plies 0",
+             "set rollout truncation enable off", "new game"]
+    held = "set cube centre" if owner == "centered" else "set cube owner 1"
+    for value, holder in ((cube, held), (2 * cube, "set cube owner 0")):
+        lines += [f"set cube value {value}", holder, "set turn 1", f"set board {position_id}", "rollout"]
+    return "\n".join(lines) + "\n"
+
+
+def gnubg_cube_rollout(position_id: str, cube: int, owner: str, trials: int, seed: int,
+                       gnubg: str = GNUBG) -> dict:
+    """No double and double/take by Debian gnubg's cubeful rollout (``gnubg_rollout_commands``), in the current
+    cube's units as the reference's equities are, each with its standard error (double/pass is 1). gnubg prints a
+    rollout's results only to a terminal, so it runs under ``script``."""
+    import re
+
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write(gnubg_rollout_commands(position_id, cube, owner, trials, seed))
+    try:
+        out = subprocess.run(["script", "-qc", f"{gnubg} -t -q < {f.name}", "/dev/null"], capture_output=True,
+                             text=True, check=True).stdout
+    finally:
+        Path(f.name).unlink()
+    found = []
+    for block in out.split("Rollout done. Printing final results.")[1:]:
+        values = re.findall(r"CF\s+([+-]?\d+\.\d+)", block)
+        found.append((float(values[0]), float(values[1])))
+    if len(found) != 2:
+        raise RuntimeError(f"gnubg gave {len(found)} rollouts for {position_id}, not 2:\n{out[-2000:]}")
+    (nd, nd_se), (dt, dt_se) = found
+    return {"no_double": nd, "no_double_se": nd_se, "double_take": 2 * dt, "double_take_se": 2 * dt_se,
+            "double_pass": 1.0}
+
+
+# --- the reference judged again by rollouts ---------------------------------------------------------------------
+
+#: gnubg's own cubeful rollouts of the money set's entries (``--rollouts``): a judge for the 2-ply judge, which
+#: shares its network's errors with gnubg 0-ply (one of the players it scores) and misjudges some decisions.
+ROLLOUTS = Path(__file__).parent / "data" / "cube_reference_rollouts.json"
+ROLLOUT_SETTINGS = ("cubeful money rollouts by Debian gnubg (no Jacoby, no beavers) of no double and double/take "
+                    "apart, played out, 0-ply checker play and cube decisions, variance reduction, quasi-random "
+                    "dice, seed 1000 + the entry's index in the reference set")
+#: The order the entries are rolled out in: a seeded shuffle, so that the entries rolled out so far are always a
+#: uniform sample of the set.
+ORDER_SEED = 38
+
+
+def rollout_order(n: int) -> list[int]:
+    """The reference entries' indices in the order ``--rollouts`` rolls them out."""
+    return random.Random(ORDER_SEED).sample(range(n), n)
+
+
+def judged_prefix(reference_entries: list, rollouts: dict) -> list[int]:
+    """The indices of the entries that a rollouts file judges: the longest run of ``rollout_order`` it holds whole
+    (a uniform sample of the set; entries finished beyond a gap wait until the gap is filled). Each judged entry
+    must be the reference's own (the same position and cube), or this raises."""
+    done = {}
+    for row in rollouts["entries"]:
+        i = row["index"]
+        if not 0 <= i < len(reference_entries):
+            raise ValueError(f"rollout of entry {i}: the reference set has {len(reference_entries)} entries")
+        entry = reference_entries[i]
+        if (row["position_id"], row["cube"], row["owner"]) != (entry["position_id"], entry["cube"], entry["owner"]):
+            raise ValueError(f"rollout of entry {i} is of {row['position_id']} (cube {row['cube']}, {row['owner']}), "
+                             f"the reference's entry {i} of {entry['position_id']} (cube {entry['cube']}, "
+                             f"{entry['owner']}): the rollouts were made for another reference set")
+        done[i] = row
+    prefix = []
+    for i in rollout_order(len(reference_entries)):
+        if i not in done:
+            break
+        prefix.append(i)
+    return prefix
+
+
+def judged_by_rollouts(reference_entries: list, rollouts: dict) -> tuple[list[dict], list[dict]]:
+    """(judged, former): the entries of ``judged_prefix``, each with its no double and double/take equities
+    replaced by gnubg's rollouts (``no_double_se``, ``double_take_se`` beside them), and the same entries as the
+    2-ply reference has them. Scoring ``former``'s own decisions on ``judged`` scores the 2-ply judge itself."""
+    by_index = {row["index"]: row for row in rollouts["entries"]}
+    former = [reference_entries[i] for i in judged_prefix(reference_entries, rollouts)]
+    judged = []
+    for entry, i in zip(former, judged_prefix(reference_entries, rollouts)):
+        row = by_index[i]
+        judged.append({**entry, "no_double": row["no_double"], "double_take": row["double_take"],
+                       "double_pass": 1.0, "no_double_se": row["no_double_se"],
+                       "double_take_se": row["double_take_se"], "decision": None})
+    return judged, former
+
+
+def roll_out_reference(reference: Path = Path(__file__).parent / "data" / "cube_reference.json",
+                       out: Path = ROLLOUTS, trials: int = 1296, jobs: int = 1, limit: int | None = None,
+                       gnubg: str = GNUBG, progress: bool = True) -> dict:
+    """Roll out the reference set's entries with gnubg (``gnubg_cube_rollout``), in ``rollout_order``, into ``out``.
+
+    Resumable: the entries ``out`` already holds are kept and the rest follow, and ``out`` is rewritten (atomically)
+    as each entry finishes, so a stopped run loses at most the entries in progress. ``limit``: stop once this many
+    entries are rolled out in all. Refuses an ``out`` made with other trials or for another reference set."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from tqdm.auto import tqdm
+
+    from bgai.core.files import provenance, write_atomically
+
+    entries = json.loads(Path(reference).read_text())["entries"]
+    if any("match" in e for e in entries):
+        raise ValueError("--rollouts rolls out money-game sets only (gnubg's rollouts here are money games)")
+    if Path(out).exists():
+        existing = json.loads(Path(out).read_text())
+        if existing["metadata"]["trials"] != trials:
+            raise ValueError(f"{out} holds rollouts of {existing['metadata']['trials']} trials, not {trials}: "
+                             "finish it with the same --trials, or write another file")
+        judged_prefix(entries, existing)  # the same reference set, or this raises
+        rows = existing["entries"]
+    else:
+        rows = []
+    done = {row["index"] for row in rows}
+    order = rollout_order(len(entries))
+    rank = {i: k for k, i in enumerate(order)}
+    wanted = order[:limit] if limit is not None else order
+    todo = [i for i in wanted if i not in done]
+    command = f"python -m bgai.coach.cube_reference --rollouts --trials {trials}"
+
+    def save() -> None:
+        metadata = {
+            "description": "GNU Backgammon's cubeful rollouts of entries of the money cube reference set "
+                           f"({Path(reference).name}), in a seeded random order (random.Random({ORDER_SEED}).sample "
+                           "of the entries' indices): the entries rolled out so far are a uniform sample of the "
+                           "set. A judge of the 2-ply judge (bgai.coach.cube_accuracy --judge rollouts); a "
+                           "benchmark only, never a training target.",
+            "reference": Path(reference).name, "entries_in_reference": len(entries), "trials": trials,
+            "settings": f"{trials} trials a cube state; {ROLLOUT_SETTINGS}", "gnubg_version": gnubg_version(gnubg),
+            "normalisation": "no_double and double_take are the player on roll's cubeful equities in the current "
+                             "cube's units (double/pass is 1), each with its standard error",
+            **provenance(command)}
+        body = ",\n  ".join(json.dumps(row) for row in sorted(rows, key=lambda r: rank[r["index"]]))
+        text = f'{{\n "metadata": {json.dumps(metadata, indent=1)},\n "entries": [\n  {body}\n ]\n}}\n'
+        write_atomically(out, lambda f: f.write(text.encode()))
+
+    def one(i: int) -> dict:
+        e = entries[i]
+        began = time.perf_counter()
+        result = gnubg_cube_rollout(e["position_id"], e["cube"], e["owner"], trials, 1000 + i, gnubg)
+        return {"index": i, "position_id": e["position_id"], "cube": e["cube"], "owner": e["owner"],
+                **{k: v for k, v in result.items() if k != "double_pass"},
+                "seconds": round(time.perf_counter() - began, 1)}
+
+    with ThreadPoolExecutor(jobs) as pool, tqdm(total=len(todo), desc="gnubg cube rollouts", unit="entry",
+                                                disable=not progress, mininterval=30) as bar:
+        futures = [pool.submit(one, i) for i in todo]
+        try:
+            for future in as_completed(futures):
+                rows.append(future.result())
+                save()
+                bar.update()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    if not todo and not Path(out).exists():
+        save()
+    return json.loads(Path(out).read_text())
+
+
 def gnubg_version(gnubg: str = GNUBG) -> str:
     return subprocess.run([gnubg, "--version"], capture_output=True, text=True).stdout.splitlines()[0].strip()
 
@@ -444,8 +621,21 @@ def main(argv=None) -> None:
     parser.add_argument("--gnubg", default=GNUBG, help="Debian's gnubg executable")
     parser.add_argument("--match", action="store_true", help=f"match play: each position at a score of a "
                                                                f"{MATCH_LENGTH}-point match")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data" / "cube_reference.json")
+    parser.add_argument("--out", type=Path, help="default: bgai/coach/data/cube_reference.json, or with --rollouts "
+                                                 "bgai/coach/data/cube_reference_rollouts.json")
+    parser.add_argument("--rollouts", action="store_true",
+                        help="instead of building a set, roll the money set's entries out with gnubg (cubeful, "
+                             "--trials a cube state) in a seeded random order, resuming --out")
+    parser.add_argument("--trials", type=int, default=1296, help="with --rollouts: trials a cube state (1296)")
+    parser.add_argument("--jobs", type=int, default=1, help="with --rollouts: gnubg processes at once (1)")
+    parser.add_argument("--limit", type=int, help="with --rollouts: stop once this many entries are rolled out")
     args = parser.parse_args(argv)
+    if args.rollouts:
+        done = roll_out_reference(out=args.out or ROLLOUTS, trials=args.trials, jobs=args.jobs, limit=args.limit,
+                                  gnubg=args.gnubg)
+        print(f"{len(done['entries'])} entries rolled out in {args.out or ROLLOUTS}")
+        return
+    args.out = args.out or Path(__file__).parent / "data" / "cube_reference.json"
     result = build(args.games, args.seed, args.close, args.near, args.close_share, args.near_share, args.gnubg,
                    match=args.match)
     write(result, args.out)
