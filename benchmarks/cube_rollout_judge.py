@@ -22,25 +22,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from bgai.coach.cube_accuracy import REFERENCE
+from bgai.coach.cube_accuracy import REFERENCE, rollout_cube_decisions
 from bgai.coach.cube_reference import decision_losses, gnubg_cube_rollout, gnubg_version, reference_decisions
 from bgai.core.files import provenance, write_atomically
 from bgai.eval.bot import CUBE_ROLLOUT, load_bot
-from bgai.formats.position import Position
 
 
 def bgai_rollout_equities(entries, progress: bool = True) -> list[dict]:
     """bgai's rollout cube equities (no double, double/take; the current cube's units) for every entry."""
-    from tqdm.auto import tqdm
-
-    bot = load_bot()
-    out = []
-    for e in tqdm(entries, desc="bgai rollout cube", unit="decision", disable=not progress, mininterval=10):
-        d = bot.cube_decision(Position.from_position_id(e["position_id"]), cube=e["cube"],
-                              owner="centered" if e["owner"] == "centered" else "me", rollout=True)
-        out.append({"no_double": d.no_double, "double_take": d.double_take, "double": d.should_double,
-                    "take": d.should_take})
-    return out
+    return [{"no_double": d.no_double, "double_take": d.double_take, "double": d.should_double,
+             "take": d.should_take} for d in rollout_cube_decisions(load_bot(), entries, progress=progress)]
 
 
 def entry_losses(judge_entries, decisions) -> np.ndarray:

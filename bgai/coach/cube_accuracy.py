@@ -78,20 +78,24 @@ def bgai_decisions(bot, entries, runs: int = 1) -> tuple[np.ndarray, np.ndarray,
     return equities.should_double, equities.should_take, min(seconds)
 
 
-def rollout_decisions(bot, entries, options: dict | None = None, progress: bool = True
-                      ) -> tuple[np.ndarray, np.ndarray, float]:
-    """(doubles, takes, seconds) of ``bot``'s rollout cube decisions (``Bot.cube_decision(..., rollout=True)``:
-    ``bgai.eval.bot.CUBE_ROLLOUT``'s settings, ``options`` changing them), one decision after another."""
+def rollout_cube_decisions(bot, entries, options: dict | None = None, progress: bool = True) -> list:
+    """``bot``'s rollout cube decisions (``Bot.cube_decision(..., rollout=True)``: ``bgai.eval.bot.CUBE_ROLLOUT``'s
+    settings, ``options`` changing them) of the reference entries, one after another: a ``CubeDecision`` each."""
     from tqdm.auto import tqdm
 
-    doubles, takes = [], []
-    started = time.perf_counter()
-    for e in tqdm(entries, desc="rollout cube decisions", unit="decision", disable=not progress):
-        d = bot.cube_decision(Position.from_position_id(e["position_id"]), cube=e["cube"],
+    return [bot.cube_decision(Position.from_position_id(e["position_id"]), cube=e["cube"],
                               owner="centered" if e["owner"] == "centered" else "me", rollout=options or True)
-        doubles.append(d.should_double)
-        takes.append(d.should_take)
-    return np.array(doubles), np.array(takes), time.perf_counter() - started
+            for e in tqdm(entries, desc="rollout cube decisions", unit="decision", disable=not progress,
+                          mininterval=10)]
+
+
+def rollout_decisions(bot, entries, options: dict | None = None, progress: bool = True
+                      ) -> tuple[np.ndarray, np.ndarray, float]:
+    """(doubles, takes, seconds) of ``rollout_cube_decisions``."""
+    started = time.perf_counter()
+    decisions = rollout_cube_decisions(bot, entries, options, progress)
+    return (np.array([d.should_double for d in decisions]), np.array([d.should_take for d in decisions]),
+            time.perf_counter() - started)
 
 
 def paired_difference(entries, mine: tuple, theirs: tuple) -> dict:
