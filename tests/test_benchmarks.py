@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from bgai.coach import cube_accuracy, move_accuracy, ply_strength, strength
-from bgai.coach.cube_reference import decision_losses
+from bgai.coach.cube_reference import decision_losses, reference_decisions
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
@@ -463,7 +463,7 @@ def test_cube_accuracy_judged_by_rollouts_scores_the_former_judge_too_and_pairs_
     order = rollout_order(len(entries))[:40]
 
     def rollouts(shift):  # the 2-ply judge's own equities, no double moved by shift
-        return {"metadata": {"trials": 1296}, "entries": [
+        return {"metadata": {"trials": 1296, "settings": "fake", "gnubg_version": "none"}, "entries": [
             {"index": i, "position_id": entries[i]["position_id"], "cube": entries[i]["cube"],
              "owner": entries[i]["owner"], "no_double": entries[i]["no_double"] + shift, "no_double_se": 0.01,
              "double_take": entries[i]["double_take"], "double_take_se": 0.01} for i in order]}
@@ -473,7 +473,7 @@ def test_cube_accuracy_judged_by_rollouts_scores_the_former_judge_too_and_pairs_
     # Given rollouts that agree with the 2-ply judge, the former judge loses nothing and the others what 2-ply says
     path.write_text(json.dumps(rollouts(0.0)))
     same = coach(cube_accuracy, ["--plies", "0", "--judge", "rollouts"], tmp_path / "same.json")
-    assert same["positions"] == 40 and "uniform sample" in same["judge"]
+    assert same["positions"] == 40 and "uniform sample" in same["judge"]["what"]
     assert same["gnubg 2-ply"]["mp_per_decision"] == 0
     sample = [entries[i] for i in order]
     bgai_0ply = cube_accuracy.bgai_decisions(cube_accuracy.load_bot(plies=0, cube_plies=0), sample)[:2]
@@ -492,3 +492,32 @@ def test_cube_accuracy_judged_by_rollouts_scores_the_former_judge_too_and_pairs_
     assert moved["bgai 0-ply"]["minus_gnubg_0ply"]["mp_per_decision"] == pytest.approx(diffs.mean())
     assert moved["bgai 0-ply"]["minus_gnubg_0ply"]["mp_se"] == pytest.approx(diffs.std(ddof=1) / np.sqrt(len(diffs)))
     assert "minus_gnubg_0ply" not in moved["gnubg 0-ply"]
+
+
+def test_cube_accuracy_judged_by_rollouts_keeps_each_sampled_entry_beside_its_2ply_equities(tmp_path, monkeypatch):
+    from bgai.coach.cube_reference import rollout_order
+
+    entries = json.loads(cube_accuracy.REFERENCE.read_text())["entries"]
+    order = rollout_order(len(entries))[:60]
+    path = tmp_path / "rollouts.json"
+    path.write_text(json.dumps({"metadata": {"trials": 1296, "settings": "fake", "gnubg_version": "none"},
+                                "entries": [{"index": i, "position_id": entries[i]["position_id"],
+                                             "cube": entries[i]["cube"], "owner": entries[i]["owner"],
+                                             "no_double": entries[i]["no_double"] - 0.05, "no_double_se": 0.01,
+                                             "double_take": entries[i]["double_take"], "double_take_se": 0.01}
+                                            for i in order]}))
+    by_2ply = {(e["position_id"], e["cube"], e["owner"]): reference_decisions(e) for e in entries}
+
+    def as_2ply(bot, judged, options=None, progress=True):  # "a rollout" that decides as the 2-ply judge
+        decisions = [by_2ply[e["position_id"], e["cube"], e["owner"]] for e in judged]
+        return np.array([d for d, _ in decisions]), np.array([t for _, t in decisions]), 0.0
+
+    monkeypatch.setattr(cube_accuracy, "rollout_decisions", as_2ply)
+    figures = coach(cube_accuracy, ["--plies", "0", "--judge", "rollouts", "--rollouts", str(path), "--rollout",
+                                    "25"], tmp_path / "sample.json")
+    assert figures["positions"] == 25 and figures["judge"]["judged_entries"] == 60
+    assert "a seeded sample of 25" in figures["judge"]["what"]
+    assert {k: v for k, v in figures["bgai rollout"].items() if k not in ("ms_per_position", "minus_gnubg_0ply")} \
+        == {k: v for k, v in figures["gnubg 2-ply"].items() if k != "minus_gnubg_0ply"}
+    assert figures["gnubg 2-ply"]["mp_per_decision"] > 0  # the 2-ply judge doubles some that the rollouts keep
+    assert set(figures["judge"]["too_close_to_call"]) == {"double", "take"}

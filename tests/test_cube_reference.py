@@ -4,6 +4,7 @@ The set was written by bgai.coach.cube_reference with Debian's GNU Backgammon; t
 """
 
 import json
+import time
 from collections import Counter
 
 import numpy as np
@@ -18,6 +19,7 @@ from bgai.coach.cube_reference import (
     reference_decisions,
     score_decisions,
 )
+from bgai.core.errors import BgaiError
 from bgai.formats.position import Position
 
 
@@ -227,7 +229,8 @@ def test_rollout_order_is_a_fixed_shuffle_of_every_entry():
 
     order = rollout_order(1547)
     assert sorted(order) == list(range(1547)) and order != sorted(order)
-    assert rollout_order(1547) == order  # the same every time: the sample grows, it is never drawn again
+    # the same every time, on any Python: the sample grows, it is never drawn again
+    assert order[:8] == [1309, 862, 878, 1483, 208, 135, 750, 1429]
 
 
 def test_judged_entries_are_the_longest_whole_run_of_the_order_and_take_the_rollouts_equities(reference):
@@ -289,6 +292,47 @@ def test_rolling_out_resumes_where_it_stopped_and_a_stop_loses_only_the_entry_in
     assert done["metadata"]["trials"] == 36 and done["metadata"]["entries_in_reference"] == 1547
     with pytest.raises(ValueError, match="36 trials, not 1296"):
         roll_out_reference(out=out, trials=1296, limit=7, progress=False)
+    monkeypatch.setattr(cube_reference, "gnubg_version", lambda gnubg: "another gnubg")
+    with pytest.raises(ValueError, match="was made by a fake gnubg"):
+        roll_out_reference(out=out, trials=36, limit=7, progress=False)
+
+
+def test_rolling_out_in_parallel_keeps_the_order_and_an_entry_that_fails_is_named_and_the_rest_kept(
+        tmp_path, monkeypatch):
+    from bgai.coach import cube_reference
+    from bgai.coach.cube_reference import roll_out_reference, rollout_order
+
+    order = rollout_order(1547)
+    failing = {order[1]}
+
+    def fake(position_id, cube, owner, trials, seed, gnubg):
+        if seed - 1000 in failing:
+            time.sleep(0.5)  # (the other one finishes first)
+            raise IndexError("list index out of range")  # what an unreadable gnubg output raised
+        return {"no_double": 0.5, "no_double_se": 0.01, "double_take": 0.6, "double_take_se": 0.02,
+                "double_pass": 1.0}
+
+    monkeypatch.setattr(cube_reference, "gnubg_cube_rollout", fake)
+    monkeypatch.setattr(cube_reference, "gnubg_version", lambda gnubg: "a fake gnubg")
+    out = tmp_path / "rollouts.json"
+    with pytest.raises(RuntimeError, match=f"rollout of entry {order[1]} .*failed: list index out of range"):
+        roll_out_reference(out=out, trials=36, limit=2, jobs=2, progress=False)
+    assert [row["index"] for row in json.loads(out.read_text())["entries"]] == [order[0]]  # the other one is kept
+    failing.clear()
+    done = roll_out_reference(out=out, trials=36, limit=8, jobs=2, progress=False)
+    assert [row["index"] for row in done["entries"]] == order[:8]  # in the order, whichever finished first
+
+
+def test_a_rollouts_file_is_written_by_one_process_at_a_time(tmp_path, monkeypatch):
+    from bgai.coach import cube_reference
+    from bgai.core.files import locked_file
+
+    monkeypatch.setattr(cube_reference, "gnubg_version", lambda gnubg: "a fake gnubg")
+    out = tmp_path / "rollouts.json"
+    with locked_file(out, "gnubg rollout job"):
+        with pytest.raises(BgaiError, match="being written by another gnubg rollout job"):
+            cube_reference.roll_out_reference(out=out, trials=36, limit=1, progress=False)
+    assert not out.exists()
 
 
 def test_gnubg_rollout_commands_roll_out_no_double_then_double_take_with_the_opponent_owning_the_cube():

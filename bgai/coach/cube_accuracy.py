@@ -33,8 +33,10 @@ import numpy as np
 
 from bgai.coach.cube_reference import (
     KINDS,
+    REFERENCE,
     ROLLOUTS,
     decision_losses,
+    gnubg_0ply_decisions,
     judged_by_rollouts,
     reference_decisions,
     score_decisions,
@@ -44,7 +46,6 @@ from bgai.core.files import provenance, write_atomically
 from bgai.eval.bot import CUBE_PLIES, load_bot
 from bgai.formats.position import Position
 
-REFERENCE = Path(__file__).resolve().parent / "data" / "cube_reference.json"
 #: the match-play set: ``python -m bgai.coach.cube_reference --match``
 MATCH_REFERENCE = REFERENCE.with_name("cube_reference_match.json")
 
@@ -104,6 +105,20 @@ def paired_difference(entries, mine: tuple, theirs: tuple) -> dict:
     diffs = decision_losses(entries, *mine) - decision_losses(entries, *theirs)
     return {"mp_per_decision": 1000 * float(diffs.mean()),
             "mp_se": 1000 * float(diffs.std(ddof=1) / math.sqrt(len(diffs)))}
+
+
+def too_close_to_call(judged_entries) -> dict:
+    """How many of the rollout-judged decisions lie within two standard errors of a tie: no double against
+    min(double/take, 1), and double/take against 1 where the judge doubles (the two rollouts' errors taken as
+    independent). Whichever way a player decides those, the judge's noise can charge it a few millipoints."""
+    doubles = takes = 0
+    for e in judged_entries:
+        nd, dt, nd_se, dt_se = e["no_double"], e["double_take"], e["no_double_se"], e["double_take_se"]
+        doubled_se = dt_se if dt < e["double_pass"] else 0.0
+        doubles += abs(nd - min(dt, e["double_pass"])) < 2 * math.hypot(nd_se, doubled_se)
+        if reference_decisions(e)[0]:
+            takes += abs(dt - e["double_pass"]) < 2 * dt_se
+    return {"double": int(doubles), "take": int(takes)}
 
 
 def model_only(entries) -> dict:
@@ -173,6 +188,8 @@ def main(argv=None) -> None:
     parser.add_argument("--judge", choices=("2-ply", "rollouts"), default="2-ply",
                         help="what judges the decisions: the reference's gnubg 2-ply equities, or gnubg's cubeful "
                              "rollouts of the entries rolled out so far (cube_reference --rollouts; money set only)")
+    parser.add_argument("--rollouts", type=Path, default=ROLLOUTS, metavar="FILE",
+                        help="with --judge rollouts: the rollouts file (default: the committed one)")
     parser.add_argument("--trials", type=int, help="the rollout's trials (default: bgai.eval.bot.CUBE_ROLLOUT's)")
     parser.add_argument("--truncate", type=int, help="the rollout's truncation (default: CUBE_ROLLOUT's; 0: played "
                                                      "out)")
@@ -185,18 +202,25 @@ def main(argv=None) -> None:
         parser.error("the rollout cube decision is for money games (the rollout's rules); --rollout needs a money "
                      "reference set")
     former = None  # with --judge rollouts: the entries as the 2-ply judge has them
+    judge: dict = {}  # and what judged them
     if args.judge == "rollouts":
-        if match or not ROLLOUTS.exists():
-            parser.error(f"--judge rollouts needs the money set and its rollouts ({ROLLOUTS}: python -m "
+        if match or not args.rollouts.exists():
+            parser.error(f"--judge rollouts needs the money set and its rollouts ({args.rollouts}: python -m "
                          "bgai.coach.cube_reference --rollouts)")
-        entries, former = judged_by_rollouts(entries, json.loads(ROLLOUTS.read_text()))
-        if not entries:
-            parser.error(f"{ROLLOUTS} judges no entry yet")
+        rollouts = json.loads(args.rollouts.read_text())
+        entries, former = judged_by_rollouts(entries, rollouts)
+        if len(entries) < 2:
+            parser.error(f"{args.rollouts} judges {len(entries)} entries so far: too few to score")
+        judge = {"what": f"gnubg's cubeful rollouts ({args.rollouts.name}: {rollouts['metadata']['settings']}; "
+                         f"{rollouts['metadata']['gnubg_version']}) of the first {len(entries)} entries of its "
+                         "seeded order, a uniform sample of the set", "judged_entries": len(entries)}
     sampled = 0 < args.rollout < len(entries)
     if sampled:
         pick = np.sort(np.random.default_rng(38).choice(len(entries), args.rollout, replace=False))
         entries = [entries[i] for i in pick]
         former = [former[i] for i in pick] if former is not None else None
+        if former is not None:
+            judge["what"] += f"; a seeded sample of {len(entries)} of them (--rollout)"
     rows: dict[str, dict] = {}
     made: dict[str, tuple] = {}  # each row's (doubles, takes)
 
@@ -206,7 +230,7 @@ def main(argv=None) -> None:
         return rows[name]
 
     if all("gnubg_0ply" in e for e in entries):  # gnubg's own 0-ply decisions, scored as bgai's are
-        scored("gnubg 0-ply", *zip(*[reference_decisions(e["gnubg_0ply"]) for e in entries]))
+        scored("gnubg 0-ply", *gnubg_0ply_decisions(entries))
     if former is not None:  # the former judge is a player now
         scored("gnubg 2-ply", *zip(*[reference_decisions(e) for e in former]))
     for plies in args.plies:
@@ -230,15 +254,21 @@ def main(argv=None) -> None:
         doubles, takes, seconds = rollout_decisions(load_bot(args.checkpoint), entries, options)
         scored("bgai rollout", doubles, takes, ms_per_position=1000 * seconds / len(entries))
     rows["Janowski on gnubg's probabilities"] = model_only(entries)
-    if former is not None:  # judged by rollouts on a sample: each row beside gnubg 0-ply's, paired
+    if former is not None and "gnubg 0-ply" in made:  # judged by rollouts on a sample: each beside gnubg 0-ply
         for name, decisions in made.items():
             if name != "gnubg 0-ply":
                 rows[name]["minus_gnubg_0ply"] = paired_difference(entries, decisions, made["gnubg 0-ply"])
+    if former is not None:  # the judge's own noise: decisions its rollouts cannot call apart from their errors
+        judge["too_close_to_call"] = too_close_to_call(entries)
 
     sample = f" (a sample of {len(entries)}, seed 38)" if sampled else ""
     kind = "match play, 7-point match" if match else "money, no Jacoby"
-    judge = "gnubg's cubeful rollouts, a uniform sample of the set" if former is not None else "gnubg 2-ply"
-    print(f"{len(entries)} reference entries{sample} ({judge}, {kind}): {args.reference}")
+    judged_by = "gnubg's cubeful rollouts, a uniform sample of the set" if former is not None else "gnubg 2-ply"
+    print(f"{len(entries)} reference entries{sample} ({judged_by}, {kind}): {args.reference}")
+    if former is not None:
+        close = judge["too_close_to_call"]
+        print(f"too close for the rollouts to call (within 2 standard errors of a tie): {close['double']} double "
+              f"and {close['take']} take decisions")
     print(f"{'':<34} {'mp/decision':>11} {'double agree':>13} {'double mp':>10} {'take agree':>11} {'take mp':>8}")
     for name, s in rows.items():
         print(f"{name:<34} {s['mp_per_decision']:>11.2f} {100 * s['double_agreement']:>12.1f}% "
@@ -273,8 +303,7 @@ def main(argv=None) -> None:
     if args.json:
         command = "python -m bgai.coach.cube_accuracy " + shlex.join(argv if argv is not None else sys.argv[1:])
         figures = {**provenance(command.strip()), "reference": Path(args.reference).name,
-                   **({"judge": f"gnubg's cubeful rollouts ({ROLLOUTS.name}): the first {len(entries)} entries of its "
-                                "seeded order, a uniform sample of the set"} if former is not None else {}),
+                   **({"judge": judge} if former is not None else {}),
                    "positions": len(entries), **rows}
         write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 

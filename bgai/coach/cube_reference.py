@@ -47,6 +47,8 @@ from pathlib import Path
 import numpy as np
 
 JOB_ENV = "CUBE_REFERENCE_JOB"
+#: The money-game set (``bgai.coach.cube_accuracy``'s default); ``--match`` writes cube_reference_match.json.
+REFERENCE = Path(__file__).resolve().parent / "data" / "cube_reference.json"
 GNUBG = "/usr/games/gnubg"
 CUBE_STATES = (("centered", 1), ("on_roll", 2))
 
@@ -154,10 +156,15 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
     }
 
 
-def gnubg_0ply_score(reference_entries) -> dict:
-    """``score_decisions`` of GNU Backgammon 0-ply's own decisions, from each entry's stored 0-ply equities."""
+def gnubg_0ply_decisions(reference_entries) -> tuple[list[bool], list[bool]]:
+    """(doubles, takes): GNU Backgammon 0-ply's own decisions, from each entry's stored 0-ply equities."""
     decisions = [reference_decisions(entry["gnubg_0ply"]) for entry in reference_entries]
-    return score_decisions(reference_entries, [d for d, _ in decisions], [t for _, t in decisions])
+    return [d for d, _ in decisions], [t for _, t in decisions]
+
+
+def gnubg_0ply_score(reference_entries) -> dict:
+    """``score_decisions`` of GNU Backgammon 0-ply's own decisions (``gnubg_0ply_decisions``)."""
+    return score_decisions(reference_entries, *gnubg_0ply_decisions(reference_entries))
 
 
 # --- the GNU Backgammon side (its embedded Python: standard library and the gnubg module only) -------------------
@@ -282,8 +289,9 @@ def gnubg_cube_rollout(position_id: str, cube: int, owner: str, trials: int, see
 # --- the reference judged again by rollouts ---------------------------------------------------------------------
 
 #: gnubg's own cubeful rollouts of the money set's entries (``--rollouts``): a judge for the 2-ply judge, which
-#: shares its network's errors with gnubg 0-ply (one of the players it scores) and misjudges some decisions.
-ROLLOUTS = Path(__file__).parent / "data" / "cube_reference_rollouts.json"
+#: misjudges some decisions and shares its network's errors with gnubg 0-ply (one of the players it scores). The
+#: rollouts play with that network too, but their values come from the games' ends, not from its evaluations.
+ROLLOUTS = Path(__file__).resolve().parent / "data" / "cube_reference_rollouts.json"
 ROLLOUT_SETTINGS = ("cubeful money rollouts by Debian gnubg (no Jacoby, no beavers) of no double and double/take "
                     "apart, played out, 0-ply checker play and cube decisions, variance reduction, quasi-random "
                     "dice, seed 1000 + the entry's index in the reference set")
@@ -325,9 +333,10 @@ def judged_by_rollouts(reference_entries: list, rollouts: dict) -> tuple[list[di
     replaced by gnubg's rollouts (``no_double_se``, ``double_take_se`` beside them), and the same entries as the
     2-ply reference has them. Scoring ``former``'s own decisions on ``judged`` scores the 2-ply judge itself."""
     by_index = {row["index"]: row for row in rollouts["entries"]}
-    former = [reference_entries[i] for i in judged_prefix(reference_entries, rollouts)]
+    prefix = judged_prefix(reference_entries, rollouts)
+    former = [reference_entries[i] for i in prefix]
     judged = []
-    for entry, i in zip(former, judged_prefix(reference_entries, rollouts)):
+    for entry, i in zip(former, prefix):
         row = by_index[i]
         judged.append({**entry, "no_double": row["no_double"], "double_take": row["double_take"],
                        "double_pass": 1.0, "no_double_se": row["no_double_se"],
@@ -335,77 +344,93 @@ def judged_by_rollouts(reference_entries: list, rollouts: dict) -> tuple[list[di
     return judged, former
 
 
-def roll_out_reference(reference: Path = Path(__file__).parent / "data" / "cube_reference.json",
-                       out: Path = ROLLOUTS, trials: int = 1296, jobs: int = 1, limit: int | None = None,
-                       gnubg: str = GNUBG, progress: bool = True) -> dict:
+def roll_out_reference(reference: Path = REFERENCE, out: Path = ROLLOUTS, trials: int = 1296, jobs: int = 1,
+                       limit: int | None = None, gnubg: str = GNUBG, progress: bool = True) -> dict:
     """Roll out the reference set's entries with gnubg (``gnubg_cube_rollout``), in ``rollout_order``, into ``out``.
 
     Resumable: the entries ``out`` already holds are kept and the rest follow, and ``out`` is rewritten (atomically)
-    as each entry finishes, so a stopped run loses at most the entries in progress. ``limit``: stop once this many
-    entries are rolled out in all. Refuses an ``out`` made with other trials or for another reference set."""
+    as each entry finishes, so a stopped run loses at most the entries in progress; where one entry's rollout fails,
+    the others that finished are kept and the error names it. ``limit``: stop once this many entries are rolled out
+    in all. Refuses an ``out`` made with other settings, another gnubg or for another reference set, and an ``out``
+    that another process is writing (``locked_file``)."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from tqdm.auto import tqdm
 
-    from bgai.core.files import provenance, write_atomically
+    from bgai.core.files import locked_file, provenance, write_atomically
 
     entries = json.loads(Path(reference).read_text())["entries"]
     if any("match" in e for e in entries):
         raise ValueError("--rollouts rolls out money-game sets only (gnubg's rollouts here are money games)")
-    if Path(out).exists():
-        existing = json.loads(Path(out).read_text())
-        if existing["metadata"]["trials"] != trials:
-            raise ValueError(f"{out} holds rollouts of {existing['metadata']['trials']} trials, not {trials}: "
-                             "finish it with the same --trials, or write another file")
-        judged_prefix(entries, existing)  # the same reference set, or this raises
-        rows = existing["entries"]
-    else:
+    settings = f"{trials} trials a cube state; {ROLLOUT_SETTINGS}"
+    version = gnubg_version(gnubg)
+    with locked_file(out, "gnubg rollout job"):
         rows = []
-    done = {row["index"] for row in rows}
-    order = rollout_order(len(entries))
-    rank = {i: k for k, i in enumerate(order)}
-    wanted = order[:limit] if limit is not None else order
-    todo = [i for i in wanted if i not in done]
-    command = f"python -m bgai.coach.cube_reference --rollouts --trials {trials}"
+        if Path(out).exists():
+            existing = json.loads(Path(out).read_text())
+            made = existing["metadata"]
+            if made["trials"] != trials:
+                raise ValueError(f"{out} holds rollouts of {made['trials']} trials, not {trials}: finish it with the "
+                                 "same --trials, or write another file")
+            if (made.get("settings"), made.get("gnubg_version")) != (settings, version):
+                raise ValueError(f"{out} was made by {made.get('gnubg_version')} with the settings "
+                                 f"{made.get('settings')!r}, not by {version} with {settings!r}: write another file")
+            judged_prefix(entries, existing)  # the same reference set, or this raises
+            rows = existing["entries"]
+        done = {row["index"] for row in rows}
+        order = rollout_order(len(entries))
+        rank = {i: k for k, i in enumerate(order)}
+        todo = [i for i in (order[:limit] if limit is not None else order) if i not in done]
+        command = f"python -m bgai.coach.cube_reference --rollouts --trials {trials}"
 
-    def save() -> None:
-        metadata = {
-            "description": "GNU Backgammon's cubeful rollouts of entries of the money cube reference set "
-                           f"({Path(reference).name}), in a seeded random order (random.Random({ORDER_SEED}).sample "
-                           "of the entries' indices): the entries rolled out so far are a uniform sample of the "
-                           "set. A judge of the 2-ply judge (bgai.coach.cube_accuracy --judge rollouts); a "
-                           "benchmark only, never a training target.",
-            "reference": Path(reference).name, "entries_in_reference": len(entries), "trials": trials,
-            "settings": f"{trials} trials a cube state; {ROLLOUT_SETTINGS}", "gnubg_version": gnubg_version(gnubg),
-            "normalisation": "no_double and double_take are the player on roll's cubeful equities in the current "
-                             "cube's units (double/pass is 1), each with its standard error",
-            **provenance(command)}
-        body = ",\n  ".join(json.dumps(row) for row in sorted(rows, key=lambda r: rank[r["index"]]))
-        text = f'{{\n "metadata": {json.dumps(metadata, indent=1)},\n "entries": [\n  {body}\n ]\n}}\n'
-        write_atomically(out, lambda f: f.write(text.encode()))
+        def save() -> None:
+            metadata = {
+                "description": "GNU Backgammon's cubeful rollouts of entries of the money cube reference set "
+                               f"({Path(reference).name}), in a seeded random order (random.Random({ORDER_SEED})."
+                               "sample of the entries' indices): the entries rolled out so far are a uniform sample "
+                               "of the set. A judge of the 2-ply judge (bgai.coach.cube_accuracy --judge "
+                               "rollouts); a benchmark only, never a training target.",
+                "reference": Path(reference).name, "entries_in_reference": len(entries), "trials": trials,
+                "settings": settings, "gnubg_version": version,
+                "normalisation": "no_double and double_take are the player on roll's cubeful equities in the current "
+                                 "cube's units (double/pass is 1), each with its standard error",
+                **provenance(command)}
+            body = ",\n  ".join(json.dumps(row) for row in sorted(rows, key=lambda r: rank[r["index"]]))
+            text = f'{{\n "metadata": {json.dumps(metadata, indent=1)},\n "entries": [\n  {body}\n ]\n}}\n'
+            write_atomically(out, lambda f: f.write(text.encode()))
 
-    def one(i: int) -> dict:
-        e = entries[i]
-        began = time.perf_counter()
-        result = gnubg_cube_rollout(e["position_id"], e["cube"], e["owner"], trials, 1000 + i, gnubg)
-        return {"index": i, "position_id": e["position_id"], "cube": e["cube"], "owner": e["owner"],
-                **{k: v for k, v in result.items() if k != "double_pass"},
-                "seconds": round(time.perf_counter() - began, 1)}
+        def one(i: int) -> dict:
+            e = entries[i]
+            began = time.perf_counter()
+            try:
+                result = gnubg_cube_rollout(e["position_id"], e["cube"], e["owner"], trials, 1000 + i, gnubg)
+            except Exception as error:
+                raise RuntimeError(f"gnubg's rollout of entry {i} ({e['position_id']}, cube {e['cube']}, "
+                                   f"{e['owner']}) failed: {error}") from error
+            return {"index": i, "position_id": e["position_id"], "cube": e["cube"], "owner": e["owner"],
+                    **{k: v for k, v in result.items() if k != "double_pass"},
+                    "seconds": round(time.perf_counter() - began, 1)}
 
-    with ThreadPoolExecutor(jobs) as pool, tqdm(total=len(todo), desc="gnubg cube rollouts", unit="entry",
-                                                disable=not progress, mininterval=30) as bar:
+        pool = ThreadPoolExecutor(jobs)
         futures = [pool.submit(one, i) for i in todo]
         try:
-            for future in as_completed(futures):
-                rows.append(future.result())
-                save()
-                bar.update()
+            with tqdm(total=len(todo), desc="gnubg cube rollouts", unit="entry", disable=not progress,
+                      mininterval=30) as bar:
+                for future in as_completed(futures):
+                    rows.append(future.result())  # an entry's error stops the run here
+                    done.add(rows[-1]["index"])
+                    save()
+                    bar.update()
         except BaseException:
-            for future in futures:
-                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            finished = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None]
+            rows.extend(row for row in finished if row["index"] not in done)
+            if rows:
+                save()  # whatever finished before the stop is kept
             raise
-    if not todo and not Path(out).exists():
-        save()
+        pool.shutdown()
+        if not Path(out).exists():
+            save()
     return json.loads(Path(out).read_text())
 
 
@@ -610,6 +635,14 @@ def write(result: dict, out: Path) -> None:
     out.write_text(f'{{\n "metadata": {metadata},\n "entries": [\n  {entries}\n ]\n}}\n')
 
 
+def argv_has(argv, *options: str) -> bool:
+    """Whether the command line (``argv``, or this process's) names any of ``options``."""
+    import sys
+
+    given = sys.argv[1:] if argv is None else argv
+    return any(arg == option or arg.startswith(option + "=") for arg in given for option in options)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200, help="gnubg_nn self-play games to take positions from")
@@ -630,12 +663,17 @@ def main(argv=None) -> None:
     parser.add_argument("--jobs", type=int, default=1, help="with --rollouts: gnubg processes at once (1)")
     parser.add_argument("--limit", type=int, help="with --rollouts: stop once this many entries are rolled out")
     args = parser.parse_args(argv)
+    if args.rollouts and (args.match or argv_has(argv, "--games", "--seed", "--close", "--near", "--close-share",
+                                                 "--near-share")):
+        parser.error("--rollouts rolls out the money set as it is: it takes no option of building a set")
+    if not args.rollouts and argv_has(argv, "--trials", "--jobs", "--limit"):
+        parser.error("--trials, --jobs and --limit go with --rollouts")
     if args.rollouts:
         done = roll_out_reference(out=args.out or ROLLOUTS, trials=args.trials, jobs=args.jobs, limit=args.limit,
                                   gnubg=args.gnubg)
         print(f"{len(done['entries'])} entries rolled out in {args.out or ROLLOUTS}")
         return
-    args.out = args.out or Path(__file__).parent / "data" / "cube_reference.json"
+    args.out = args.out or REFERENCE
     result = build(args.games, args.seed, args.close, args.near, args.close_share, args.near_share, args.gnubg,
                    match=args.match)
     write(result, args.out)

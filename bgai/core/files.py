@@ -41,7 +41,7 @@ def write_atomically(path: str | Path, write: Callable[[IO[bytes]], object]) -> 
 
 
 class FolderInUseError(BgaiError):
-    """A folder that another process holds (``locked_folder``)."""
+    """A folder (``locked_folder``) or a file (``locked_file``) that another process holds."""
 
 
 @contextlib.contextmanager
@@ -51,18 +51,32 @@ def locked_folder(folder: str | Path, what: str = "training run") -> Iterator[Pa
     lock is the kernel's (``flock`` on ``folder/.lock``), so a process that dies, even killed, lets go of it."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / ".lock"
+    with _flock(folder / ".lock", f"{folder} is in use by another {what}", "folder"):
+        yield folder
+
+
+@contextlib.contextmanager
+def locked_file(path: str | Path, what: str) -> Iterator[Path]:
+    """Hold the file ``path`` (which need not exist yet) for this process, as ``locked_folder`` holds a folder: the
+    lock is ``flock`` on ``.NAME.lock`` beside it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _flock(path.with_name(f".{path.name}.lock"), f"{path} is being written by another {what}", "file"):
+        yield path
+
+
+@contextlib.contextmanager
+def _flock(path: Path, busy: str, kind: str) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise FolderInUseError(f"{folder} is in use by another {what} (PID {holder}); wait for it to end or "
-                                   f"choose another folder") from None
+            raise FolderInUseError(f"{busy} (PID {holder}); wait for it to end or choose another {kind}") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield folder
+        yield
     finally:
         os.close(fd)  # closing the file lets go of the lock
 
