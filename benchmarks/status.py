@@ -172,6 +172,15 @@ def cube_decisions_from_a_rollout(r: dict) -> tuple[str, str]:
             f"0-ply {gnubg['mp_per_decision']:.2f}); {rolled['ms_per_position'] / 1000:.2f} s a decision")
 
 
+@row("benchmarks/results/cube_accuracy_by_rollouts.json")
+def cube_decisions_judged_by_rollouts(r: dict) -> tuple[str, str]:
+    errors, plies = by_ply(r, "mp_per_decision")
+    rolled, zero, two = r["bgai rollout"], r["gnubg 0-ply"], r["gnubg 2-ply"]
+    return (f"Cube decisions judged by gnubg's own rollouts ({rolled['decisions']:,}, a uniform sample)",
+            f"rollout **{rolled['mp_per_decision']:.2f}**, {errors} at {plies}-ply; gnubg 0-ply "
+            f"{zero['mp_per_decision']:.2f}, 2-ply {two['mp_per_decision']:.2f}")
+
+
 def head_to_head(r: dict) -> str:
     """Points a game, luck-adjusted, the games and which network played at which ply."""
     (ours, plies), (theirs, their_plies) = network(r["bot"]), network(r["opponent"])

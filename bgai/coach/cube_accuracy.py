@@ -16,7 +16,8 @@ its equities money-normalised to the cube as gnubg gives them.
 
 ``--judge rollouts`` judges by gnubg's own cubeful rollouts instead (``bgai/coach/data/cube_reference_rollouts.json``,
 made by ``cube_reference --rollouts``): every row on the entries rolled out so far (a uniform sample of the set),
-``gnubg 2-ply`` (the former judge) scored beside the others, and each row's paired difference from gnubg 0-ply's.
+``gnubg 2-ply`` (the former judge) scored beside the others, and each row's paired differences from gnubg 0-ply's and
+2-ply's.
 """
 
 from __future__ import annotations
@@ -254,10 +255,12 @@ def main(argv=None) -> None:
         doubles, takes, seconds = rollout_decisions(load_bot(args.checkpoint), entries, options)
         scored("bgai rollout", doubles, takes, ms_per_position=1000 * seconds / len(entries))
     rows["Janowski on gnubg's probabilities"] = model_only(entries)
-    if former is not None and "gnubg 0-ply" in made:  # judged by rollouts on a sample: each beside gnubg 0-ply
-        for name, decisions in made.items():
-            if name != "gnubg 0-ply":
-                rows[name]["minus_gnubg_0ply"] = paired_difference(entries, decisions, made["gnubg 0-ply"])
+    if former is not None:  # judged by rollouts on a sample: each beside gnubg 0-ply's and 2-ply's, paired
+        for theirs in ("gnubg 0-ply", "gnubg 2-ply"):
+            for name, decisions in made.items():
+                if theirs in made and name not in ("gnubg 0-ply", theirs):
+                    key = "minus_" + theirs.replace(" ", "_").replace("-", "")
+                    rows[name][key] = paired_difference(entries, decisions, made[theirs])
     if former is not None:  # the judge's own noise: decisions its rollouts cannot call apart from their errors
         judge["too_close_to_call"] = too_close_to_call(entries)
 
@@ -274,9 +277,10 @@ def main(argv=None) -> None:
         print(f"{name:<34} {s['mp_per_decision']:>11.2f} {100 * s['double_agreement']:>12.1f}% "
               f"{s['double_mp']:>10.2f} {100 * s['take_agreement']:>10.1f}% {s['take_mp']:>8.2f}")
     for name, s in rows.items():
-        if "minus_gnubg_0ply" in s:
-            print(f"{name:<34} minus gnubg 0-ply: {s['minus_gnubg_0ply']['mp_per_decision']:+.2f} ± "
-                  f"{s['minus_gnubg_0ply']['mp_se']:.2f} mp a decision (paired)")
+        for key, theirs in (("minus_gnubg_0ply", "gnubg 0-ply"), ("minus_gnubg_2ply", "gnubg 2-ply")):
+            if key in s:
+                print(f"{name:<34} minus {theirs}: {s[key]['mp_per_decision']:+.2f} ± {s[key]['mp_se']:.2f} mp a "
+                      "decision (paired)")
     for name, s in rows.items():
         if "minus_versus" in s:
             print(f"{name:<34} minus {args.versus} at the same ply: {s['minus_versus']['mp_per_decision']:+.2f} ± "

@@ -110,7 +110,8 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
     """Agreement with the 2-ply reference and equity lost, per the definition in ``SCORING``.
 
     ``doubles[i]`` and ``takes[i]`` are the decisions to judge on entry ``i`` (would the player on roll double; if
-    doubled, would the opponent take); ``takes[i]`` counts only where the reference doubles. ``by_kind`` splits the
+    doubled, would the opponent take); ``takes[i]`` counts only where the reference doubles. ``mp_se`` is the standard
+    error of ``mp_per_decision`` (the losses' spread over the root of their number). ``by_kind`` splits the
     errors (the decisions that lose equity) into ``KINDS``: how many of each, and their millipoints over all the
     decisions (the four add up to ``mp_per_decision``). ``by_class``, where every entry has its ``class``
     (contact, crashed, race, bearoff), gives each class's decisions (a doubler's and, where the reference
@@ -150,6 +151,7 @@ def score_decisions(reference_entries, doubles, takes) -> dict:
         "take_mp": mean_mp(take_losses),
         "decisions": n_double + n_take,
         "mp_per_decision": mean_mp(losses),
+        "mp_se": 1000 * float(losses.std(ddof=1)) / len(losses) ** 0.5 if len(losses) > 1 else 0.0,
         "by_kind": {kind: {"count": len(lost), "mp": float(1000 * sum(lost) / (n_double + n_take)) if n_double else 0.0}
                     for kind, lost in kinds.items()},
         **({"by_class": by_class} if by_class else {}),
