@@ -108,6 +108,10 @@ def paired_difference(entries, mine: tuple, theirs: tuple) -> dict:
             "mp_se": 1000 * float(diffs.std(ddof=1) / math.sqrt(len(diffs)))}
 
 
+#: With ``--judge rollouts``, the rows each other row is paired with, under these keys.
+RIVALS = (("minus_gnubg_0ply", "gnubg 0-ply"), ("minus_gnubg_2ply", "gnubg 2-ply"))
+
+
 def too_close_to_call(judged_entries) -> dict:
     """How many of the rollout-judged decisions lie within two standard errors of a tie: no double against
     min(double/take, 1), and double/take against 1 where the judge doubles (the two rollouts' errors taken as
@@ -256,12 +260,11 @@ def main(argv=None) -> None:
         scored("bgai rollout", doubles, takes, ms_per_position=1000 * seconds / len(entries))
     rows["Janowski on gnubg's probabilities"] = model_only(entries)
     if former is not None:  # judged by rollouts on a sample: each beside gnubg 0-ply's and 2-ply's, paired
-        for rival in ("gnubg 0-ply", "gnubg 2-ply"):
+        for key, rival in RIVALS:
             for name, decisions in made.items():
                 if rival in made and name not in ("gnubg 0-ply", rival):
-                    key = "minus_" + rival.replace(" ", "_").replace("-", "")
                     rows[name][key] = paired_difference(entries, decisions, made[rival])
-    if former is not None:  # the judge's own noise: decisions its rollouts cannot call apart from their errors
+        # the judge's own noise: decisions its rollouts cannot call apart from their errors
         judge["too_close_to_call"] = too_close_to_call(entries)
 
     sample = f" (a sample of {len(entries)}, seed 38)" if sampled else ""
@@ -277,7 +280,7 @@ def main(argv=None) -> None:
         print(f"{name:<34} {s['mp_per_decision']:>11.2f} {100 * s['double_agreement']:>12.1f}% "
               f"{s['double_mp']:>10.2f} {100 * s['take_agreement']:>10.1f}% {s['take_mp']:>8.2f}")
     for name, s in rows.items():
-        for key, rival in (("minus_gnubg_0ply", "gnubg 0-ply"), ("minus_gnubg_2ply", "gnubg 2-ply")):
+        for key, rival in RIVALS:
             if key in s:
                 print(f"{name:<34} minus {rival}: {s[key]['mp_per_decision']:+.2f} ± {s[key]['mp_se']:.2f} mp a "
                       "decision (paired)")
