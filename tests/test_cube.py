@@ -272,7 +272,8 @@ def test_bot_cube_decisions_agree_with_its_own_probabilities():
     for pos in positions:
         decision = bot.cube_decision(pos)
         probs = np.array(list(vars(bot.evaluate(pos)).values())[:5])
-        assert decision.plies == 0 and dataclasses.replace(decision, plies=None) == decide(probs, pos.board)
+        x = bot.cube_efficiency(pos.board[None], probs[None], np.array([CENTERED]))[0]  # its fitted cube efficiency
+        assert decision.plies == 0 and dataclasses.replace(decision, plies=None) == decide(probs, pos.board, x=x)
     boards = np.stack([p.board for p in positions])
     double, take = bot.cube_actions(boards, CubeState.money(3))
     eq = bot.cube_equities(boards, CubeState.money(3))

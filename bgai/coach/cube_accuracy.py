@@ -4,6 +4,8 @@
     python -m bgai.coach.cube_accuracy --plies 0 --checkpoint P --versus Q      (paired: P's errors minus Q's)
     python -m bgai.coach.cube_accuracy --reference bgai/coach/data/cube_reference_match.json [--plies 0 1]
     python -m bgai.coach.cube_accuracy --judge rollouts [--plies 0 1 2] [--rollout N]
+    python -m bgai.coach.cube_accuracy --plies 0 1 --manual-x      (paired: the fitted cube efficiency's errors
+                                                                  minus the GNU Backgammon manual's x)
 
 The reference set (``bgai/coach/data/cube_reference.json``, made by ``bgai.coach.cube_reference``) holds
 positions near the doubling window from gnubg's own games, each with a centered cube or a 2-cube owned by the
@@ -12,7 +14,9 @@ player on roll, and gnubg's 2-ply cubeful equities. bgai decides each one (doubl
 Each ply's row is that ply's own cube; where a bot of that ply decides its cube deeper (``CUBE_PLIES``: the
 1-ply bot at 2-ply, with its own network), a row ``bgai N-ply bot`` gives what that bot decides.
 The match-play set (``cube_reference --match``: each position at a score of a 7-point match) is judged the same way,
-its equities money-normalised to the cube as gnubg gives them.
+its equities money-normalised to the cube as gnubg gives them. A bot decides with its network's fitted cube
+efficiency where it has one (``bgai.train.cube_efficiency``; the fast network that plays at 0 and 1-ply);
+``--manual-x`` adds each such row again with the manual's x, and the paired difference.
 
 ``--judge rollouts`` judges by gnubg's own cubeful rollouts instead (``bgai/coach/data/cube_reference_rollouts.json``,
 made by ``cube_reference --rollouts``): every row on the entries rolled out so far (a uniform sample of the set),
@@ -139,13 +143,14 @@ def model_only(entries) -> dict:
 OUTPUTS = {"win": [0], "gammons": [1, 3], "backgammons": [2, 4]}
 
 
-def profile(entries, probs: np.ndarray) -> dict:
+def profile(entries, probs: np.ndarray, bot=None) -> dict:
     """Which of the network's outputs its cube errors come from. ``probs`` (N, 5) are the bot's cubeless
     probabilities of the entries (at any ply); Janowski's formula at the root (``bgai.core.cube.cube_equities``:
     no lookahead's recursion, no exact bear-off equities, so ``none`` is not quite the bot's own row) is fed them
     with one group of outputs (``OUTPUTS``) at a time replaced by the reference's own 2-ply probabilities (the rest
     kept, and kept consistent: no gammon above its win, no backgammon above its gammon), and each set of decisions
-    is scored as the bot's are. ``difference``:
+    is scored as the bot's are, with ``bot``'s cube efficiency (``Bot.janowski``) where given, else the manual's.
+    ``difference``:
     each output's mean and mean absolute difference from the reference's. A diagnostic of where the error lies;
     nothing is learned from the reference's probabilities."""
     boards, state = boards_and_cubes(entries)
@@ -153,7 +158,7 @@ def profile(entries, probs: np.ndarray) -> dict:
     probs = np.asarray(probs, dtype=np.float64)
 
     def score(p):
-        equities = cube_equities(p, boards, state)
+        equities = bot.janowski(p, boards, state) if bot is not None else cube_equities(p, boards, state)
         return score_decisions(entries, equities.should_double.tolist(), equities.should_take.tolist())
 
     rows = {"none": score(probs)}
@@ -190,6 +195,10 @@ def main(argv=None) -> None:
     parser.add_argument("--profile", action="store_true",
                         help="also each ply's profile: its cube errors with the network's win, gammon or backgammon "
                              "chances replaced by the reference's (a diagnostic of which output the errors come from)")
+    parser.add_argument("--manual-x", action="store_true",
+                        help="also each ply's decisions with the GNU Backgammon manual's cube efficiency in place of "
+                             "the network's fitted one (bgai.train.cube_efficiency), and each row's paired "
+                             "difference from them")
     parser.add_argument("--judge", choices=("2-ply", "rollouts"), default="2-ply",
                         help="what judges the decisions: the reference's gnubg 2-ply equities, or gnubg's cubeful "
                              "rollouts of the entries rolled out so far (cube_reference --rollouts; money set only)")
@@ -244,14 +253,26 @@ def main(argv=None) -> None:
         row = scored(f"bgai {plies}-ply", doubles, takes, ms_per_position=1000 * seconds / len(entries))
         if args.profile:
             boards, _ = boards_and_cubes(entries)
-            row["profile"] = profile(entries, bot.lookahead(boards, plies))
+            row["profile"] = profile(entries, bot.lookahead(boards, plies), bot)
         if args.versus:
             theirs = bgai_decisions(load_bot(args.versus, plies=plies, cube_plies=plies), entries)[:2]
             row["minus_versus"] = {"versus": args.versus, **paired_difference(entries, (doubles, takes), theirs)}
+        manual = args.manual_x and bot.cube_efficiency is not None
+        if manual:
+            mine = (doubles, takes)
+            doubles, takes, _ = bgai_decisions(bot.replace(cube_efficiency=None), entries)
+            scored(f"bgai {plies}-ply, manual x", doubles, takes)
+            row["minus_manual_x"] = paired_difference(entries, mine, (doubles, takes))
         if CUBE_PLIES[plies] != plies:  # and what the bot of that ply decides: its cube looks CUBE_PLIES deep
-            doubles, takes, seconds = bgai_decisions(load_bot(args.checkpoint, plies=plies), entries, runs=2)
-            scored(f"bgai {plies}-ply bot", doubles, takes, cube_plies=CUBE_PLIES[plies],
-                   ms_per_position=1000 * seconds / len(entries))
+            deeper = load_bot(args.checkpoint, plies=plies)
+            doubles, takes, seconds = bgai_decisions(deeper, entries, runs=2)
+            row = scored(f"bgai {plies}-ply bot", doubles, takes, cube_plies=CUBE_PLIES[plies],
+                         ms_per_position=1000 * seconds / len(entries))
+            if manual:
+                mine = (doubles, takes)
+                doubles, takes, _ = bgai_decisions(deeper.replace(cube_efficiency=None), entries)
+                scored(f"bgai {plies}-ply bot, manual x", doubles, takes)
+                row["minus_manual_x"] = paired_difference(entries, mine, (doubles, takes))
     if args.rollout:
         options = {k: v for k, v in (("trials", args.trials), ("truncate", args.truncate)) if v is not None}
         if options.get("truncate") == 0:
@@ -284,6 +305,10 @@ def main(argv=None) -> None:
             if key in s:
                 print(f"{name:<34} minus {rival}: {s[key]['mp_per_decision']:+.2f} ± {s[key]['mp_se']:.2f} mp a "
                       "decision (paired)")
+    for name, s in rows.items():
+        if "minus_manual_x" in s:
+            print(f"{name:<34} minus the same with the manual's x: {s['minus_manual_x']['mp_per_decision']:+.2f} ± "
+                  f"{s['minus_manual_x']['mp_se']:.2f} mp a decision (paired)")
     for name, s in rows.items():
         if "minus_versus" in s:
             print(f"{name:<34} minus {args.versus} at the same ply: {s['minus_versus']['mp_per_decision']:+.2f} ± "

@@ -13,12 +13,15 @@ cube) or ``OPPONENT``; ``away`` counts the points each side still needs to win t
 from __future__ import annotations
 
 import enum
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from bgai.core.errors import BgaiError
+from bgai.core.phase import CONTACT, CRASHED, classify
 
 MAX_CUBE = 64
 
@@ -197,6 +200,90 @@ def efficiency(boards: np.ndarray) -> np.ndarray:
     return np.where(race, in_race, CONTACT_EFFICIENCY)
 
 
+# A fitted cube efficiency. Janowski's x need not be one number a class: how much of the live cube's value a player
+# realises depends on the position (its volatility, its gammons, who is back). ``EfficiencyModel`` makes x a linear
+# function of a few features of the position and of the network's own probabilities, clipped to EFFICIENCY_RANGE,
+# its weights fitted by ``bgai.train.cube_efficiency`` to the bot's own cubeful rollouts of positions of its own play
+# near the doubling window (no other engine's values). A model belongs to the network it was fitted with.
+
+#: The features an ``EfficiencyModel`` reads (``efficiency_features``), on-roll view; probabilities are the network's.
+EFFICIENCY_FEATURES = (
+    "bias", "contact", "crashed", "win - 1/2", "win gammon", "lose gammon", "backgammons", "pips / 100",
+    "pip lead / 100", "owns the cube", "checkers back / 5", "their checkers back / 5", "home points / 6",
+    "their home points / 6", "blots / 3", "their blots / 3", "4 (win - 1/2)^2", "10 win gammon x lose gammon",
+)
+MAX_WEIGHT = 10.0  # the features are of order 1: a larger weight is no fit's
+EFFICIENCY_RANGE = (0.4, 1.0)  # 1: the perfectly live cube, the formula's bound
+
+
+def efficiency_features(boards: np.ndarray, probs: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """(N, len(EFFICIENCY_FEATURES)) the features of N positions (on-roll view) that an ``EfficiencyModel`` reads:
+    their class, the network's cubeless ``probs`` (N, 5), pip counts, who owns the cube (``owner``, ``CubeOwner``
+    codes), the checkers each side has back (in the other's home board or on the bar), the points each has made in
+    its home board and its blots."""
+    b = np.asarray(boards, dtype=np.int64)
+    p = np.asarray(probs, dtype=np.float64)
+    phase = classify(np.asarray(boards, dtype=np.int8))
+    mine, theirs = np.maximum(b, 0), np.maximum(-b, 0)
+    points = np.arange(26)
+    pips = (mine * points).sum(axis=1)  # index 25 is the player on roll's bar, 0 its opponent's
+    their_pips = (theirs * (25 - points)).sum(axis=1)
+    columns = [
+        np.ones(len(b)), phase == CONTACT, phase == CRASHED, p[:, 0] - 0.5, p[:, 1], p[:, 3], p[:, 2] + p[:, 4],
+        pips / 100, (their_pips - pips) / 100, np.asarray(owner) == ON_ROLL,
+        mine[:, 19:26].sum(axis=1) / 5, theirs[:, 0:7].sum(axis=1) / 5,
+        (b[:, 1:7] >= 2).sum(axis=1) / 6, (b[:, 19:25] <= -2).sum(axis=1) / 6,
+        (b[:, 1:25] == 1).sum(axis=1) / 3, (b[:, 1:25] == -1).sum(axis=1) / 3,
+        4 * (p[:, 0] - 0.5) ** 2, 10 * p[:, 1] * p[:, 3],
+    ]
+    return np.stack(columns, axis=1).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class EfficiencyModel:
+    """A cube efficiency fitted to the bot's own cubeful rollouts (``bgai.train.cube_efficiency``): x =
+    ``efficiency_features`` · ``weights``, clipped to ``EFFICIENCY_RANGE``. ``info`` says what it was fitted to
+    (the network's digest, the labels, the fit's cross-validated figures). Saved as JSON."""
+
+    weights: np.ndarray
+    info: dict
+
+    def __post_init__(self) -> None:
+        w = np.asarray(self.weights, dtype=np.float64)
+        if w.shape != (len(EFFICIENCY_FEATURES),) or not (np.abs(w) <= MAX_WEIGHT).all():
+            raise BgaiError(f"a cube efficiency model has {len(EFFICIENCY_FEATURES)} finite weights of at most "
+                            f"{MAX_WEIGHT} each, got shape {w.shape}")
+        object.__setattr__(self, "weights", w)
+
+    def __call__(self, boards: np.ndarray, probs: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """(N,) the cube efficiency of N positions (on-roll view) with their network's ``probs`` and cube ``owner``."""
+        return self.with_owner(self.base(boards, probs), owner)
+
+    def base(self, boards: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        """(N,) x before the cube's owner counts and before clipping: one position's x for each of its cubes is
+        ``with_owner(base, owner)``, its features computed once."""
+        return efficiency_features(boards, probs, np.full(len(boards), CENTERED)) @ self.weights
+
+    def with_owner(self, base: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        owns = np.asarray(owner) == ON_ROLL
+        return np.clip(base + self.weights[EFFICIENCY_FEATURES.index("owns the cube")] * owns, *EFFICIENCY_RANGE)
+
+    def to_json(self) -> str:
+        return json.dumps({"format": "bgai-cube-efficiency", "features": list(EFFICIENCY_FEATURES),
+                           "weights": self.weights.tolist(), "info": self.info}, indent=1) + "\n"
+
+    @classmethod
+    def load(cls, path) -> EfficiencyModel:
+        """The model of a file ``to_json`` wrote; anything else is refused with the file's name."""
+        try:
+            data = json.loads(Path(path).read_text())
+            if data.get("format") != "bgai-cube-efficiency" or tuple(data["features"]) != EFFICIENCY_FEATURES:
+                raise ValueError("not a bgai cube efficiency model for these features")
+            return cls(np.asarray(data["weights"], dtype=np.float64), dict(data.get("info", {})))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, BgaiError) as e:
+            raise BgaiError(f"{path}: unreadable cube efficiency model ({e})") from None
+
+
 @dataclass(frozen=True)
 class CubeEquities:
     """Cubeful equities of N positions for the player on roll, before it rolls.
@@ -291,7 +378,7 @@ def _solve(xs: np.ndarray, ys: np.ndarray, target: np.ndarray) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
-def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np.ndarray | None = None
+def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np.ndarray | float | None = None
                   ) -> CubeEquities:
     """Janowski cubeful equities (see above) of N positions from their cubeless probabilities.
 
@@ -531,10 +618,11 @@ def decision(eq: CubeEquities, state: CubeState, match=None) -> CubeDecision:
 
 
 def decide(probs, board, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
-           beavers: bool = False) -> CubeDecision:
+           beavers: bool = False, x: float | None = None) -> CubeDecision:
     """The cube decision of one position from its cubeless probabilities (the player on roll's, before it rolls),
-    by Janowski's formula. ``match`` is ``None`` for money or a ``bgai.core.match.MatchScore``.
+    by Janowski's formula. ``match`` is ``None`` for money or a ``bgai.core.match.MatchScore``; ``x`` the cube
+    efficiency (default: the GNU Backgammon manual's, ``efficiency``).
     """
     state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
-    eq = cube_equities(np.asarray(probs, dtype=np.float64).reshape(1, 5), np.asarray(board)[None], state)
+    eq = cube_equities(np.asarray(probs, dtype=np.float64).reshape(1, 5), np.asarray(board)[None], state, x=x)
     return decision(eq, state, match)

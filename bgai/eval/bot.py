@@ -22,6 +22,7 @@ from bgai.core.cube import (
     CubeDecision,
     CubeEquities,
     CubeState,
+    EfficiencyModel,
     cube_equities,
     cube_state,
     decision,
@@ -259,7 +260,8 @@ class Bot:
     def __init__(self, model, *, name: str = "bgai", plies: int = 0, info: dict | None = None,
                  filters: tuple[MoveFilter | None, ...] | None = None, use_bearoff: bool = True,
                  bf16: bool = False, pruner: ModelSnapshot | None = None, prune: int = PRUNE_KEEP,
-                 network: str | None = None, cube_plies: int | None = None) -> None:
+                 network: str | None = None, cube_plies: int | None = None,
+                 cube_efficiency: EfficiencyModel | None = None) -> None:
         for setting, value in (("plies", plies), ("cube_plies", plies if cube_plies is None else cube_plies)):
             if not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_PLIES):
                 raise BgaiError(f"{setting} must be an integer 0..{MAX_PLIES}, got {value!r}")
@@ -290,6 +292,10 @@ class Bot:
             raise BgaiError(f"a pruned reply keeps at least 1 play per roll, got prune={prune!r}")
         self.pruner = None if pruner is None else ModelSnapshot.of(pruner)
         self.prune = prune
+        if cube_efficiency is not None and not isinstance(cube_efficiency, EfficiencyModel):
+            raise BgaiError(f"cube_efficiency must be a bgai.core.cube.EfficiencyModel or None, got "
+                            f"{type(cube_efficiency).__name__}")
+        self.cube_efficiency = cube_efficiency
 
     def replace(self, **changes) -> Bot:
         """A copy of this bot with some of its constructor's settings changed (``model``, ``name``, ``plies``,
@@ -299,7 +305,7 @@ class Bot:
         settings = {"model": self.model, "name": self.name, "plies": self.plies, "info": self.info,
                     "filters": self.filters, "use_bearoff": self.use_bearoff, "bf16": self.bf16,
                     "pruner": self.pruner, "prune": self.prune, "network": self.network,
-                    "cube_plies": self.cube_plies}
+                    "cube_plies": self.cube_plies, "cube_efficiency": self.cube_efficiency}
         unknown = sorted(set(changes) - set(settings))
         if unknown:
             raise BgaiError(f"a bot has no setting {', '.join(unknown)}")
@@ -571,7 +577,7 @@ class Bot:
         plies = self.cube_plies if plies is None else plies
         if plies == 0:
             probs = self.probabilities(boards) if probs is None else probs
-            return self._exact_cube(boards, state, cube_equities(probs, boards, state))
+            return self._exact_cube(boards, state, self.janowski(probs, boards, state))
         states = [state, state.doubled()] + ([state.doubled().doubled()] if state.beavers else [])
         # one expansion of the tree serves every cube state and the cubeless lookahead alike
         deep_probs, after = self._after_rolls(boards, states, plies)
@@ -580,7 +586,7 @@ class Bot:
             known = game_over(boards) | self._exact_bearoffs(boards)
             if known.any():
                 probs[known] = self.probabilities(boards[known])
-        root = cube_equities(probs, boards, state)
+        root = self.janowski(probs, boards, state)
         allowed = root.may_double
         nd, dt = after[0], after[1]
         beaver = np.zeros(len(boards), dtype=bool)
@@ -625,8 +631,10 @@ class Bot:
         children = [s for t in theirs for s in (t, t.doubled())]  # each state's no double, then double/take
         best = [np.empty(0)] * len(theirs)
         if len(live):
-            if plies == 1:
-                best = [self._best_at_leaves(chosen_probs[live], chosen[live], t) for t in theirs]
+            if plies == 1:  # the cube efficiency's features once for every cube state
+                base = None if self.cube_efficiency is None else self.cube_efficiency.base(chosen[live],
+                                                                                         chosen_probs[live])
+                best = [self._best_at_leaves(chosen_probs[live], chosen[live], t, base) for t in theirs]
             else:
                 deeper, after = self._after_rolls(chosen[live], children, plies - 1)
                 exact = self._exact_bearoffs(chosen[live])
@@ -650,11 +658,23 @@ class Bot:
             results.append((mine.reshape(n, len(ROLLS)) * ROLL_WEIGHTS).sum(axis=1))
         return probs, results
 
-    @staticmethod
-    def _best_at_leaves(probs: np.ndarray, boards: np.ndarray, state: CubeState) -> np.ndarray:
+    def janowski(self, probs: np.ndarray, boards: np.ndarray, state: CubeState, base: np.ndarray | None = None
+                 ) -> CubeEquities:
+        """Janowski's cubeful equities (``bgai.core.cube.cube_equities``) of N positions from their probabilities,
+        with the bot's fitted cube efficiency where it has one (``cube_efficiency``; ``base``: its
+        ``EfficiencyModel.base`` of these positions, when the caller has it), else the GNU Backgammon manual's by
+        class."""
+        x = None
+        if self.cube_efficiency is not None:
+            base = self.cube_efficiency.base(boards, probs) if base is None else base
+            x = self.cube_efficiency.with_owner(base, state.owner)
+        return cube_equities(probs, boards, state, x=x)
+
+    def _best_at_leaves(self, probs: np.ndarray, boards: np.ndarray, state: CubeState,
+                        base: np.ndarray | None = None) -> np.ndarray:
         """(N,) cubeful equity of the player on roll of each leaf with its best cube action, by Janowski's formula
         on its 0-ply probabilities (absolute units)."""
-        best = cube_equities(probs, boards, state).equity
+        best = self.janowski(probs, boards, state, base).equity
         return best if state.is_match else best * state.value
 
     def rollout(self, position, settings=None, **options):
@@ -713,10 +733,12 @@ class Bot:
 
 
 #: The settings of a rollout cube decision (``Bot.cube_decision(..., rollout=True)``): 72 trials truncated after 11
-#: plies with variance reduction, checker play at 0-ply whatever the bot's own lookahead, on every core. Truncated
-#: after 5 (Open Sage's cube rollouts) the 0-ply cube formula that values the truncated games brought its errors
-#: back: 2.05 mp a decision against 1.37 after 11 on a 400-position sample (docs/cube.md), at about twice the
-#: time (0.22 s a decision on the idle 2-core machine, ``benchmarks/results/cube_rollout_accuracy.json``).
+#: plies with variance reduction, checker play at 0-ply whatever the bot's own lookahead (its cube decisions
+#: inside and the value of a truncated trial by the 0-ply formula, with the manual's cube efficiency), on every
+#: core. Truncated after 5 (Open Sage's cube rollouts) the 0-ply cube formula that values the truncated games
+#: brought its errors back: 2.05 mp a decision against 1.37 after 11 on a 400-position sample (docs/cube.md), at
+#: about twice the time (0.22 s a decision on the idle 2-core machine,
+#: ``benchmarks/results/cube_rollout_accuracy.json``).
 CUBE_ROLLOUT = {"trials": 72, "truncate": 11, "plies": 0, "jobs": 0}
 
 
@@ -749,6 +771,12 @@ FAST_NPZ = SHIPPED.parent / "bgai-fast.npz"
 FAST_PRUNER = SHIPPED.parent / "bgai-fast-pruner.npz"
 #: The pruning net each shipped network's file gets by default (``load_bot``).
 OWN_PRUNERS: dict[Path, Path] = {SHIPPED: SHIPPED_PRUNER, SHIPPED_NPZ: SHIPPED_PRUNER, FAST_NPZ: FAST_PRUNER}
+#: The fitted cube efficiency (``bgai.core.cube.EfficiencyModel``) each shipped network's file gets by default
+#: (``load_bot``), fitted by ``bgai.train.cube_efficiency`` to that network's own cubeful rollouts.
+FAST_CUBE_EFFICIENCY = SHIPPED.parent / "bgai-fast-cube-efficiency.json"
+SHIPPED_CUBE_EFFICIENCY = SHIPPED.parent / "bgai-default-cube-efficiency.json"
+OWN_CUBE_EFFICIENCY: dict[Path, Path] = {FAST_NPZ: FAST_CUBE_EFFICIENCY, SHIPPED: SHIPPED_CUBE_EFFICIENCY,
+                                         SHIPPED_NPZ: SHIPPED_CUBE_EFFICIENCY}
 #: The network ``load_bot()`` plays with at each ply: the fast one where it is as strong.
 DEFAULT_NETWORKS: dict[int, Path] = {0: FAST_NPZ, 1: FAST_NPZ, 2: SHIPPED_NPZ}
 
@@ -765,7 +793,7 @@ def load_pruner(path: str | Path) -> tuple[ModelSnapshot, int]:
 
 
 def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, pruner=None,
-             cube_plies: int | None = None) -> Bot:
+             cube_plies: int | None = None, cube_efficiency=None) -> Bot:
     """The bot of a network file at ``plies`` of lookahead (0..``MAX_PLIES``); ``None`` loads the network bgai
     ships for that ply (``DEFAULT_NETWORKS``: the fast network at 0 and 1-ply, the 512-256 network at 2-ply).
     ``path``: a checkpoint (``.pt``, ``bgai.eval.checkpoint``) or a network saved for play (``.npz``,
@@ -777,7 +805,10 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     trained on it by ``training/pruner.py``) and any other network none; ``False`` none; a path an ``.npz`` of one.
     The network judges the pruning net's best ``keep`` plays of each roll, as its file's info says (else
     ``PRUNE_KEEP``). ``cube_plies``: the lookahead of its cube decisions (default ``CUBE_PLIES[plies]``: 2-ply
-    for a 1-ply bot), with the same network."""
+    for a 1-ply bot), with the same network. ``cube_efficiency``: the cube efficiency of its Janowski formula
+    (``Bot.cube_efficiency``): ``None`` (the default) gives a shipped network its own fitted model
+    (``OWN_CUBE_EFFICIENCY``) and any other network the GNU Backgammon manual's values; ``False`` those values;
+    a path a model's file (``bgai.train.cube_efficiency``)."""
     npz: Path | None
     if path is None:
         npz = DEFAULT_NETWORKS.get(plies, DEFAULT_NETWORKS[0])  # (Bot refuses plies that are not 0..MAX_PLIES)
@@ -788,6 +819,10 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     own = OWN_PRUNERS.get(path.resolve())
     if pruner is None and own is not None and own.is_file():
         pruner = own
+    own_cube = OWN_CUBE_EFFICIENCY.get(path.resolve())
+    if cube_efficiency is None and own_cube is not None and own_cube.is_file():
+        cube_efficiency = own_cube
+    efficiency = EfficiencyModel.load(cube_efficiency) if cube_efficiency not in (None, False) else None
     if npz is not None and npz.is_file():
         snapshot, info = ModelSnapshot.load_npz(npz)
     else:
@@ -803,7 +838,7 @@ def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, prune
     network = f"bgai:{path.stem}"
     name = network + (f"@{plies}ply" if plies else "") + ("-unpruned" if deep and pruner is False else "")
     return Bot(snapshot, name=name, plies=plies, filters=filters, info=info, pruner=pruning, prune=keep,
-               network=network, cube_plies=cube_plies)
+               network=network, cube_plies=cube_plies, cube_efficiency=efficiency)
 
 
 def export_shipped(checkpoint: str | Path = SHIPPED, target: str | Path = SHIPPED_NPZ) -> None:

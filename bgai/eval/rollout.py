@@ -393,7 +393,12 @@ class _LuckPlays:
 
 
 def _zero_ply(bot):
-    return bot if bot.plies == bot.cube_plies == 0 else bot.replace(plies=0, cube_plies=0)
+    """The bot of a rollout's cube decisions, luck and truncated trials: 0-ply, its cube at 0-ply with the GNU
+    Backgammon manual's cube efficiency (a fitted one, ``Bot.cube_efficiency``, did not decide the rollout's cube
+    better: docs/cube.md)."""
+    if bot.plies == bot.cube_plies == 0 and bot.cube_efficiency is None:
+        return bot
+    return bot.replace(plies=0, cube_plies=0, cube_efficiency=None)
 
 
 def _at_plies(bot, plies: int):

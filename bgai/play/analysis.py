@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bgai.core.cube import CENTERED, MAX_CUBE, ON_ROLL, CubeOwner, CubeState, cube_equities, payoff_of
+from bgai.core.cube import CENTERED, MAX_CUBE, ON_ROLL, CubeOwner, CubeState, payoff_of
 from bgai.core.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from bgai.core.game import Evaluator
 from bgai.core.match import match_equity
@@ -347,10 +347,11 @@ def _cost(emg: np.ndarray, state: CubeState) -> np.ndarray:
     return emg * (win - lose) / 2 * (1 if state.is_match else state.value)
 
 
-def _after_values(probs: np.ndarray, after: np.ndarray, mover: CubeState) -> np.ndarray:
+def _after_values(bot: Bot, probs: np.ndarray, after: np.ndarray, mover: CubeState) -> np.ndarray:
     """The mover's cubeful equity (MWC, or per cube for money) after plays ``after`` (the opponent on roll, its
-    cubeless ``probs``), the opponent taking its best cube action."""
-    theirs = cube_equities(probs, after, mover.switched()).equity
+    cubeless ``probs``), the opponent taking its best cube action: Janowski's formula with the bot's cube
+    efficiency (``Bot.janowski``)."""
+    theirs = bot.janowski(probs, after, mover.switched()).equity
     return 1 - theirs if mover.is_match else -theirs
 
 
@@ -557,7 +558,7 @@ def _checker_decisions(record: MatchRecord, bot: Bot, turns: list[_Turn], graph_
     # Luck, and every play's 0-ply value for the roll rolled: all rolls of every turn at once.
     spread = RollSpread.of(boards, np.array([t.state.moves == 0 for t in turns]))
     rows_state = mover.select(spread.turn_of[spread.plays.owner])
-    native = _after_values(bot.probabilities(spread.plays.after), spread.plays.after, rows_state)
+    native = _after_values(bot, bot.probabilities(spread.plays.after), spread.plays.after, rows_state)
     emg = _emg(native, rows_state)
     actual = spread.index(dice)
     luck = spread.luck(emg, actual)
@@ -575,7 +576,7 @@ def _checker_decisions(record: MatchRecord, bot: Bot, turns: list[_Turn], graph_
     played_board = np.stack([t.action.move.after.board for t in turns])
     is_played = (moves.after == played_board[moves.owner]).all(axis=1)
     state_rows = mover.select(moves.owner)
-    values = _emg(_after_values(bot.probabilities(moves.after), moves.after, state_rows), state_rows)
+    values = _emg(_after_values(bot, bot.probabilities(moves.after), moves.after, state_rows), state_rows)
     depth = np.zeros(len(moves.after), dtype=np.int64)
     alive = np.arange(len(moves.after))
     sizes = np.bincount(moves.owner, minlength=n)
@@ -590,7 +591,7 @@ def _checker_decisions(record: MatchRecord, bot: Bot, turns: list[_Turn], graph_
             continue
         probs = bot.lookahead(moves.after[alive], ply)
         sub = state_rows.select(alive)
-        values[alive] = _emg(_after_values(probs, moves.after[alive], sub), sub)
+        values[alive] = _emg(_after_values(bot, probs, moves.after[alive], sub), sub)
         depth[alive] = ply
 
     out = []

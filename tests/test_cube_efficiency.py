@@ -1,0 +1,250 @@
+"""The fitted cube efficiency: its features, its model file, the bots that use it, its labels and its fit."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bgai.core.cube import (
+    CENTERED,
+    EFFICIENCY_FEATURES,
+    EFFICIENCY_RANGE,
+    ON_ROLL,
+    OPPONENT,
+    CubeState,
+    EfficiencyModel,
+    cube_equities,
+    efficiency,
+    efficiency_features,
+)
+from bgai.core.errors import BgaiError
+from bgai.formats.position import Position
+from bgai.train import cube_efficiency as ce
+
+
+def feature(name: str) -> int:
+    return EFFICIENCY_FEATURES.index(name)
+
+
+def test_features_of_a_hand_made_position():
+    # On roll: 2 on its 6 point, 2 on its 5, blots on its 8 and 7 points, 2 back on the 24 point, 7 on the 13; the
+    # opponent (points numbered from the side on roll): 3 on its 6 point (19), a blot on its 2 (23), 10 on its 8
+    # (17) and one on the bar.
+    pos = Position.from_points({6: 2, 5: 2, 8: 1, 7: 1, 24: 2, 13: 7}, {19: 3, 23: 1, 17: 10, "bar": 1})
+    probs = np.array([[0.6, 0.2, 0.01, 0.1, 0.005]])
+    f = efficiency_features(pos.board[None], probs, np.array([ON_ROLL]))[0]
+    pips = 6 * 2 + 5 * 2 + 8 + 7 + 24 * 2 + 13 * 7
+    their_pips = 6 * 3 + 2 + 8 * 10 + 25
+    expected = {"bias": 1, "contact": 1, "crashed": 0, "win - 1/2": 0.1, "win gammon": 0.2, "lose gammon": 0.1,
+                "backgammons": 0.015, "pips / 100": pips / 100, "pip lead / 100": (their_pips - pips) / 100,
+                "owns the cube": 1, "checkers back / 5": 2 / 5, "their checkers back / 5": 1 / 5,
+                "home points / 6": 2 / 6, "their home points / 6": 1 / 6, "blots / 3": 2 / 3,
+                "their blots / 3": 1 / 3, "4 (win - 1/2)^2": 0.04, "10 win gammon x lose gammon": 0.2}
+    assert set(expected) == set(EFFICIENCY_FEATURES)
+    for name, value in expected.items():
+        assert f[feature(name)] == pytest.approx(value), name
+    centered = efficiency_features(pos.board[None], probs, np.array([CENTERED]))[0]
+    assert centered[feature("owns the cube")] == 0
+    # Crashed (gnubg's class): one on its own bar (25 pips, and back), 14 on its 1 and 2 points; the opponent's
+    # checkers on our 24 and 13 points (its 1 and 12), a cube the opponent owns.
+    crashed = Position.from_points({"bar": 1, 1: 7, 2: 7}, {24: 2, 13: 13})
+    f = efficiency_features(crashed.board[None], probs, np.array([OPPONENT]))[0]
+    assert f[feature("crashed")] == 1 and f[feature("contact")] == 0 and f[feature("owns the cube")] == 0
+    assert f[feature("pips / 100")] == pytest.approx((25 + 7 + 14) / 100)
+    assert f[feature("checkers back / 5")] == pytest.approx(1 / 5)
+    assert f[feature("their checkers back / 5")] == 0 and f[feature("home points / 6")] == pytest.approx(2 / 6)
+    assert f[feature("pip lead / 100")] == pytest.approx((2 * 1 + 13 * 12 - 46) / 100)
+
+
+def test_a_model_is_its_features_times_its_weights_clipped_and_survives_its_file(tmp_path):
+    rng = np.random.default_rng(3)
+    boards = np.stack([Position.start().board, Position.from_position_id("4PPgASTgc/ABMA").board])
+    probs = np.array([[0.5, 0.15, 0.01, 0.14, 0.01], [0.7, 0.3, 0.02, 0.05, 0.0]])
+    weights = rng.normal(0, 0.1, len(EFFICIENCY_FEATURES))
+    weights[0] = 0.7
+    model = EfficiencyModel(weights, {"note": "test"})
+    owner = np.array([CENTERED, ON_ROLL])
+    expected = np.clip(efficiency_features(boards, probs, owner) @ weights, *EFFICIENCY_RANGE)
+    assert np.array_equal(model(boards, probs, owner), expected)
+    huge = EfficiencyModel(np.r_[5.0, np.zeros(len(EFFICIENCY_FEATURES) - 1)], {})
+    assert (huge(boards, probs, owner) == EFFICIENCY_RANGE[1]).all()
+    path = tmp_path / "model.json"
+    path.write_text(model.to_json())
+    again = EfficiencyModel.load(path)
+    assert np.array_equal(again.weights, model.weights) and again.info == {"note": "test"}
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"format": "bgai-cube-efficiency", "features": ["bias"], "weights": [0.7]}', "not a bgai cube efficiency"),
+    ('{"format": "bgai-cube-efficiency", "features": FEATURES, "weights": [0.7]}', "finite weights"),
+    ('{"format": "bgai-cube-efficiency", "features": FEATURES, "weights": NANS}', "finite weights"),
+    ('{"format": "something else"}', "not a bgai cube efficiency"),
+    ('{"format": "bgai-cube-efficiency", "feat', "unreadable"),
+    ("[1, 2]", "unreadable"),
+])
+def test_a_bad_model_file_is_refused_with_its_name(tmp_path, text, message):
+    path = tmp_path / "bad.json"
+    nans = json.dumps([0.7] * (len(EFFICIENCY_FEATURES) - 1)).replace("]", ", NaN]")
+    path.write_text(text.replace("FEATURES", json.dumps(list(EFFICIENCY_FEATURES))).replace("NANS", nans))
+    with pytest.raises(BgaiError, match=message) as refused:
+        EfficiencyModel.load(path)
+    assert "bad.json" in str(refused.value)
+
+
+def test_each_shipped_network_decides_its_cube_with_its_own_fitted_efficiency(tmp_path):
+    import shutil
+
+    from bgai.eval.bot import FAST_CUBE_EFFICIENCY, SHIPPED, SHIPPED_NPZ, load_bot
+
+    bot = load_bot()
+    assert bot.cube_efficiency is not None and FAST_CUBE_EFFICIENCY.is_file()
+    assert load_bot(cube_efficiency=False).cube_efficiency is None
+    for shipped in (load_bot(), load_bot(plies=2), load_bot(SHIPPED_NPZ), load_bot(SHIPPED)):
+        # a model belongs to the network it was fitted with
+        assert shipped.cube_efficiency is not None and shipped.cube_efficiency.info["network"] == _digest(shipped)
+    assert load_bot(plies=2).cube_efficiency.info != bot.cube_efficiency.info
+    copy = tmp_path / "mine.npz"  # any other network: the manual's x, unless given a model
+    shutil.copy(SHIPPED_NPZ, copy)
+    assert load_bot(copy).cube_efficiency is None
+    assert load_bot(copy, cube_efficiency=FAST_CUBE_EFFICIENCY).cube_efficiency is not None
+    boards = np.stack([Position.from_position_id(p).board for p in ("4PPgASTgc/ABMA", "m1kJZAjvAQAAAQ",
+                                                                      "sNuOAFC2vQMBEA", "xk5wDBjM3g4MAA")])
+    for owner in (CENTERED, ON_ROLL, OPPONENT):
+        state = CubeState.money(len(boards), 1 if owner == CENTERED else 2, owner)
+        probs = bot.probabilities(boards)
+        x = bot.cube_efficiency(boards, probs, state.owner)
+        got = bot.cube_equities(boards, state)
+        assert np.array_equal(got.efficiency, x) and not np.allclose(x, efficiency(boards))
+        expected = cube_equities(probs, boards, state, x=x)
+        assert np.array_equal(got.no_double, expected.no_double)
+        assert np.array_equal(got.double_take, expected.double_take, equal_nan=True)
+        manual = bot.replace(cube_efficiency=None).cube_equities(boards, state)
+        assert np.array_equal(manual.efficiency, efficiency(boards))
+    # the bot's decision says the efficiency it used
+    decision = bot.cube_decision(Position(boards[0]))
+    assert decision.efficiency == pytest.approx(float(bot.cube_efficiency(boards[:1], bot.probabilities(boards[:1]),
+                                                                          np.array([CENTERED]))[0]))
+    with pytest.raises(BgaiError, match="cube_efficiency must be"):
+        bot.replace(cube_efficiency="0.7")
+
+
+def _digest(bot):
+    from bgai.train.labels import network_digest
+
+    return network_digest(bot)
+
+
+# Fitting ------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def plain_bot():
+    from bgai.eval.bot import load_bot
+
+    return load_bot(cube_efficiency=False)
+
+
+def synthetic(bot, weights, n=400):
+    """Labels whose rollouts are exactly Janowski's equities at the x of ``weights``: the positions and cubes of the
+    committed labels (near the doubling window)."""
+    committed = sorted(ce.LABELS.glob("labels-*.npz"))[0]
+    arrays, _ = ce.read_labels(committed)
+    boards, owner = arrays["boards"][:n], arrays["owner"][:n]
+    probs = bot.probabilities(boards)
+    state = CubeState(np.ones(n, np.int64), owner)
+    x = EfficiencyModel(weights, {})(boards, probs, owner)
+    eq = cube_equities(probs, boards, state, x=x)
+    return {"boards": boards, "owner": owner, "no_double": eq.no_double, "double_take": eq.double_take,
+            "no_double_se": np.zeros(n), "double_take_se": np.zeros(n)}, x
+
+
+def test_the_fit_finds_the_efficiency_that_made_the_labels(plain_bot):
+    # Labels made at a known x, as a function of the features: the fit finds that function again
+    weights = np.zeros(len(EFFICIENCY_FEATURES))
+    weights[[feature("bias"), feature("contact"), feature("pips / 100"), feature("owns the cube")]] = [
+        0.5, -0.1, 0.15, 0.05]
+    arrays, x = synthetic(plain_bot, weights)
+    data = ce.prepared(plain_bot, arrays)
+    fitted = ce.fit(data, ridge=0.0)
+    kept = ~plain_bot._exact_bearoffs(arrays["boards"])
+    assert np.abs(np.clip(data["features"] @ fitted, *EFFICIENCY_RANGE) - x[kept]).max() < 0.01
+    # the labels' own x makes no error, the manual's does
+    assert ce.decision_losses(data, x[kept]).max() == 0
+    assert ce.decision_losses(data, data["manual"]).sum() > 0
+
+
+def test_decision_losses_by_hand():
+    # Three positions whose Janowski lines are flat (the same equities at any x), so x does not matter: the
+    # formula doubles the first and third (ND 0.5 < DT 0.7; 0.55 < min(1.2, 1)), not the second, and passes the third.
+    lines = (np.array([0.5, 0.6, 0.55]), np.zeros(3), np.array([0.7, 0.4, 1.2]), np.zeros(3))
+    data = {"lines": lines, "no_double": np.array([0.55, 0.5, 0.5]), "double_take": np.array([0.6, 0.7, 0.9])}
+    losses = ce.decision_losses(data, np.full(3, 0.68))
+    # doubles: truth 0.55 v 0.6 (double: right), 0.5 v 0.7 (no double: loses 0.2), 0.5 v 0.9 (double: right);
+    # takes where the truth doubles, all three: the third passes where the truth takes (0.9 <= 1): loses 0.1
+    assert losses == pytest.approx([0.0, 0.2, 0.0, 0.0, 0.0, 0.1])
+
+
+def test_labels_are_the_bots_own_rollout_cube_decisions_and_a_run_resumes(plain_bot, tmp_path):
+    from bgai.eval.bot import load_bot
+
+    fitted = load_bot()  # labelled with the manual's x whatever model the bot has
+    assert fitted.cube_efficiency is not None
+    out = tmp_path / "labels.npz"
+    ce.label(fitted, out, range(0, 1), seed=4, limit=1, progress=False)
+    ce.label(fitted, out, range(0, 1), seed=4, limit=2, progress=False)  # resumed: one more
+    arrays, meta = ce.read_labels(out)
+    assert len(arrays["boards"]) == meta["positions"] == 2 and meta["settings"]["seed"] == 4
+    boards, owner = ce.window_positions(plain_bot, ce.source_boards(range(0, 1)), 4, 0.12)
+    assert np.array_equal(arrays["boards"], boards[:2]) and np.array_equal(arrays["owner"], owner[:2])
+    state = CubeState(np.ones(2, np.int64), owner[:2])
+    assert (plain_bot.cube_equities(boards[:2], state, plies=0).margin < 0.12).all()
+    # each label is what the bot's own rollout cube decision of that position finds, on the same dice (a rollout
+    # decides its cube inside with the manual's x too)
+    for i in range(2):
+        d = fitted.cube_decision(Position(boards[i]), owner="centered" if owner[i] == CENTERED else "me",
+                                    rollout={"seed": 4, "jobs": 1})
+        assert arrays["no_double"][i] == pytest.approx(d.no_double, abs=1e-9)
+        assert arrays["double_take"][i] == pytest.approx(d.double_take, abs=1e-9)
+    with pytest.raises(BgaiError, match="other settings"):
+        ce.label(plain_bot, out, range(0, 1), seed=5, limit=2, progress=False)
+    with pytest.raises(BgaiError, match="more than the 1 asked"):
+        ce.label(plain_bot, out, range(0, 1), seed=4, limit=1, progress=False)
+
+
+def test_a_model_is_fitted_only_to_its_own_networks_labels(plain_bot, tmp_path):
+    from bgai.core.files import write_npz
+
+    arrays, _ = synthetic(plain_bot, np.r_[0.7, np.zeros(len(EFFICIENCY_FEATURES) - 1)], n=60)
+    meta = {"settings": {"network": "0123456789abcdef"}}
+    write_npz(tmp_path / "other.npz", **arrays, meta=np.array(json.dumps(meta)))
+    with pytest.raises(BgaiError, match="another network"):
+        ce.fit_model(plain_bot, [tmp_path / "other.npz"])
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(BgaiError, match="junk.npz: not a cube efficiency labels file"):
+        ce.read_labels(tmp_path / "junk.npz")
+
+
+def test_cube_accuracy_pairs_the_fitted_efficiency_with_the_manuals(tmp_path, capsys):
+    from bgai.coach.cube_accuracy import REFERENCE, main
+
+    reference = json.loads(REFERENCE.read_text())
+    reference["entries"] = reference["entries"][:80]
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps(reference))
+    main(["--plies", "0", "--reference", str(path), "--manual-x", "--json", str(tmp_path / "out.json")])
+    rows = json.loads((tmp_path / "out.json").read_text())
+    fitted, manual = rows["bgai 0-ply"], rows["bgai 0-ply, manual x"]
+    assert fitted["minus_manual_x"]["mp_per_decision"] == pytest.approx(
+        fitted["mp_per_decision"] - manual["mp_per_decision"])
+    assert "minus the same with the manual's x" in capsys.readouterr().out
+    # the manual row is what the bot without its model decides, the other what the bot with it does
+    from bgai.coach.cube_accuracy import bgai_decisions
+    from bgai.coach.cube_reference import score_decisions
+    from bgai.eval.bot import load_bot
+
+    entries = reference["entries"]
+    for bot, row in ((load_bot(cube_efficiency=False), manual), (load_bot(), fitted)):
+        doubles, takes, _ = bgai_decisions(bot, entries)
+        assert score_decisions(entries, list(doubles), list(takes))["mp_per_decision"] == row["mp_per_decision"]
+    assert fitted["double_agreement"] != manual["double_agreement"] or fitted["mp_per_decision"] != manual[
+        "mp_per_decision"]
