@@ -395,9 +395,10 @@ def test_cube_accuracy_profile_replaces_one_output_group_at_a_time_by_the_refere
     # and the command records a profile a ply with --profile
     figures = coach(cube_accuracy, ["--plies", "0", "--profile", "--reference", str(reference)], tmp_path / "p.json")
     assert set(figures["bgai 0-ply"]["profile"]["replaced"]) == {"none", "win", "gammons", "backgammons", "all"}
+    bot = cube_accuracy.load_bot()  # (with its fitted cube efficiency, as the command's rows)
     assert figures["bgai 0-ply"]["profile"]["replaced"]["none"]["mp_per_decision"] == pytest.approx(
-        cube_accuracy.profile(entries, cube_accuracy.load_bot().probabilities(
-            cube_accuracy.boards_and_cubes(entries)[0]))["replaced"]["none"]["mp_per_decision"])
+        cube_accuracy.profile(entries, bot.probabilities(cube_accuracy.boards_and_cubes(entries)[0]), bot)[
+            "replaced"]["none"]["mp_per_decision"])
     assert set(figures["bgai 0-ply"]["by_class"]) <= {"contact", "crashed", "race", "bearoff"}
 
 
