@@ -6,6 +6,7 @@ The set was written by bgai.coach.cube_reference with Debian's GNU Backgammon; t
 import json
 import time
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -358,3 +359,74 @@ def test_the_committed_rollouts_judge_the_reference_set_itself(reference):
     for e in judged:
         assert -3 <= e["no_double"] <= 3 and -6 <= e["double_take"] <= 6
         assert e["no_double_se"] >= 0 and e["double_take_se"] >= 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--rollouts", "--games", "5"], "takes no option of building a set"),
+    (["--rollouts", "--seed=3"], "takes no option of building a set"),
+    (["--rollouts", "--match"], "takes no option of building a set"),
+    (["--trials", "36"], "go with --rollouts"),
+    (["--rollouts", "--gam", "5"], "unrecognized arguments: --gam"),  # no abbreviation slips past the checks
+])
+def test_the_command_refuses_options_that_do_not_go_together(argv, message, capsys):
+    from bgai.coach.cube_reference import main
+
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert message in capsys.readouterr().err
+
+
+def _descendants(pid: int) -> list[int]:
+    """The live processes below ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_stopped_rollout_run_leaves_no_gnubg_behind(tmp_path):
+    # SIGTERM stops the run as Ctrl-C does: the gnubg processes of the entries in progress end with it (before, they
+    # ran on to the end of their rollouts). A stand-in for gnubg that sleeps plays the long rollouts.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    fake = tmp_path / "gnubg"
+    fake.write_text('#!/bin/sh\nif [ "$1" = "--version" ]; then echo "GNU Backgammon 0.stand-in"; exit 0; fi\n'
+                    "exec sleep 120\n")
+    fake.chmod(0o755)
+    run = subprocess.Popen([sys.executable, "-m", "bgai.coach.cube_reference", "--rollouts", "--gnubg", str(fake),
+                            "--out", str(tmp_path / "rollouts.json"), "--jobs", "2", "--limit", "2"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    sleeping: list[int] = []
+    while time.monotonic() < deadline and len(sleeping) < 2:
+        time.sleep(0.2)
+        sleeping = [p for p in _descendants(run.pid) if Path(f"/proc/{p}/comm").read_text().strip() == "sleep"]
+    below = _descendants(run.pid)
+    assert len(sleeping) == 2, "the two rollouts did not start"
+    run.send_signal(signal.SIGTERM)
+    run.communicate(timeout=30)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(p) for p in below):
+        time.sleep(0.2)
+    assert not [p for p in below if _alive(p)] and run.returncode != 0
+    assert not (tmp_path / "rollouts.json").exists()  # nothing finished, nothing written

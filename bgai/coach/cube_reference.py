@@ -39,8 +39,10 @@ import datetime
 import json
 import os
 import random
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -263,6 +265,39 @@ def gnubg_rollout_commands(position_id: str, cube: int, owner: str, trials: int,
     return "\n".join(lines) + "\n"
 
 
+#: The gnubg rollouts running now (``_run_stoppable``), for ``stop_rollouts``.
+_RUNNING: set[subprocess.Popen] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def _run_stoppable(args: list[str]) -> str:
+    """``args``' standard output (an error if it fails), run in a process group of its own that
+    ``stop_rollouts`` can end."""
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            text=True, start_new_session=True)
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc)
+    try:
+        out, err = proc.communicate()
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc)
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, args, out, err)
+    return out
+
+
+def stop_rollouts() -> None:
+    """End every gnubg rollout still running (its ``script`` and, as the terminal closes, gnubg)."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
 def gnubg_cube_rollout(position_id: str, cube: int, owner: str, trials: int, seed: int,
                        gnubg: str = GNUBG) -> dict:
     """No double and double/take by Debian gnubg's cubeful rollout (``gnubg_rollout_commands``), in the current
@@ -273,8 +308,7 @@ def gnubg_cube_rollout(position_id: str, cube: int, owner: str, trials: int, see
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write(gnubg_rollout_commands(position_id, cube, owner, trials, seed))
     try:
-        out = subprocess.run(["script", "-qc", f"{gnubg} -t -q < {f.name}", "/dev/null"], capture_output=True,
-                             text=True, check=True).stdout
+        out = _run_stoppable(["script", "-qc", f"{gnubg} -t -q < {f.name}", "/dev/null"])
     finally:
         Path(f.name).unlink()
     found = []
@@ -425,6 +459,7 @@ def roll_out_reference(reference: Path = REFERENCE, out: Path = ROLLOUTS, trials
                     bar.update()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
+            stop_rollouts()  # a stop (Ctrl-C, SIGTERM) leaves no gnubg behind
             finished = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None]
             rows.extend(row for row in finished if row["index"] not in done)
             if rows:
@@ -637,6 +672,10 @@ def write(result: dict, out: Path) -> None:
     out.write_text(f'{{\n "metadata": {metadata},\n "entries": [\n  {entries}\n ]\n}}\n')
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def argv_has(argv, *options: str) -> bool:
     """Whether the command line (``argv``, or this process's) names any of ``options``."""
     import sys
@@ -646,7 +685,8 @@ def argv_has(argv, *options: str) -> bool:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # no abbreviations: which options were given is read from the command line itself (argv_has)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--games", type=int, default=200, help="gnubg_nn self-play games to take positions from")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--close", type=float, default=0.10, help="margin of the close pairs")
@@ -671,8 +711,12 @@ def main(argv=None) -> None:
     if not args.rollouts and argv_has(argv, "--trials", "--jobs", "--limit"):
         parser.error("--trials, --jobs and --limit go with --rollouts")
     if args.rollouts:
-        done = roll_out_reference(out=args.out or ROLLOUTS, trials=args.trials, jobs=args.jobs, limit=args.limit,
-                                  gnubg=args.gnubg)
+        before = signal.signal(signal.SIGTERM, _interrupt)  # stopped like Ctrl-C: finished entries kept, gnubg ended
+        try:
+            done = roll_out_reference(out=args.out or ROLLOUTS, trials=args.trials, jobs=args.jobs,
+                                      limit=args.limit, gnubg=args.gnubg)
+        finally:
+            signal.signal(signal.SIGTERM, before)
         print(f"{len(done['entries'])} entries rolled out in {args.out or ROLLOUTS}")
         return
     args.out = args.out or REFERENCE
