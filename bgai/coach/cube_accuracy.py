@@ -243,6 +243,12 @@ def main(argv=None) -> None:
         rows[name] = {**score_decisions(entries, list(doubles), list(takes)), **extra}
         return rows[name]
 
+    def beside_manual_x(name: str, bot, mine: tuple) -> None:
+        """Row ``name`` again with ``bot``'s decisions under the manual's cube efficiency, and the pairing."""
+        manual = bgai_decisions(bot.replace(cube_efficiency=None), entries)[:2]
+        scored(f"{name}, manual x", *manual)
+        rows[name]["minus_manual_x"] = paired_difference(entries, mine, manual)
+
     if all("gnubg_0ply" in e for e in entries):  # gnubg's own 0-ply decisions, scored as bgai's are
         scored("gnubg 0-ply", *gnubg_0ply_decisions(entries))
     if former is not None:  # the former judge is a player now
@@ -259,20 +265,14 @@ def main(argv=None) -> None:
             row["minus_versus"] = {"versus": args.versus, **paired_difference(entries, (doubles, takes), theirs)}
         manual = args.manual_x and bot.cube_efficiency is not None
         if manual:
-            mine = (doubles, takes)
-            doubles, takes, _ = bgai_decisions(bot.replace(cube_efficiency=None), entries)
-            scored(f"bgai {plies}-ply, manual x", doubles, takes)
-            row["minus_manual_x"] = paired_difference(entries, mine, (doubles, takes))
+            beside_manual_x(f"bgai {plies}-ply", bot, (doubles, takes))
         if CUBE_PLIES[plies] != plies:  # and what the bot of that ply decides: its cube looks CUBE_PLIES deep
             deeper = load_bot(args.checkpoint, plies=plies)
             doubles, takes, seconds = bgai_decisions(deeper, entries, runs=2)
-            row = scored(f"bgai {plies}-ply bot", doubles, takes, cube_plies=CUBE_PLIES[plies],
-                         ms_per_position=1000 * seconds / len(entries))
+            scored(f"bgai {plies}-ply bot", doubles, takes, cube_plies=CUBE_PLIES[plies],
+                   ms_per_position=1000 * seconds / len(entries))
             if manual:
-                mine = (doubles, takes)
-                doubles, takes, _ = bgai_decisions(deeper.replace(cube_efficiency=None), entries)
-                scored(f"bgai {plies}-ply bot, manual x", doubles, takes)
-                row["minus_manual_x"] = paired_difference(entries, mine, (doubles, takes))
+                beside_manual_x(f"bgai {plies}-ply bot", deeper, (doubles, takes))
     if args.rollout:
         options = {k: v for k, v in (("trials", args.trials), ("truncate", args.truncate)) if v is not None}
         if options.get("truncate") == 0:

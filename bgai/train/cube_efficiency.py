@@ -89,14 +89,13 @@ def cube_rollouts(bot, boards: np.ndarray, owner: np.ndarray, seed: int) -> dict
     from bgai.eval.bot import CUBE_ROLLOUT
     from bgai.eval.rollout import RolloutSettings, Start, _estimates, run_trials
 
-    plain = bot.replace(cube_efficiency=None)
     settings = RolloutSettings(trials=CUBE_ROLLOUT["trials"], truncate=CUBE_ROLLOUT["truncate"],
                                plies=CUBE_ROLLOUT["plies"], cubeful=True, seed=seed)
     n = len(boards)
     holder = np.where(np.asarray(owner) == CENTERED, -1, 0)
     start = Start(np.repeat(np.asarray(boards, dtype=np.int8), 2, axis=0), np.tile([1, 2], n),
                   np.stack([holder, np.ones(n, dtype=np.int64)], axis=1).ravel(), first_offer=1)
-    values = run_trials(plain, start, np.arange(settings.trials), settings)
+    values = run_trials(bot, start, np.arange(settings.trials), settings)  # (its cube inside: the manual's x)
     out = {name: np.empty(n) for name in ARRAYS[2:]}
     for i in range(n):
         nd, dt = (_estimates(values, 2 * i + k, True, False)[2] for k in (0, 1))
