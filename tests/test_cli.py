@@ -144,13 +144,16 @@ def test_eval_prints_probabilities_and_the_cube_action(capsys):
     assert "win " in out and "money game, centered cube" in out
     assert "Proper cube action: No double, take" in out  # the opening position is nowhere near a double
     # the default 1-ply bot decides its cube 2 plies deep and says so; --cube-plies 1 asks for its own ply's
-    assert "1-ply, player on roll's view" in out and "centered cube; 2-ply, cube efficiency" in out
+    assert "1-ply, player on roll's view" in out
+    assert "centered cube; 2-ply, the formula at its leaves; at the root cube efficiency" in out
+    assert ", fitted)" in out  # the shipped network's own cube efficiency model
     assert main(["eval", "m1kJZAjvAQAAAQ", "--cube-plies", "1"]) == 0
     one = capsys.readouterr().out
     assert main(["eval", "m1kJZAjvAQAAAQ"]) == 0
     two = capsys.readouterr().out
     cube_lines = lambda out: out[out.index("Cube decision"):]  # noqa: E731
-    assert "; 1-ply, cube" in one and "; 2-ply, cube" in two and cube_lines(one) != cube_lines(two)
+    assert "; 1-ply, the formula at its leaves" in one and "; 2-ply, the formula" in two
+    assert cube_lines(one) != cube_lines(two)
 
 
 def test_eval_takes_cube_and_score_from_an_xgid_and_flags(capsys):

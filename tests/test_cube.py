@@ -273,7 +273,8 @@ def test_bot_cube_decisions_agree_with_its_own_probabilities():
         decision = bot.cube_decision(pos)
         probs = np.array(list(vars(bot.evaluate(pos)).values())[:5])
         x = bot.cube_efficiency(pos.board[None], probs[None], np.array([CENTERED]))[0]  # its fitted cube efficiency
-        assert decision.plies == 0 and dataclasses.replace(decision, plies=None) == decide(probs, pos.board, x=x)
+        assert decision.plies == 0 and decision.fitted
+        assert dataclasses.replace(decision, plies=None, fitted=None) == decide(probs, pos.board, x=x)
     boards = np.stack([p.board for p in positions])
     double, take = bot.cube_actions(boards, CubeState.money(3))
     eq = bot.cube_equities(boards, CubeState.money(3))
@@ -404,7 +405,7 @@ def test_a_one_ply_bot_decides_its_cube_two_plies_deep_with_its_own_network():
     assert np.array_equal(asked.no_double, own_ply.no_double) and np.array_equal(asked.double_take, own_ply.double_take)
     # and its decision says the ply it came from
     decision = one.cube_decision(Position(boards[1]))
-    assert decision.plies == 2 and "2-ply, cube efficiency" in str(decision)
+    assert decision.plies == 2 and "2-ply, the formula at its leaves" in str(decision) and decision.fitted
     # A new lookahead brings its own cube's unless told; a rollout's cube decisions stay at 0-ply
     assert one.replace(plies=0).cube_plies == 0 and one.replace(cube_plies=1).cube_plies == 1
     assert one.replace(plies=2, cube_plies=0).cube_plies == 0

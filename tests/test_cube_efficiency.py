@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from bgai.coach.cube_reference import decision_losses
 from bgai.core.cube import (
     CENTERED,
     EFFICIENCY_FEATURES,
@@ -14,10 +15,12 @@ from bgai.core.cube import (
     CubeState,
     EfficiencyModel,
     cube_equities,
+    decide,
     efficiency,
     efficiency_features,
 )
 from bgai.core.errors import BgaiError
+from bgai.core.match import MatchScore
 from bgai.formats.position import Position
 from bgai.train import cube_efficiency as ce
 
@@ -124,6 +127,19 @@ def test_each_shipped_network_decides_its_cube_with_its_own_fitted_efficiency(tm
     decision = bot.cube_decision(Position(boards[0]))
     assert decision.efficiency == pytest.approx(float(bot.cube_efficiency(boards[:1], bot.probabilities(boards[:1]),
                                                                           np.array([CENTERED]))[0]))
+    assert decision.fitted and not decision.exact and "; 0-ply, cube efficiency" in str(decision)
+    assert f"cube efficiency {decision.efficiency:.2f}, fitted)" in str(decision)
+    manual = bot.replace(cube_efficiency=None).cube_decision(Position(boards[0]))
+    assert manual.fitted is False and ", the manual's)" in str(manual)
+    alone = decide(bot.probabilities(boards[:1])[0], boards[0])  # no bot: nothing said of where x came from
+    assert alone.fitted is None and "fitted" not in str(alone) and "manual" not in str(alone)
+    # a bear-off the database knows: its money equities are exact, whatever x, and the text says so
+    board = np.zeros(26, dtype=np.int8)
+    board[1:7], board[24:18:-1] = (0, 0, 2, 2, 1, 0), -np.array([0, 0, 0, 2, 2, 1])  # five checkers a side
+    bearoff = Position(board)
+    exact = bot.cube_decision(bearoff)
+    assert exact.exact and "exact, from the bear-off database" in str(exact) and "efficiency" not in str(exact)
+    assert not bot.cube_decision(bearoff, match=MatchScore(7, (3, 3))).exact  # a match: the formula, on MWC
     with pytest.raises(BgaiError, match="cube_efficiency must be"):
         bot.replace(cube_efficiency="0.7")
 
@@ -174,14 +190,21 @@ def test_the_fit_finds_the_efficiency_that_made_the_labels(plain_bot):
 
 
 def test_decision_losses_by_hand():
-    # Three positions whose Janowski lines are flat (the same equities at any x), so x does not matter: the
-    # formula doubles the first and third (ND 0.5 < DT 0.7; 0.55 < min(1.2, 1)), not the second, and passes the third.
-    lines = (np.array([0.5, 0.6, 0.55]), np.zeros(3), np.array([0.7, 0.4, 1.2]), np.zeros(3))
-    data = {"lines": lines, "no_double": np.array([0.55, 0.5, 0.5]), "double_take": np.array([0.6, 0.7, 0.9])}
-    losses = ce.decision_losses(data, np.full(3, 0.68))
-    # doubles: truth 0.55 v 0.6 (double: right), 0.5 v 0.7 (no double: loses 0.2), 0.5 v 0.9 (double: right);
-    # takes where the truth doubles, all three: the third passes where the truth takes (0.9 <= 1): loses 0.1
-    assert losses == pytest.approx([0.0, 0.2, 0.0, 0.0, 0.0, 0.1])
+    # Four positions whose Janowski lines are flat (the same equities at any x), so x does not matter: the formula
+    # doubles the first, third and fourth (ND 0.5 < DT 0.7; 0.55 < min(1.2, 1)), not the second, and passes the
+    # third and fourth.
+    lines = (np.array([0.5, 0.6, 0.55, 0.5]), np.zeros(4), np.array([0.7, 0.4, 1.2, 1.2]), np.zeros(4))
+    data = {"lines": lines, "no_double": np.array([0.55, 0.5, 0.5, 0.6]),
+            "double_take": np.array([0.6, 0.7, 0.9, 0.6])}
+    losses = ce.decision_losses(data, np.full(4, 0.68))
+    # doubles: truth 0.55 v 0.6 (double: right), 0.5 v 0.7 (no double: loses 0.2), 0.5 v 0.9 (double: right), a
+    # tie 0.6 v 0.6 (either is right); takes where the truth doubles, a tie counting as a double (as the reference
+    # sets are scored): the third passes where the truth takes (0.9 <= 1), losing 0.1, the fourth 0.4
+    assert losses == pytest.approx([0.0, 0.2, 0.0, 0.0, 0.0, 0.0, 0.1, 0.4])
+    # the same losses as the reference sets' scoring gives these decisions
+    entries = [{"no_double": nd, "double_take": dt, "double_pass": 1.0}
+               for nd, dt in zip(data["no_double"], data["double_take"])]
+    assert losses == pytest.approx(decision_losses(entries, [True, False, True, True], [True, True, False, False]))
 
 
 def test_labels_are_the_bots_own_rollout_cube_decisions_and_a_run_resumes(plain_bot, tmp_path):

@@ -524,7 +524,10 @@ class CubeDecision:
 
     Equities are the player on roll's: for money in units of the current stake, for a match in match-winning
     chances (``emg`` gives them as money equivalents). Doubling is valued at the opponent's better answer.
-    ``plies``: the lookahead the equities come from, where a bot said it (``Bot.cube_decision``).
+    ``plies``: the lookahead the equities come from, where a bot said it (``Bot.cube_decision``); at n-ply the
+    formula decides at the tree's leaves, and ``efficiency`` is the root position's own. ``fitted``: whether the
+    cube efficiency is the bot's model fitted to its own rollouts (``EfficiencyModel``) rather than the manual's,
+    where a bot said it. ``exact``: the equities are the two-sided bear-off database's, not the formula's.
     """
 
     should_double: bool
@@ -543,14 +546,24 @@ class CubeDecision:
     match: object | None = None  # a bgai.core.match.MatchScore
     emg: tuple[float, float | None, float | None] | None = None
     plies: int | None = None
+    fitted: bool | None = None
+    exact: bool = False
 
     def __str__(self) -> str:
         owner = {CENTERED: "centered cube", ON_ROLL: f"cube {self.cube} owned by the player on roll",
                  OPPONENT: f"cube {self.cube} owned by the opponent"}[self.owner]
         setting = "money game" if self.match is None else str(self.match)
         unit = "MWC" if self.match is not None else "equity"
-        how = "a cubeful rollout" if math.isnan(self.efficiency) else (
-            ("" if self.plies is None else f"{self.plies}-ply, ") + f"cube efficiency {self.efficiency:.2f}")
+        x = f"cube efficiency {self.efficiency:.2f}" + {None: "", True: ", fitted", False: ", the manual's"}[
+            self.fitted]
+        if math.isnan(self.efficiency):
+            how = "a cubeful rollout"
+        elif self.exact:
+            how = "exact, from the bear-off database"
+        elif self.plies:
+            how = f"{self.plies}-ply, the formula at its leaves; at the root {x}"
+        else:
+            how = ("" if self.plies is None else "0-ply, ") + x
         lines = [f"Cube decision ({setting}, {owner}; {how})"]
 
         def fmt(v, emg=None):

@@ -708,8 +708,9 @@ class Bot:
         """
         state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
         if not rollout:
+            exact = not (state.is_match or state.beavers) and bool(self._exact_bearoffs(pos.board[None])[0])
             return dataclasses.replace(decision(self.cube_equities(pos.board[None], state), state, match),
-                                       plies=self.cube_plies)
+                                       plies=self.cube_plies, fitted=self.cube_efficiency is not None, exact=exact)
         refusal = cube_rollout_refusal(match, jacoby=jacoby, beavers=beavers)
         if refusal:
             raise BgaiError(f"{refusal}; leave out the rollout, or the match, the Jacoby rule and beavers")

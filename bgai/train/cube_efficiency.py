@@ -232,18 +232,17 @@ def fit(data: dict, rows=None, ridge: float = RIDGE) -> np.ndarray:
 
 def decision_losses(data: dict, x: np.ndarray, rows=None) -> np.ndarray:
     """The equity each decision made with cube efficiency ``x`` loses, judged by the labels' rollouts: the double
-    decision of each position, then the take decision where the rollouts double (as ``bgai.coach.cube_reference``
-    scores its reference set)."""
+    decision of each position, then the take decision where the rollouts double, scored as
+    ``bgai.coach.cube_reference`` scores its reference set (``decision_losses``: a tie is a double)."""
+    from bgai.coach.cube_reference import decision_losses as scored
+
     rows = np.arange(len(x)) if rows is None else rows
     nd0, nd1, dt0, dt1 = (a[rows] for a in data["lines"])
     nd_x, dt_x = nd0 + x * nd1, dt0 + x * dt1
     double, take = np.fmin(dt_x, 1.0) > nd_x, dt_x <= 1.0
-    nd, dt = data["no_double"][rows], data["double_take"][rows]
-    doubled = np.minimum(dt, 1.0)
-    double_loss = np.maximum(nd, doubled) - np.where(double, doubled, nd)
-    should = doubled > nd
-    take_loss = np.where(take != (dt <= 1.0), np.abs(dt - 1.0), 0.0)[should]
-    return np.concatenate([double_loss, take_loss])
+    entries = [{"no_double": float(nd), "double_take": float(dt), "double_pass": 1.0}
+               for nd, dt in zip(data["no_double"][rows], data["double_take"][rows])]
+    return scored(entries, double, take)
 
 
 def cross_validate(data: dict, folds: int = 5, ridge: float = RIDGE, seed: int = 0) -> dict:

@@ -136,8 +136,10 @@ class CubeOut(BaseModel):
     double_take: float | None
     double_pass: float | None
     cubeless: float
-    efficiency: float | None = Field(description="The cube efficiency the formula assumed (Janowski's x); None for "
-                                                 "a rollout, which assumes none.")
+    efficiency: float | None = Field(description="The cube efficiency (Janowski's x) of the position itself: the "
+                                                 "bot's own, fitted to its rollouts, for the shipped networks; at "
+                                                 "2-ply the formula decides at the tree's leaves, each with its own. "
+                                                 "None for a rollout, which assumes none.")
     unit: Literal["stake", "mwc"]
     method: Literal["formula", "rollout"] = Field(
         description="How the decision was made: 'formula', the bot's cubeless probabilities made cubeful by "
