@@ -16,6 +16,7 @@ from bgai.coach.cube_reference import (
     CUBE_STATES,
     KINDS,
     SCORING,
+    descendants,
     gnubg_0ply_score,
     reference_decisions,
     score_decisions,
@@ -376,24 +377,6 @@ def test_the_command_refuses_options_that_do_not_go_together(argv, message, caps
     assert message in capsys.readouterr().err
 
 
-def _descendants(pid: int) -> list[int]:
-    """The live processes below ``pid`` (from /proc)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        kids = children.get(todo.pop(), [])
-        found += kids
-        todo += kids
-    return found
-
-
 def _alive(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
@@ -403,7 +386,8 @@ def _alive(pid: int) -> bool:
 
 def test_a_stopped_rollout_run_leaves_no_gnubg_behind(tmp_path):
     # SIGTERM stops the run as Ctrl-C does: the gnubg processes of the entries in progress end with it (before, they
-    # ran on to the end of their rollouts). A stand-in for gnubg that sleeps plays the long rollouts.
+    # ran on to the end of their rollouts). A stand-in for gnubg that sleeps plays the long rollouts; like Debian's
+    # gnubg, it outlives the closing of script's terminal (it ignores the hang-up), so it must be ended itself.
     import signal
     import subprocess
     import sys
@@ -411,7 +395,7 @@ def test_a_stopped_rollout_run_leaves_no_gnubg_behind(tmp_path):
 
     fake = tmp_path / "gnubg"
     fake.write_text('#!/bin/sh\nif [ "$1" = "--version" ]; then echo "GNU Backgammon 0.stand-in"; exit 0; fi\n'
-                    "exec sleep 120\n")
+                    "trap '' HUP\nexec sleep 120\n")
     fake.chmod(0o755)
     run = subprocess.Popen([sys.executable, "-m", "bgai.coach.cube_reference", "--rollouts", "--gnubg", str(fake),
                             "--out", str(tmp_path / "rollouts.json"), "--jobs", "2", "--limit", "2"],
@@ -420,8 +404,8 @@ def test_a_stopped_rollout_run_leaves_no_gnubg_behind(tmp_path):
     sleeping: list[int] = []
     while time.monotonic() < deadline and len(sleeping) < 2:
         time.sleep(0.2)
-        sleeping = [p for p in _descendants(run.pid) if Path(f"/proc/{p}/comm").read_text().strip() == "sleep"]
-    below = _descendants(run.pid)
+        sleeping = [p for p in descendants(run.pid) if Path(f"/proc/{p}/comm").read_text().strip() == "sleep"]
+    below = descendants(run.pid)
     assert len(sleeping) == 2, "the two rollouts did not start"
     run.send_signal(signal.SIGTERM)
     run.communicate(timeout=30)

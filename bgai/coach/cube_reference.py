@@ -287,15 +287,41 @@ def _run_stoppable(args: list[str]) -> str:
     return out
 
 
+def descendants(pid: int) -> list[int]:
+    """The live processes below ``pid``, read from /proc (none where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
 def stop_rollouts() -> None:
-    """End every gnubg rollout still running (its ``script`` and, as the terminal closes, gnubg)."""
+    """End every gnubg rollout still running: its ``script`` and every process below it. gnubg runs in a session
+    of its own on ``script``'s terminal and outlives the terminal's closing (it ignores the hang-up), so each is
+    ended by its process id, found before ``script`` ends and leaves it to init."""
     with _RUNNING_LOCK:
         running = list(_RUNNING)
     for proc in running:
+        below = descendants(proc.pid)
         try:
             os.killpg(proc.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+        for pid in below:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
 
 
 def gnubg_cube_rollout(position_id: str, cube: int, owner: str, trials: int, seed: int,
