@@ -197,6 +197,32 @@ def rollout_ranking(r: dict) -> None:
     assert mine["by_rollout"]["decisions"] == 3 and mine["by_rollout"]["minus_shipped"] == [0.0, 0.0]
 
 
+def ensemble_bench(r: dict) -> None:
+    # run with the first network as the second: the average of a network with itself is that network, so every
+    # paired difference is exactly nothing, and duplicate games against itself are level on every dice sequence
+    assert r["first"] == r["second"] and r["decisions"] == 4
+    assert [g["seed"] for g in r["games"]] == [5] and r["games"][0]["games"] == 4 and r["games"][0]["ppg"] == 0
+    assert r["checker_play"]["averaged"]["mp_per_move"] == r["checker_play"]["second"]["mp_per_move"] == 0
+    for judge in ("gnubg 2-ply", "gnubg's rollouts"):
+        assert r["cube"][judge]["decisions"] >= 4 and r["cube"][judge]["averaged"]["minus_first_mp"] == 0
+
+
+def test_the_averaged_player_evaluates_the_mean_of_its_two_networks():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ensemble_bench", BENCHMARKS / "ensemble_bench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ, load_bot
+    from bgai.formats.position import Position
+
+    pair = module.averaged(str(FAST_NPZ), str(SHIPPED_NPZ))
+    boards = np.stack([Position.from_position_id(p).board for p in ("4HPwATDgc/ABMA", "m1kJZAjvAQAAAQ")])
+    one, two = load_bot(FAST_NPZ).probabilities(boards), load_bot(SHIPPED_NPZ).probabilities(boards)
+    assert not np.allclose(one, two)
+    assert np.allclose(pair.probabilities(boards), (one + two) / 2, atol=1e-6)
+
+
 def calibration(r: dict) -> None:
     assert r["labels"] == "checkpoints/labels/split-scale"
     n = r["all"]["positions"]
@@ -236,6 +262,8 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
     "cube_rollout_judge": (["--sample", "40", "--top", "2", "--trials", "36"], cube_rollout_judge),
     "env_bench": (["--envs", "8", "--seconds", "0.2", "--no-pgx"], env_bench),
     "calibration": (["--labels", "checkpoints/labels/split-scale"], calibration),
+    "ensemble_bench": (["--second", "checkpoints/shipped/experiments/split-scale.pt", "--seeds", "5", "--games", "2",
+                        "--decisions", "4"], ensemble_bench),
     "rollout_ranking": (["--decisions", "3", "--trials", "2", "--quiet", "--checkpoint",
                          "checkpoints/shipped/experiments/split-scale.pt"], rollout_ranking),
     "bench": (["--pairs", "200", "--games", "20", "--repeats", "1"], bench),

@@ -1,0 +1,130 @@
+"""Do two networks' errors differ? A 0-ply player that averages their probabilities, against the first alone.
+
+    python benchmarks/ensemble_bench.py --second CHECKPOINT [--first CHECKPOINT] [--seeds 2024 2025]
+        [--games 1000] [--decisions N] [--json benchmarks/results/ensemble.json]
+
+Issue 37's diagnostic of a network learned from scratch on the rollout labels: if its errors are not those of
+``split-scale`` (``--first``, the default), the average of the two networks' five probabilities (every other
+thing the first's: bear-offs, pruning) plays better than ``split-scale`` alone, though each evaluation costs two.
+Printed, each paired with the first network alone:
+
+* duplicate games at 0-ply, ``--games`` dice sequences a seed, luck-adjusted (the luck of every roll judged by the
+  first network at 0-ply) beside the plain points;
+* checker play at 0-ply on the reference set (``bgai.coach.move_accuracy``'s, judged by gnubg 2-ply);
+* 0-ply cube decisions with the manual's cube efficiency, judged by gnubg 2-ply (``bgai.coach.cube_accuracy``'s
+  set) and by gnubg's rollouts of the entries rolled out so far.
+
+``--decisions N`` keeps the first N entries of each reference set (default: all of them).
+
+The averaged player is an experiment, not a bgai player: nothing here ships it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from bgai.coach import move_accuracy
+from bgai.coach.cube_accuracy import REFERENCE, ROLLOUTS, bgai_decisions, judged_by_rollouts
+from bgai.coach.cube_reference import decision_losses
+from bgai.core.files import provenance, write_atomically
+from bgai.core.game import play_duplicate
+from bgai.eval.bot import Bot, load_bot
+from bgai.play.analysis import roll_luck
+
+SPLIT_SCALE = "checkpoints/shipped/experiments/split-scale.pt"
+
+
+class Averaged(Bot):
+    """A 0-ply bot whose network's probabilities are the mean of its own network's and ``other``'s (the pruning
+    net, where asked for, is its own)."""
+
+    other: Bot
+
+    def _network(self, boards, net=None, phase=None):
+        mine = super()._network(boards, net, phase)
+        if net is not None:
+            return mine
+        return 0.5 * (mine + self.other._network(boards, None, phase))
+
+
+def averaged(first: str, second: str) -> Averaged:
+    bot = load_bot(first, cube_efficiency=False)
+    pair = Averaged(bot.model, name="averaged", pruner=bot.pruner, use_bearoff=bot.use_bearoff)
+    pair.other = load_bot(second, cube_efficiency=False)
+    return pair
+
+
+def mean_se(diffs) -> dict:
+    d = np.asarray(diffs, dtype=np.float64)
+    return {"mean": float(d.mean()), "se": float(d.std(ddof=1) / math.sqrt(len(d))), "n": len(d)}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--second", required=True, help="the network averaged with the first")
+    parser.add_argument("--first", default=SPLIT_SCALE, help=f"default: {SPLIT_SCALE}")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[2024, 2025])
+    parser.add_argument("--games", type=int, default=1000, help="dice sequences a seed, each played twice")
+    parser.add_argument("--decisions", type=int, help="the first N entries of each reference set (default: all)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    if args.games < 2:
+        parser.error("--games must be at least 2")
+    if args.decisions is not None and args.decisions < 2:
+        parser.error("--decisions must be at least 2")
+    keep = slice(args.decisions)
+
+    first, second, pair = load_bot(args.first, cube_efficiency=False), load_bot(args.second, cube_efficiency=False), \
+        averaged(args.first, args.second)
+    out: dict = {"first": args.first, "second": args.second, "games": []}
+    luck = partial(roll_luck, load_bot(args.first, cube_efficiency=False))
+    for seed in args.seeds:
+        s = play_duplicate(pair, load_bot(args.first), args.games, seed=seed, luck=luck, progress=False).summary()
+        row = {"seed": seed, **{k: s[k] for k in ("games", "ppg", "ppg_se", "ppg_luck_adjusted",
+                                                   "ppg_luck_adjusted_se")}}
+        out["games"].append(row)
+        print(f"averaged v first, seed {seed}: {row['ppg_luck_adjusted']:+.3f} ± {row['ppg_luck_adjusted_se']:.3f} "
+              f"luck-adjusted, plain {row['ppg']:+.3f} ± {row['ppg_se']:.3f} ({row['games']} games)")
+    if len(args.seeds) > 1:
+        games = out["games"]
+        out["games_pooled"] = {
+            "ppg_luck_adjusted": float(np.mean([g["ppg_luck_adjusted"] for g in games])),
+            "ppg_luck_adjusted_se": float(math.sqrt(sum(g["ppg_luck_adjusted_se"] ** 2 for g in games)) / len(games))}
+        p = out["games_pooled"]
+        print(f"  pooled: {p['ppg_luck_adjusted']:+.3f} ± {p['ppg_luck_adjusted_se']:.3f}")
+
+    moves = json.loads(Path(move_accuracy.REFERENCE).read_text())["entries"][keep]
+    base_moves = move_accuracy.bot_choices(first, moves)[0]
+    out["checker_play"] = {}
+    for name, bot in (("second", second), ("averaged", pair)):
+        d = move_accuracy.paired_difference(moves, move_accuracy.bot_choices(bot, moves)[0], base_moves)
+        out["checker_play"][name] = d
+        print(f"checker play, {name} minus first: {d['mp_per_move']:+.2f} ± {d['mp_se']:.2f} mp a move")
+
+    entries = json.loads(REFERENCE.read_text())["entries"]
+    judged = judged_by_rollouts(entries, json.loads(ROLLOUTS.read_text()))[0][keep]
+    entries = entries[keep]
+    out["cube"] = {}
+    for judge, es in (("gnubg 2-ply", entries), ("gnubg's rollouts", judged)):
+        base = decision_losses(es, *bgai_decisions(first, es)[:2])
+        out["cube"][judge] = {"first_mp": 1000 * float(base.mean()), "decisions": len(base)}
+        for name, bot in (("second", second), ("averaged", pair)):
+            d = mean_se(1000 * (decision_losses(es, *bgai_decisions(bot, es)[:2]) - base))
+            out["cube"][judge][name] = {"minus_first_mp": d["mean"], "se": d["se"]}
+            print(f"cube at 0-ply (the manual's x), {judge}, {name} minus first: {d['mean']:+.2f} ± {d['se']:.2f} "
+                  f"mp a decision ({d['n']} decisions; the first {1000 * base.mean():.2f})")
+    if args.json:
+        command = "python benchmarks/ensemble_bench.py " + " ".join(argv if argv is not None else
+                                                                    __import__("sys").argv[1:])
+        out = {**out, "decisions": args.decisions, **provenance(command)}
+        write_atomically(args.json, lambda f: f.write((json.dumps(out, indent=1) + "\n").encode()))
+
+
+if __name__ == "__main__":
+    main()
