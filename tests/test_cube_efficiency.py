@@ -19,6 +19,7 @@ from bgai.core.cube import (
     efficiency,
     efficiency_features,
 )
+from bgai.core.cube import decision_losses as cube_losses
 from bgai.core.errors import BgaiError
 from bgai.core.match import MatchScore
 from bgai.formats.position import Position
@@ -205,6 +206,8 @@ def test_decision_losses_by_hand():
     entries = [{"no_double": nd, "double_take": dt, "double_pass": 1.0}
                for nd, dt in zip(data["no_double"], data["double_take"])]
     assert losses == pytest.approx(decision_losses(entries, [True, False, True, True], [True, True, False, False]))
+    with pytest.raises(ValueError, match="one no double"):  # the rule itself refuses columns of unequal length
+        cube_losses(data["no_double"], data["double_take"][:3], np.ones(4), [True] * 4, [True] * 4)
 
 
 def test_labels_are_the_bots_own_rollout_cube_decisions_and_a_run_resumes(plain_bot, tmp_path):

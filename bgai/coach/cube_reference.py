@@ -93,19 +93,15 @@ def reference_decisions(entry: dict) -> tuple[bool, bool]:
 
 
 def decision_losses(reference_entries, doubles, takes) -> np.ndarray:
-    """The equity each decision loses (``SCORING``): entry ``i``'s double decision, then, where the reference
-    doubles, its take decision, in the order of the entries (the decisions ``score_decisions`` averages)."""
+    """The equity each decision loses (``SCORING``; ``bgai.core.cube.decision_losses``): entry ``i``'s double
+    decision, then, where the reference doubles, its take decision, in the order of the entries (the decisions
+    ``score_decisions`` averages)."""
+    from bgai.core import cube  # (here: gnubg's own Python runs this file alone)
+
     if not len(reference_entries) == len(doubles) == len(takes):
         raise ValueError("need one double and one take decision per reference entry")
-    double_losses, take_losses = [], []
-    for entry, double, take in zip(reference_entries, doubles, takes):
-        nd, dt, dp = entry["no_double"], entry["double_take"], entry["double_pass"]
-        ref_double, ref_take = reference_decisions(entry)
-        doubled = min(dt, dp)
-        double_losses.append(max(nd, doubled) - (doubled if double else nd))
-        if ref_double:
-            take_losses.append(abs(dt - dp) if bool(take) != ref_take else 0.0)
-    return np.array(double_losses + take_losses)
+    nd, dt, dp = ([float(e[key]) for e in reference_entries] for key in ("no_double", "double_take", "double_pass"))
+    return cube.decision_losses(nd, dt, dp, [bool(d) for d in doubles], [bool(t) for t in takes])
 
 
 def score_decisions(reference_entries, doubles, takes) -> dict:

@@ -615,6 +615,23 @@ def cube_state(cube: int = 1, owner="centered", match=None, *, jacoby: bool = Fa
                      np.array([match.crawford]), np.array([match.post_crawford]), jacoby, beavers)
 
 
+def decision_losses(no_double, double_take, double_pass, doubles, takes) -> np.ndarray:
+    """The equity each of N cube decisions loses, judged by true cubeful equities (the player on roll's, in the
+    current cube's units): the double decision of every position, then the take decision of each position where
+    the truth doubles, in order. The truth doubles iff min(DT, DP) >= ND (a tie costs nothing either way, and its
+    take decision is scored) and takes iff DT <= DP; doubling is worth min(DT, DP), the opponent answering right.
+    ``doubles`` and ``takes`` are the decisions judged (N bools each; ``takes`` counts where the truth doubles).
+    The rule of bgai's cube benchmarks (``bgai.coach.cube_reference.SCORING``) and of the cube efficiency's fit."""
+    nd, dt, dp = (np.asarray(a, dtype=np.float64) for a in (no_double, double_take, double_pass))
+    doubles, takes = np.asarray(doubles, dtype=bool), np.asarray(takes, dtype=bool)
+    if not nd.shape == dt.shape == dp.shape == doubles.shape == takes.shape or nd.ndim != 1:
+        raise ValueError("need one no double, double/take, double/pass, double and take decision per position")
+    doubled = np.minimum(dt, dp)
+    double_loss = np.maximum(nd, doubled) - np.where(doubles, doubled, nd)
+    take_loss = np.where(takes != (dt <= dp), np.abs(dt - dp), 0.0)[doubled >= nd]
+    return np.concatenate([double_loss, take_loss])
+
+
 def decision(eq: CubeEquities, state: CubeState, match=None) -> CubeDecision:
     """The ``CubeDecision`` of the one position of ``eq``."""
     pick = lambda a: None if np.isnan(a[0]) else float(a[0])  # noqa: E731

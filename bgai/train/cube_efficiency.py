@@ -49,6 +49,7 @@ from bgai.core.cube import (
     efficiency,
     efficiency_features,
 )
+from bgai.core.cube import decision_losses as cube_losses
 from bgai.core.errors import BgaiError
 from bgai.core.files import provenance, write_atomically, write_npz
 from bgai.core.game import game_over
@@ -232,17 +233,13 @@ def fit(data: dict, rows=None, ridge: float = RIDGE) -> np.ndarray:
 
 def decision_losses(data: dict, x: np.ndarray, rows=None) -> np.ndarray:
     """The equity each decision made with cube efficiency ``x`` loses, judged by the labels' rollouts: the double
-    decision of each position, then the take decision where the rollouts double, scored as
-    ``bgai.coach.cube_reference`` scores its reference set (``decision_losses``: a tie is a double)."""
-    from bgai.coach.cube_reference import decision_losses as scored
-
+    decision of each position, then the take decision where the rollouts double, scored as bgai's cube benchmarks
+    score theirs (``bgai.core.cube.decision_losses``: a tie is a double)."""
     rows = np.arange(len(x)) if rows is None else rows
     nd0, nd1, dt0, dt1 = (a[rows] for a in data["lines"])
     nd_x, dt_x = nd0 + x * nd1, dt0 + x * dt1
-    double, take = np.fmin(dt_x, 1.0) > nd_x, dt_x <= 1.0
-    entries = [{"no_double": float(nd), "double_take": float(dt), "double_pass": 1.0}
-               for nd, dt in zip(data["no_double"][rows], data["double_take"][rows])]
-    return scored(entries, double, take)
+    nd = data["no_double"][rows]
+    return cube_losses(nd, data["double_take"][rows], np.ones(len(nd)), np.fmin(dt_x, 1.0) > nd_x, dt_x <= 1.0)
 
 
 def cross_validate(data: dict, folds: int = 5, ridge: float = RIDGE, seed: int = 0) -> dict:
