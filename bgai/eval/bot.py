@@ -599,10 +599,16 @@ class Bot:
         )
         return self._exact_cube(boards, state, deep)
 
+    def _exact_cube_rows(self, boards: np.ndarray, state: CubeState) -> np.ndarray:
+        """(N,) where the bear-off database gives the boards' cube equities exactly: money games without beavers."""
+        if state.is_match or state.beavers:
+            return np.zeros(len(boards), dtype=bool)
+        return self._exact_bearoffs(boards)
+
     def _exact_cube(self, boards: np.ndarray, state: CubeState, eq: CubeEquities) -> CubeEquities:
-        """``eq`` with the bear-off database's exact money equities where it has them (no beavers there)."""
-        rows = np.flatnonzero(self._exact_bearoffs(boards))
-        if state.is_match or state.beavers or not len(rows):
+        """``eq`` with the bear-off database's exact money equities where it has them (``_exact_cube_rows``)."""
+        rows = np.flatnonzero(self._exact_cube_rows(boards, state))
+        if not len(rows):
             return eq
         nd, dt = bearoff.database().cube_equities(boards[rows], np.asarray(state.owner)[rows])
         no_double, double_take = eq.no_double.copy(), eq.double_take.copy()
@@ -708,7 +714,7 @@ class Bot:
         """
         state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
         if not rollout:
-            exact = not (state.is_match or state.beavers) and bool(self._exact_bearoffs(pos.board[None])[0])
+            exact = bool(self._exact_cube_rows(pos.board[None], state)[0])
             return dataclasses.replace(decision(self.cube_equities(pos.board[None], state), state, match),
                                        plies=self.cube_plies, fitted=self.cube_efficiency is not None, exact=exact)
         refusal = cube_rollout_refusal(match, jacoby=jacoby, beavers=beavers)
