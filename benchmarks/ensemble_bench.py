@@ -24,13 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from bgai.coach import move_accuracy
-from bgai.coach.cube_accuracy import REFERENCE, ROLLOUTS, bgai_decisions, judged_by_rollouts
+from bgai.coach.cube_accuracy import REFERENCE, ROLLOUTS, bgai_decisions, judged_by_rollouts, paired_difference
 from bgai.coach.cube_reference import decision_losses
 from bgai.core.files import provenance, write_atomically
 from bgai.core.game import play_duplicate
@@ -53,16 +54,11 @@ class Averaged(Bot):
         return 0.5 * (mine + self.other._network(boards, None, phase))
 
 
-def averaged(first: str, second: str) -> Averaged:
-    bot = load_bot(first, cube_efficiency=False)
-    pair = Averaged(bot.model, name="averaged", pruner=bot.pruner, use_bearoff=bot.use_bearoff)
-    pair.other = load_bot(second, cube_efficiency=False)
+def averaged(first: Bot, second: Bot) -> Averaged:
+    """The 0-ply bot averaging ``first``'s and ``second``'s networks (``first``'s pruning net and bear-offs)."""
+    pair = Averaged(first.model, name="averaged", pruner=first.pruner, use_bearoff=first.use_bearoff)
+    pair.other = second
     return pair
-
-
-def mean_se(diffs) -> dict:
-    d = np.asarray(diffs, dtype=np.float64)
-    return {"mean": float(d.mean()), "se": float(d.std(ddof=1) / math.sqrt(len(d))), "n": len(d)}
 
 
 def main(argv=None) -> None:
@@ -80,12 +76,12 @@ def main(argv=None) -> None:
         parser.error("--decisions must be at least 2")
     keep = slice(args.decisions)
 
-    first, second, pair = load_bot(args.first, cube_efficiency=False), load_bot(args.second, cube_efficiency=False), \
-        averaged(args.first, args.second)
+    first, second = load_bot(args.first, cube_efficiency=False), load_bot(args.second, cube_efficiency=False)
+    pair = averaged(first, second)
     out: dict = {"first": args.first, "second": args.second, "games": []}
-    luck = partial(roll_luck, load_bot(args.first, cube_efficiency=False))
+    luck = partial(roll_luck, first)
     for seed in args.seeds:
-        s = play_duplicate(pair, load_bot(args.first), args.games, seed=seed, luck=luck, progress=False).summary()
+        s = play_duplicate(pair, first, args.games, seed=seed, luck=luck, progress=False).summary()
         row = {"seed": seed, **{k: s[k] for k in ("games", "ppg", "ppg_se", "ppg_luck_adjusted",
                                                    "ppg_luck_adjusted_se")}}
         out["games"].append(row)
@@ -112,16 +108,16 @@ def main(argv=None) -> None:
     entries = entries[keep]
     out["cube"] = {}
     for judge, es in (("gnubg 2-ply", entries), ("gnubg's rollouts", judged)):
-        base = decision_losses(es, *bgai_decisions(first, es)[:2])
+        theirs = bgai_decisions(first, es)[:2]
+        base = decision_losses(es, *theirs)
         out["cube"][judge] = {"first_mp": 1000 * float(base.mean()), "decisions": len(base)}
         for name, bot in (("second", second), ("averaged", pair)):
-            d = mean_se(1000 * (decision_losses(es, *bgai_decisions(bot, es)[:2]) - base))
-            out["cube"][judge][name] = {"minus_first_mp": d["mean"], "se": d["se"]}
-            print(f"cube at 0-ply (the manual's x), {judge}, {name} minus first: {d['mean']:+.2f} ± {d['se']:.2f} "
-                  f"mp a decision ({d['n']} decisions; the first {1000 * base.mean():.2f})")
+            d = paired_difference(es, bgai_decisions(bot, es)[:2], theirs)
+            out["cube"][judge][name] = {"minus_first_mp": d["mp_per_decision"], "se": d["mp_se"]}
+            print(f"cube at 0-ply (the manual's x), {judge}, {name} minus first: {d['mp_per_decision']:+.2f} ± "
+                  f"{d['mp_se']:.2f} mp a decision ({len(base)} decisions; the first {1000 * base.mean():.2f})")
     if args.json:
-        command = "python benchmarks/ensemble_bench.py " + " ".join(argv if argv is not None else
-                                                                    __import__("sys").argv[1:])
+        command = "python benchmarks/ensemble_bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
         out = {**out, "decisions": args.decisions, **provenance(command)}
         write_atomically(args.json, lambda f: f.write((json.dumps(out, indent=1) + "\n").encode()))
 

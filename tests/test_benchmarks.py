@@ -216,7 +216,7 @@ def test_the_averaged_player_evaluates_the_mean_of_its_two_networks():
     from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ, load_bot
     from bgai.formats.position import Position
 
-    pair = module.averaged(str(FAST_NPZ), str(SHIPPED_NPZ))
+    pair = module.averaged(load_bot(FAST_NPZ), load_bot(SHIPPED_NPZ))
     boards = np.stack([Position.from_position_id(p).board for p in ("4HPwATDgc/ABMA", "m1kJZAjvAQAAAQ")])
     one, two = load_bot(FAST_NPZ).probabilities(boards), load_bot(SHIPPED_NPZ).probabilities(boards)
     assert not np.allclose(one, two)
