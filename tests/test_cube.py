@@ -272,9 +272,13 @@ def test_bot_cube_decisions_agree_with_its_own_probabilities():
     for pos in positions:
         decision = bot.cube_decision(pos)
         probs = np.array(list(vars(bot.evaluate(pos)).values())[:5])
-        x = bot.cube_efficiency(pos.board[None], probs[None], np.array([CENTERED]))[0]  # its fitted cube efficiency
+        model = bot.cube_efficiency  # its fitted cube efficiency and shift of the win chance
+        base, owner = model.base(pos.board[None], probs[None]), np.array([CENTERED])
+        x, shift = model.with_owner(base, owner)[0], model.win_shift(base, owner, probs[None])[0]
         assert decision.plies == 0 and decision.fitted
-        assert dataclasses.replace(decision, plies=None, fitted=None) == decide(probs, pos.board, x=x)
+        assert dataclasses.replace(decision, plies=None, fitted=None) == decide(probs, pos.board, x=x, win_shift=shift)
+        if probs[0] > 0.55:  # where the shift applies, the decision is not the unshifted formula's
+            assert decide(probs, pos.board, x=x).no_double != decision.no_double
     boards = np.stack([p.board for p in positions])
     double, take = bot.cube_actions(boards, CubeState.money(3))
     eq = bot.cube_equities(boards, CubeState.money(3))

@@ -12,12 +12,15 @@ from bgai.core.cube import (
     EFFICIENCY_RANGE,
     ON_ROLL,
     OPPONENT,
+    SHIFT_RANGE,
     CubeState,
     EfficiencyModel,
     cube_equities,
     decide,
     efficiency,
     efficiency_features,
+    shift_fade,
+    shift_win,
 )
 from bgai.core.cube import decision_losses as cube_losses
 from bgai.core.errors import BgaiError
@@ -75,7 +78,24 @@ def test_a_model_is_its_features_times_its_weights_clipped_and_survives_its_file
     path = tmp_path / "model.json"
     path.write_text(model.to_json())
     again = EfficiencyModel.load(path)
-    assert np.array_equal(again.weights, model.weights) and again.info == {"note": "test"}
+    assert np.array_equal(again.weights, model.weights) and again.info == {"note": "test"} and again.shift is None
+    assert model.win_shift(model.base(boards, probs), owner, probs) is None
+    # with a shift of the win chance: its own weights, clipped to SHIFT_RANGE, the cube's owner counted
+    shift = rng.normal(0, 0.01, len(EFFICIENCY_FEATURES))
+    shift[feature("bias")] = 1.0  # far beyond the range for the first position
+    shift[feature("win - 1/2")] = -5.0  # which the second's win chance brings back within it
+    moved = EfficiencyModel(weights, {}, shift)
+    expected_shift = np.clip(efficiency_features(boards, probs, owner) @ shift, *SHIFT_RANGE)
+    assert expected_shift[0] == SHIFT_RANGE[1] and SHIFT_RANGE[0] < expected_shift[1] < SHIFT_RANGE[1]
+    # faded in over SHIFT_DOMAIN: none at the first position's win chance of 0.5, all of it at the second's 0.7
+    assert np.allclose(moved.win_shift(moved.base(boards, probs), owner, probs), expected_shift * [0, 1], rtol=0,
+                       atol=1e-12)
+    assert shift_fade(np.array([0.4, 0.5, 0.525, 0.55, 0.9])) == pytest.approx([0, 0, 0.5, 1, 1])
+    assert np.array_equal(moved(boards, probs, owner), model(boards, probs, owner))  # x the same
+    path.write_text(moved.to_json())
+    assert np.array_equal(EfficiencyModel.load(path).shift, shift)
+    with pytest.raises(BgaiError, match="shift are 18 finite weights"):
+        EfficiencyModel(weights, {}, np.r_[shift, 0.0])
 
 
 @pytest.mark.parametrize("text, message", [
@@ -119,8 +139,10 @@ def test_each_shipped_network_decides_its_cube_with_its_own_fitted_efficiency(tm
         x = bot.cube_efficiency(boards, probs, state.owner)
         got = bot.cube_equities(boards, state)
         assert np.array_equal(got.efficiency, x) and not np.allclose(x, efficiency(boards))
-        expected = cube_equities(probs, boards, state, x=x)
+        shift = bot.cube_efficiency.win_shift(bot.cube_efficiency.base(boards, probs), state.owner, probs)
+        expected = cube_equities(probs, boards, state, x=x, win_shift=shift)
         assert np.array_equal(got.no_double, expected.no_double)
+        assert np.array_equal(got.cubeless, cube_equities(probs, boards, state).cubeless)  # the network's own
         assert np.array_equal(got.double_take, expected.double_take, equal_nan=True)
         manual = bot.replace(cube_efficiency=None).cube_equities(boards, state)
         assert np.array_equal(manual.efficiency, efficiency(boards))
@@ -143,6 +165,16 @@ def test_each_shipped_network_decides_its_cube_with_its_own_fitted_efficiency(tm
     assert not bot.cube_decision(bearoff, match=MatchScore(7, (3, 3))).exact  # a match: the formula, on MWC
     with pytest.raises(BgaiError, match="cube_efficiency must be"):
         bot.replace(cube_efficiency="0.7")
+    # a model that shifts the win chance: the bot's equities are the formula's at its x and shift, at the root and
+    # at the leaves of its 2-ply cube, and its cubeless equity stays the network's
+    model = bot.cube_efficiency
+    assert model.shift is not None  # the shipped models shift the win chance the formula reads, at the root and at
+    # the leaves of a deeper cube
+    state = CubeState.money(len(boards))
+    unshifted = bot.replace(cube_efficiency=EfficiencyModel(model.weights, {}))
+    for plies in (0, 2):
+        assert not np.array_equal(bot.cube_equities(boards, state, plies=plies).no_double,
+                                  unshifted.cube_equities(boards, state, plies=plies).no_double)
 
 
 def _digest(bot):
@@ -161,16 +193,17 @@ def plain_bot():
     return load_bot(cube_efficiency=False)
 
 
-def synthetic(bot, weights, n=400):
-    """Labels whose rollouts are exactly Janowski's equities at the x of ``weights``: the positions and cubes of the
-    committed labels (near the doubling window)."""
+def synthetic(bot, weights, n=400, shift=None):
+    """Labels whose rollouts are exactly Janowski's equities at the x of ``weights`` (and the win chance moved by
+    the ``shift`` weights): the positions and cubes of the committed labels (near the doubling window)."""
     committed = sorted(ce.LABELS.glob("labels-*.npz"))[0]
     arrays, _ = ce.read_labels(committed)
     boards, owner = arrays["boards"][:n], arrays["owner"][:n]
     probs = bot.probabilities(boards)
     state = CubeState(np.ones(n, np.int64), owner)
-    x = EfficiencyModel(weights, {})(boards, probs, owner)
-    eq = cube_equities(probs, boards, state, x=x)
+    model = EfficiencyModel(weights, {}, shift)
+    x = model(boards, probs, owner)
+    eq = cube_equities(probs, boards, state, x=x, win_shift=model.win_shift(model.base(boards, probs), owner, probs))
     return {"boards": boards, "owner": owner, "no_double": eq.no_double, "double_take": eq.double_take,
             "no_double_se": np.zeros(n), "double_take_se": np.zeros(n)}, x
 
@@ -182,12 +215,48 @@ def test_the_fit_finds_the_efficiency_that_made_the_labels(plain_bot):
         0.5, -0.1, 0.15, 0.05]
     arrays, x = synthetic(plain_bot, weights)
     data = ce.prepared(plain_bot, arrays)
-    fitted = ce.fit(data, ridge=0.0)
+    fitted, none = ce.fit(data, ridge=0.0, shift=False)
     kept = ~plain_bot._exact_bearoffs(arrays["boards"])
-    assert np.abs(np.clip(data["features"] @ fitted, *EFFICIENCY_RANGE) - x[kept]).max() < 0.01
+    assert none is None and np.abs(np.clip(data["features"] @ fitted, *EFFICIENCY_RANGE) - x[kept]).max() < 0.01
     # the labels' own x makes no error, the manual's does
     assert ce.decision_losses(data, x[kept]).max() == 0
     assert ce.decision_losses(data, data["manual"]).sum() > 0
+
+
+def test_the_fit_finds_the_shift_of_the_win_chance_that_made_the_labels(plain_bot):
+    # Labels made with a known x and a known shift of the win chance (both functions of the features): the joint
+    # fit finds the shift again, and its decisions lose next to nothing where x fitted alone loses more
+    weights = np.zeros(len(EFFICIENCY_FEATURES))
+    weights[[feature("bias"), feature("contact")]] = [0.7, -0.05]
+    shift = np.zeros(len(EFFICIENCY_FEATURES))
+    shift[[feature("bias"), feature("win - 1/2"), feature("crashed")]] = [-0.03, 0.1, 0.02]
+    arrays, x = synthetic(plain_bot, weights, shift=shift)
+    data = ce.prepared(plain_bot, arrays)
+    w, u = ce.fit(data, ridge=0.0)
+    got_x, got_shift = ce.model_of(w, u, data)
+    true_shift = np.clip(data["features"] @ shift, *SHIFT_RANGE) * data["fade"]
+    assert np.abs(got_shift - true_shift).mean() < 0.003 and np.abs(got_x - data["features"] @ weights).mean() < 0.02
+    assert 1000 * ce.decision_losses(data, got_x, shift=got_shift).mean() < 0.2
+    alone = ce.model_of(*ce.fit(data, ridge=0.0, shift=False), data)[0]
+    assert ce.decision_losses(data, alone).mean() > ce.decision_losses(data, got_x, shift=got_shift).mean()
+
+
+def test_shifting_the_win_chance_keeps_gammon_shares_and_the_cubeless_equity():
+    probs = np.array([[0.6, 0.2, 0.01, 0.1, 0.005], [0.3, 0.0, 0.0, 0.25, 0.05], [0.98, 0.5, 0.1, 0.01, 0.0]])
+    moved = shift_win(probs, np.array([0.05, -0.1, 0.1]))
+    assert moved[:, 0] == pytest.approx([0.65, 0.2, 1.0])
+    assert moved[0, 1] / moved[0, 0] == pytest.approx(0.2 / 0.6) and moved[0, 3] / (1 - moved[0, 0]) == pytest.approx(
+        0.1 / 0.4)
+    assert moved[1, 3] == pytest.approx(0.25 * 0.8 / 0.7) and moved[2, 3:].tolist() == [0.0, 0.0]  # a sure win
+    assert (np.diff(moved[:, :3], axis=1) <= 0).all() and (moved[:, 4] <= moved[:, 3]).all()
+    boards = np.stack([Position.start().board] * 3)
+    state = CubeState.money(3)
+    plain = cube_equities(probs, boards, state, x=0.7)
+    shifted = cube_equities(probs, boards, state, x=0.7, win_shift=np.array([0.05, -0.1, 0.1]))
+    assert np.array_equal(shifted.cubeless, plain.cubeless)  # the network's own cubeless equity
+    assert np.allclose(shifted.no_double, cube_equities(moved, boards, state, x=0.7).no_double)
+    assert shifted.no_double[0] > plain.no_double[0] and shifted.no_double[1] < plain.no_double[1]
+    assert np.array_equal(cube_equities(probs, boards, state, x=0.7, win_shift=np.zeros(3)).no_double, plain.no_double)
 
 
 def test_decision_losses_by_hand():
@@ -269,8 +338,12 @@ def test_cube_accuracy_pairs_the_fitted_efficiency_with_the_manuals(tmp_path, ca
     from bgai.eval.bot import load_bot
 
     entries = reference["entries"]
-    for bot, row in ((load_bot(cube_efficiency=False), manual), (load_bot(), fitted)):
-        doubles, takes, _ = bgai_decisions(bot, entries)
+    bot = load_bot()
+    alone = bot.replace(cube_efficiency=EfficiencyModel(bot.cube_efficiency.weights, {}))  # the shipped model's x
+    assert bot.cube_efficiency.shift is not None and fitted["minus_x_alone"]["mp_per_decision"] == pytest.approx(
+        fitted["mp_per_decision"] - rows["bgai 0-ply, x alone"]["mp_per_decision"])
+    for each, row in ((load_bot(cube_efficiency=False), manual), (bot, fitted), (alone, rows["bgai 0-ply, x alone"])):
+        doubles, takes, _ = bgai_decisions(each, entries)
         assert score_decisions(entries, list(doubles), list(takes))["mp_per_decision"] == row["mp_per_decision"]
     assert fitted["double_agreement"] != manual["double_agreement"] or fitted["mp_per_decision"] != manual[
         "mp_per_decision"]

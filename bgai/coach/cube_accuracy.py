@@ -16,7 +16,8 @@ Each ply's row is that ply's own cube; where a bot of that ply decides its cube 
 The match-play set (``cube_reference --match``: each position at a score of a 7-point match) is judged the same way,
 its equities money-normalised to the cube as gnubg gives them. A bot decides with its network's fitted cube
 efficiency where it has one (``bgai.train.cube_efficiency``; the fast network that plays at 0 and 1-ply);
-``--manual-x`` adds each such row again with the manual's x, and the paired difference.
+``--manual-x`` adds each such row again with the manual's x, and where the model also shifts the win chance the
+formula reads, with the model's x alone; each with the paired difference.
 
 ``--judge rollouts`` judges by gnubg's own cubeful rollouts instead (``bgai/coach/data/cube_reference_rollouts.json``,
 made by ``cube_reference --rollouts``): every row on the entries rolled out so far (a uniform sample of the set),
@@ -46,7 +47,7 @@ from bgai.coach.cube_reference import (
     reference_decisions,
     score_decisions,
 )
-from bgai.core.cube import CENTERED, ON_ROLL, CubeState, cube_equities
+from bgai.core.cube import CENTERED, ON_ROLL, CubeState, EfficiencyModel, cube_equities
 from bgai.core.files import provenance, write_atomically
 from bgai.eval.bot import CUBE_PLIES, load_bot
 from bgai.formats.position import Position
@@ -197,8 +198,8 @@ def main(argv=None) -> None:
                              "chances replaced by the reference's (a diagnostic of which output the errors come from)")
     parser.add_argument("--manual-x", action="store_true",
                         help="also each ply's decisions with the GNU Backgammon manual's cube efficiency in place of "
-                             "the network's fitted one (bgai.train.cube_efficiency), and each row's paired "
-                             "difference from them")
+                             "the network's fitted one (bgai.train.cube_efficiency), and where the fitted model "
+                             "shifts the win chance, with its x alone; each row's paired difference from them")
     parser.add_argument("--judge", choices=("2-ply", "rollouts"), default="2-ply",
                         help="what judges the decisions: the reference's gnubg 2-ply equities, or gnubg's cubeful "
                              "rollouts of the entries rolled out so far (cube_reference --rollouts; money set only)")
@@ -244,10 +245,16 @@ def main(argv=None) -> None:
         return rows[name]
 
     def beside_manual_x(name: str, bot, mine: tuple) -> None:
-        """Row ``name`` again with ``bot``'s decisions under the manual's cube efficiency, and the pairing."""
+        """Row ``name`` again with ``bot``'s decisions under the manual's cube efficiency, and where its fitted
+        model shifts the win chance, under the model's x alone (no shift); each paired with the row."""
         manual = bgai_decisions(bot.replace(cube_efficiency=None), entries)[:2]
         scored(f"{name}, manual x", *manual)
         rows[name]["minus_manual_x"] = paired_difference(entries, mine, manual)
+        model = bot.cube_efficiency
+        if model.shift is not None:
+            alone = bgai_decisions(bot.replace(cube_efficiency=EfficiencyModel(model.weights, model.info)), entries)
+            scored(f"{name}, x alone", *alone[:2])
+            rows[name]["minus_x_alone"] = paired_difference(entries, mine, alone[:2])
 
     if all("gnubg_0ply" in e for e in entries):  # gnubg's own 0-ply decisions, scored as bgai's are
         scored("gnubg 0-ply", *gnubg_0ply_decisions(entries))
@@ -306,9 +313,10 @@ def main(argv=None) -> None:
                 print(f"{name:<34} minus {rival}: {s[key]['mp_per_decision']:+.2f} ± {s[key]['mp_se']:.2f} mp a "
                       "decision (paired)")
     for name, s in rows.items():
-        if "minus_manual_x" in s:
-            print(f"{name:<34} minus the same with the manual's x: {s['minus_manual_x']['mp_per_decision']:+.2f} ± "
-                  f"{s['minus_manual_x']['mp_se']:.2f} mp a decision (paired)")
+        for key, what in (("minus_manual_x", "the manual's x"), ("minus_x_alone", "its x alone (no shift)")):
+            if key in s:
+                print(f"{name:<34} minus the same with {what}: {s[key]['mp_per_decision']:+.2f} ± "
+                      f"{s[key]['mp_se']:.2f} mp a decision (paired)")
     for name, s in rows.items():
         if "minus_versus" in s:
             print(f"{name:<34} minus {args.versus} at the same ply: {s['minus_versus']['mp_per_decision']:+.2f} ± "

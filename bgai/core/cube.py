@@ -204,7 +204,9 @@ def efficiency(boards: np.ndarray) -> np.ndarray:
 # realises depends on the position (its volatility, its gammons, who is back). ``EfficiencyModel`` makes x a linear
 # function of a few features of the position and of the network's own probabilities, clipped to EFFICIENCY_RANGE,
 # its weights fitted by ``bgai.train.cube_efficiency`` to the bot's own cubeful rollouts of positions of its own play
-# near the doubling window (no other engine's values). A model belongs to the network it was fitted with.
+# near the doubling window (no other engine's values). A model may also shift the win chance the formula reads (a
+# second linear function of the same features, clipped to SHIFT_RANGE and faded in over SHIFT_DOMAIN; ``shift_win``),
+# fitted jointly with x: the cubeless equity stays the network's. A model belongs to the network it was fitted with.
 
 #: The features an ``EfficiencyModel`` reads (``efficiency_features``), on-roll view; probabilities are the network's.
 EFFICIENCY_FEATURES = (
@@ -214,6 +216,12 @@ EFFICIENCY_FEATURES = (
 )
 MAX_WEIGHT = 10.0  # the features are of order 1: a larger weight is no fit's
 EFFICIENCY_RANGE = (0.4, 1.0)  # 1: the perfectly live cube, the formula's bound
+SHIFT_RANGE = (-0.15, 0.15)  # the most a model moves the win chance the formula reads
+#: The win chances over which a model's shift fades in (none below the first, all of it from the second on). Its
+#: labels are positions whose player on roll is near its doubling window (99% of them at a win chance of 0.555 or
+#: more); below, the shift is not known: unfaded, at the leaves of a 1-ply cube, where the player on roll is as
+#: often the underdog, it lost 7 mp a decision more on the money reference set.
+SHIFT_DOMAIN = (0.5, 0.55)
 
 
 def efficiency_features(boards: np.ndarray, probs: np.ndarray, owner: np.ndarray) -> np.ndarray:
@@ -242,35 +250,56 @@ def efficiency_features(boards: np.ndarray, probs: np.ndarray, owner: np.ndarray
 @dataclass(frozen=True)
 class EfficiencyModel:
     """A cube efficiency fitted to the bot's own cubeful rollouts (``bgai.train.cube_efficiency``): x =
-    ``efficiency_features`` · ``weights``, clipped to ``EFFICIENCY_RANGE``. ``info`` says what it was fitted to
-    (the network's digest, the labels, the fit's cross-validated figures). Saved as JSON."""
+    ``efficiency_features`` · ``weights``, clipped to ``EFFICIENCY_RANGE``; with ``shift`` weights, also a shift of
+    the win chance Janowski's formula reads, ``efficiency_features`` · ``shift`` clipped to ``SHIFT_RANGE``, faded in
+    over ``SHIFT_DOMAIN`` (``shift_win``, ``shift_fade``; None: no shift). ``info`` says what it was fitted to (the
+    network's digest, the labels, the fit's cross-validated figures). Saved as JSON."""
 
     weights: np.ndarray
     info: dict
+    shift: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        w = np.asarray(self.weights, dtype=np.float64)
-        if w.shape != (len(EFFICIENCY_FEATURES),) or not (np.abs(w) <= MAX_WEIGHT).all():
-            raise BgaiError(f"a cube efficiency model has {len(EFFICIENCY_FEATURES)} finite weights of at most "
-                            f"{MAX_WEIGHT} each, got shape {w.shape}")
-        object.__setattr__(self, "weights", w)
+        for name in ("weights", "shift"):
+            w = getattr(self, name)
+            if w is None and name == "shift":
+                continue
+            w = np.asarray(w, dtype=np.float64)
+            if w.shape != (len(EFFICIENCY_FEATURES),) or not (np.abs(w) <= MAX_WEIGHT).all():
+                raise BgaiError(f"a cube efficiency model's {name} are {len(EFFICIENCY_FEATURES)} finite weights of "
+                                f"at most {MAX_WEIGHT} each, got shape {w.shape}")
+            object.__setattr__(self, name, w)
 
     def __call__(self, boards: np.ndarray, probs: np.ndarray, owner: np.ndarray) -> np.ndarray:
         """(N,) the cube efficiency of N positions (on-roll view) with their network's ``probs`` and cube ``owner``."""
         return self.with_owner(self.base(boards, probs), owner)
 
     def base(self, boards: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        """(N,) x before the cube's owner counts and before clipping: one position's x for each of its cubes is
-        ``with_owner(base, owner)``, its features computed once."""
-        return efficiency_features(boards, probs, np.full(len(boards), CENTERED)) @ self.weights
+        """(N, 2) x and the win chance's shift before the cube's owner counts and before clipping: one position's
+        for each of its cubes are ``with_owner(base, owner)`` and ``win_shift(base, owner)``, its features
+        computed once."""
+        columns = np.stack([self.weights, np.zeros_like(self.weights) if self.shift is None else self.shift], 1)
+        return efficiency_features(boards, probs, np.full(len(boards), CENTERED)) @ columns
+
+    def _owned(self, base: np.ndarray, owner: np.ndarray, column: int, weights: np.ndarray, bounds) -> np.ndarray:
+        owns = np.asarray(owner) == ON_ROLL
+        return np.clip(base[:, column] + weights[EFFICIENCY_FEATURES.index("owns the cube")] * owns, *bounds)
 
     def with_owner(self, base: np.ndarray, owner: np.ndarray) -> np.ndarray:
-        owns = np.asarray(owner) == ON_ROLL
-        return np.clip(base + self.weights[EFFICIENCY_FEATURES.index("owns the cube")] * owns, *EFFICIENCY_RANGE)
+        """(N,) x of ``base``'s positions with these cube owners."""
+        return self._owned(base, owner, 0, self.weights, EFFICIENCY_RANGE)
+
+    def win_shift(self, base: np.ndarray, owner: np.ndarray, probs: np.ndarray) -> np.ndarray | None:
+        """(N,) the shift of the win chance of ``base``'s positions with these cube owners and their network's
+        ``probs``, faded in over ``SHIFT_DOMAIN`` (None: the model has none)."""
+        if self.shift is None:
+            return None
+        return self._owned(base, owner, 1, self.shift, SHIFT_RANGE) * shift_fade(np.asarray(probs)[:, 0])
 
     def to_json(self) -> str:
+        shift = {} if self.shift is None else {"shift": self.shift.tolist()}
         return json.dumps({"format": "bgai-cube-efficiency", "features": list(EFFICIENCY_FEATURES),
-                           "weights": self.weights.tolist(), "info": self.info}, indent=1) + "\n"
+                           "weights": self.weights.tolist(), **shift, "info": self.info}, indent=1) + "\n"
 
     @classmethod
     def load(cls, path) -> EfficiencyModel:
@@ -279,9 +308,33 @@ class EfficiencyModel:
             data = json.loads(Path(path).read_text())
             if data.get("format") != "bgai-cube-efficiency" or tuple(data["features"]) != EFFICIENCY_FEATURES:
                 raise ValueError("not a bgai cube efficiency model for these features")
-            return cls(np.asarray(data["weights"], dtype=np.float64), dict(data.get("info", {})))
+            shift = None if data.get("shift") is None else np.asarray(data["shift"], dtype=np.float64)
+            return cls(np.asarray(data["weights"], dtype=np.float64), dict(data.get("info", {})), shift)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, BgaiError) as e:
             raise BgaiError(f"{path}: unreadable cube efficiency model ({e})") from None
+
+
+def shift_fade(win: np.ndarray) -> np.ndarray:
+    """(N,) how much of a model's shift applies at these win chances: 0 below ``SHIFT_DOMAIN``, 1 above, linear
+    between."""
+    lo, hi = SHIFT_DOMAIN
+    return np.clip((np.asarray(win, dtype=np.float64) - lo) / (hi - lo), 0.0, 1.0)
+
+
+def shift_win(probs: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """(N, 5) cumulative probabilities (on-roll view) with the win chance moved by ``shift`` (N,) (kept within 0 and
+    1), each side's gammon and backgammon chances scaled with its own chance of winning: the same share of a
+    side's wins are gammons. Janowski's equities are piecewise linear in the win chance so moved."""
+    p = np.asarray(probs, dtype=np.float64)
+    win = np.clip(p[:, 0] + shift, 0.0, 1.0)
+    mine = np.divide(win, p[:, 0], out=np.zeros_like(win), where=p[:, 0] > 0)
+    theirs = np.divide(1 - win, 1 - p[:, 0], out=np.zeros_like(win), where=p[:, 0] < 1)
+    out = np.stack([win, p[:, 1] * mine, p[:, 2] * mine, p[:, 3] * theirs, p[:, 4] * theirs], axis=1)
+    out[:, 1] = np.minimum(out[:, 1], win)  # (a win chance of 0 moved up: no gammons come with it)
+    out[:, 2] = np.minimum(out[:, 2], out[:, 1])
+    out[:, 3] = np.minimum(out[:, 3], 1 - win)
+    out[:, 4] = np.minimum(out[:, 4], out[:, 3])
+    return out
 
 
 @dataclass(frozen=True)
@@ -378,18 +431,22 @@ def _solve(xs: np.ndarray, ys: np.ndarray, target: np.ndarray) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
-def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np.ndarray | float | None = None
-                  ) -> CubeEquities:
+def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np.ndarray | float | None = None,
+                  win_shift: np.ndarray | None = None) -> CubeEquities:
     """Janowski cubeful equities (see above) of N positions from their cubeless probabilities.
 
     ``probs`` (N, 5) are the cumulative cubeless probabilities of the player on roll before it rolls, ``boards``
     the positions (for the cube efficiency), ``state`` their cubes and match scores; ``x`` overrides the cube
-    efficiency (0: dead cube, 1: perfectly live).
+    efficiency (0: dead cube, 1: perfectly live); ``win_shift`` (N,) moves the win chance the cubeful equities read
+    (``shift_win``; a fitted model's), the cubeless equity staying ``probs``' own.
     """
     validate(state)
     if state.is_match and (state.jacoby or state.beavers):
         raise BgaiError("the Jacoby rule and beavers are money-game options")
-    outcomes = _outcomes(probs)
+    own_outcomes = _outcomes(probs)
+    if win_shift is not None:
+        probs = shift_win(probs, win_shift)
+    outcomes = _outcomes(probs) if win_shift is not None else own_outcomes
     p = np.asarray(probs, dtype=np.float64)[:, 0]
     n = len(p)
     x = efficiency(boards) if x is None else np.broadcast_to(np.asarray(x, dtype=np.float64), (len(probs),))
@@ -409,6 +466,9 @@ def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np
         lose_values = payoff(-cube[j][:, None] * np.array([1, 2, 3])).astype(np.float64)
         cash.append(win_values[:, 0])
         drop.append(lose_values[:, 0])
+        if j == 0:  # the cubeless equity: the probabilities' own, whatever the shift
+            cubeless = np.sum(own_outcomes[:, :3] * win_values, axis=1) + np.sum(own_outcomes[:, 3:] * lose_values,
+                                                                                 axis=1)
         # The average value of a win (a loss), given the gammon rates; a single one where there are none.
         wins = np.sum(outcomes[:, :3] * win_values, axis=1)
         losses = np.sum(outcomes[:, 3:] * lose_values, axis=1)
@@ -455,7 +515,6 @@ def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np
         beaver = allowed & (top >= 2) & (beavered < double_take)
         double_take = np.where(beaver, beavered, double_take)
     double_pass = cash[0]
-    cubeless = p * won[0] + (1 - p) * lost[0]
     stake = np.stack([drop[0], cash[0]], axis=1)
     if not state.is_match:
         no_double, double_take, double_pass = no_double / value, double_take / value, double_pass / value
@@ -526,8 +585,9 @@ class CubeDecision:
     chances (``emg`` gives them as money equivalents). Doubling is valued at the opponent's better answer.
     ``plies``: the lookahead the equities come from, where a bot said it (``Bot.cube_decision``); at n-ply the
     formula decides at the tree's leaves, and ``efficiency`` is the root position's own. ``fitted``: whether the
-    cube efficiency is the bot's model fitted to its own rollouts (``EfficiencyModel``) rather than the manual's,
-    where a bot said it. ``exact``: the equities are the two-sided bear-off database's, not the formula's.
+    cube efficiency (and the shift of the win chance the formula reads, where the model has one) is the bot's model
+    fitted to its own rollouts (``EfficiencyModel``) rather than the manual's x, where a bot said it. ``exact``: the
+    equities are the two-sided bear-off database's, not the formula's.
     """
 
     should_double: bool
@@ -648,11 +708,13 @@ def decision(eq: CubeEquities, state: CubeState, match=None) -> CubeDecision:
 
 
 def decide(probs, board, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
-           beavers: bool = False, x: float | None = None) -> CubeDecision:
+           beavers: bool = False, x: float | None = None, win_shift: float | None = None) -> CubeDecision:
     """The cube decision of one position from its cubeless probabilities (the player on roll's, before it rolls),
     by Janowski's formula. ``match`` is ``None`` for money or a ``bgai.core.match.MatchScore``; ``x`` the cube
-    efficiency (default: the GNU Backgammon manual's, ``efficiency``).
+    efficiency (default: the GNU Backgammon manual's, ``efficiency``); ``win_shift`` moves the win chance the
+    formula reads (``shift_win``; default: none).
     """
     state = cube_state(cube, owner, match, jacoby=jacoby, beavers=beavers)
-    eq = cube_equities(np.asarray(probs, dtype=np.float64).reshape(1, 5), np.asarray(board)[None], state, x=x)
+    eq = cube_equities(np.asarray(probs, dtype=np.float64).reshape(1, 5), np.asarray(board)[None], state, x=x,
+                       win_shift=None if win_shift is None else np.array([win_shift], dtype=np.float64))
     return decision(eq, state, match)

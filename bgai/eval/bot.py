@@ -667,14 +667,15 @@ class Bot:
     def janowski(self, probs: np.ndarray, boards: np.ndarray, state: CubeState, base: np.ndarray | None = None
                  ) -> CubeEquities:
         """Janowski's cubeful equities (``bgai.core.cube.cube_equities``) of N positions from their probabilities,
-        with the bot's fitted cube efficiency where it has one (``cube_efficiency``; ``base``: its
-        ``EfficiencyModel.base`` of these positions, when the caller has it), else the GNU Backgammon manual's by
-        class."""
-        x = None
+        with the bot's fitted cube efficiency and win-chance shift where it has them (``cube_efficiency``; ``base``:
+        its ``EfficiencyModel.base`` of these positions, when the caller has it), else the GNU Backgammon manual's
+        x by class."""
+        x = shift = None
         if self.cube_efficiency is not None:
             base = self.cube_efficiency.base(boards, probs) if base is None else base
             x = self.cube_efficiency.with_owner(base, state.owner)
-        return cube_equities(probs, boards, state, x=x)
+            shift = self.cube_efficiency.win_shift(base, state.owner, probs)
+        return cube_equities(probs, boards, state, x=x, win_shift=shift)
 
     def _best_at_leaves(self, probs: np.ndarray, boards: np.ndarray, state: CubeState,
                         base: np.ndarray | None = None) -> np.ndarray:

@@ -17,8 +17,11 @@ in contact); here x is a linear function of a few features of the position and o
    (atomically) every ``SAVE_EVERY`` positions, and a run resumes where its file stops.
 2. **Fit** (``fit``): Janowski's equities are linear in x, so the no double and double/take equities each position
    would get at any x are known from x = 0 and x = 1; the weights minimise their squared distance from the
-   rollouts' (plus a little ridge), by L-BFGS. ``cross_validate`` scores the decisions of the fitted x against the
-   manual's on held-out labels, judged by the same rollouts.
+   rollouts' (plus a little ridge), by L-BFGS. With ``shift`` (the default), a second set of weights moves the win
+   chance the formula reads (``bgai.core.cube.shift_win``, faded in as ``shift_fade`` says), fitted jointly: the
+   equities are piecewise linear in the win chance so moved, known on a grid of shifts ``GRID_STEP`` apart (at
+   x = 0 and 1 each) and interpolated between. ``cross_validate`` scores the decisions of the fitted model against
+   the manual's x and against x fitted alone, on held-out labels, judged by the same rollouts.
 
 No value here comes from another engine.
 
@@ -43,11 +46,13 @@ from bgai.core.cube import (
     EFFICIENCY_FEATURES,
     EFFICIENCY_RANGE,
     ON_ROLL,
+    SHIFT_RANGE,
     CubeState,
     EfficiencyModel,
     cube_equities,
     efficiency,
     efficiency_features,
+    shift_fade,
 )
 from bgai.core.cube import decision_losses as cube_losses
 from bgai.core.errors import BgaiError
@@ -67,6 +72,9 @@ CHUNK = 12
 #: labels (1.25 mp a decision below the manual's x, against 1.17, 1.13 and 0.92).
 RIDGE = 1e-4
 ARRAYS = ("boards", "owner", "no_double", "double_take", "no_double_se", "double_take_se")
+#: The win-chance shifts at which the fit knows Janowski's equities (``SHIFT_RANGE`` in steps of ``GRID_STEP``).
+GRID_STEP = 0.005
+SHIFTS = np.linspace(SHIFT_RANGE[0], SHIFT_RANGE[1], int(round((SHIFT_RANGE[1] - SHIFT_RANGE[0]) / GRID_STEP)) + 1)
 
 
 def window_positions(bot, boards: np.ndarray, seed: int, margin: float) -> tuple[np.ndarray, np.ndarray]:
@@ -187,81 +195,129 @@ def label(bot, out: str | Path, shards: range, seed: int = 1, margin: float = 0.
 # Fitting ----------------------------------------------------------------------------------------------------------
 
 
-def dead_and_live(probs, boards, state) -> tuple[np.ndarray, ...]:
-    """(ND at x = 0, its slope in x, DT at x = 0, its slope): Janowski's equities are linear in x."""
-    dead, live = cube_equities(probs, boards, state, x=0.0), cube_equities(probs, boards, state, x=1.0)
+def dead_and_live(probs, boards, state, shift: float = 0.0) -> tuple[np.ndarray, ...]:
+    """(ND at x = 0, its slope in x, DT at x = 0, its slope), the win chance moved by ``shift``: Janowski's
+    equities are linear in x."""
+    moved = None if shift == 0 else np.full(len(probs), shift)
+    dead = cube_equities(probs, boards, state, x=0.0, win_shift=moved)
+    live = cube_equities(probs, boards, state, x=1.0, win_shift=moved)
     return dead.no_double, live.no_double - dead.no_double, dead.double_take, live.double_take - dead.double_take
 
 
 def prepared(bot, arrays: dict) -> dict:
     """The labels the fit uses (exact bear-offs left out: the database answers those), with the network's
-    probabilities, the features and Janowski's equities' dead values and slopes."""
+    probabilities, the features and Janowski's equities' dead values and slopes: ``lines`` unshifted, ``grid``
+    (4, N, len(SHIFTS)) at each shift of ``SHIFTS``; ``fade``, the share of a shift that applies
+    (``bgai.core.cube.shift_fade``)."""
     boards, owner = arrays["boards"], arrays["owner"]
     keep = ~bot._exact_bearoffs(boards) & np.isfinite(arrays["no_double"]) & np.isfinite(arrays["double_take"])
     boards, owner = boards[keep], owner[keep]
     probs = bot.probabilities(boards)
     state = CubeState(np.ones(len(boards), np.int64), owner)
+    grid = np.stack([np.stack(dead_and_live(probs, boards, state, float(d))) for d in SHIFTS], axis=2)
     return {"boards": boards, "features": efficiency_features(boards, probs, owner),
-            "lines": dead_and_live(probs, boards, state), "manual": efficiency(boards),
-            "no_double": arrays["no_double"][keep], "double_take": arrays["double_take"][keep]}
+            "lines": dead_and_live(probs, boards, state), "grid": grid, "manual": efficiency(boards),
+            "fade": shift_fade(probs[:, 0]), "no_double": arrays["no_double"][keep],
+            "double_take": arrays["double_take"][keep]}
 
 
-def fit(data: dict, rows=None, ridge: float = RIDGE) -> np.ndarray:
-    """The weights whose x brings Janowski's no double and double/take closest to the rollouts' (least squares,
-    ``ridge`` on the weights but the bias), on the ``rows`` of ``prepared`` labels (all by default)."""
+def _at_shift(grid, shift):
+    """(4, N) the grid's lines interpolated at each row's ``shift`` (N,) (numpy or torch alike)."""
+    t = (shift.clip(*SHIFT_RANGE) - SHIFT_RANGE[0]) / GRID_STEP
+    i = (t.detach() // 1 if hasattr(t, "detach") else t // 1).clip(0, len(SHIFTS) - 2)
+    f = t - i
+    i = i.long() if hasattr(i, "long") else i.astype(np.int64)
+    rows = np.arange(grid.shape[1])
+    return grid[:, rows, i] * (1 - f) + grid[:, rows, i + 1] * f
+
+
+def fit(data: dict, rows=None, ridge: float = RIDGE, shift: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """(weights of x, weights of the win chance's shift or None) that bring Janowski's no double and double/take
+    closest to the rollouts' (least squares, ``ridge`` on the weights but x's bias), on the ``rows`` of ``prepared``
+    labels (all by default); without ``shift``, x alone."""
     import torch
 
-    rows = slice(None) if rows is None else rows
+    rows = np.arange(len(data["no_double"])) if rows is None else np.asarray(rows)
     features = torch.tensor(data["features"][rows])
-    nd0, nd1, dt0, dt1 = (torch.tensor(a[rows]) for a in data["lines"])
+    grid = torch.tensor(data["grid"][:, rows])
+    fade = torch.tensor(data["fade"][rows])
     nd, dt = torch.tensor(data["no_double"][rows]), torch.tensor(data["double_take"][rows])
     w = torch.zeros(features.shape[1], dtype=torch.float64)
     w[0] = 0.68
     w.requires_grad_()
-    optimizer = torch.optim.LBFGS([w], max_iter=500, line_search_fn="strong_wolfe")
+    u = torch.zeros(features.shape[1], dtype=torch.float64, requires_grad=shift)
+    optimizer = torch.optim.LBFGS([w, u] if shift else [w], max_iter=1000 if shift else 500,
+                                  line_search_fn="strong_wolfe")
 
     def closure():
         optimizer.zero_grad()
         x = (features @ w).clamp(*EFFICIENCY_RANGE)
-        loss = ((nd0 + x * nd1 - nd) ** 2 + (dt0 + x * dt1 - dt) ** 2).mean() + ridge * (w[1:] ** 2).sum()
+        nd0, nd1, dt0, dt1 = _at_shift(grid, fade * (features @ u).clamp(*SHIFT_RANGE))
+        loss = ((nd0 + x * nd1 - nd) ** 2 + (dt0 + x * dt1 - dt) ** 2).mean() + ridge * ((w[1:] ** 2).sum()
+                                                                                         + (u ** 2).sum())
         loss.backward()
         return loss
 
     optimizer.step(closure)
-    return w.detach().numpy().copy()
+    return w.detach().numpy().copy(), u.detach().numpy().copy() if shift else None
 
 
-def decision_losses(data: dict, x: np.ndarray, rows=None) -> np.ndarray:
-    """The equity each decision made with cube efficiency ``x`` loses, judged by the labels' rollouts: the double
-    decision of each position, then the take decision where the rollouts double, scored as bgai's cube benchmarks
-    score theirs (``bgai.core.cube.decision_losses``: a tie is a double)."""
+def decision_losses(data: dict, x: np.ndarray, rows=None, shift: np.ndarray | None = None) -> np.ndarray:
+    """The equity each decision made with cube efficiency ``x`` (and the win chance moved by ``shift``) loses,
+    judged by the labels' rollouts: the double decision of each position, then the take decision where the rollouts
+    double, scored as bgai's cube benchmarks score theirs (``bgai.core.cube.decision_losses``: a tie is a
+    double)."""
     rows = np.arange(len(x)) if rows is None else rows
-    nd0, nd1, dt0, dt1 = (a[rows] for a in data["lines"])
+    if shift is None:
+        nd0, nd1, dt0, dt1 = (a[rows] for a in data["lines"])
+    else:
+        nd0, nd1, dt0, dt1 = _at_shift(data["grid"][:, rows], np.asarray(shift))
     nd_x, dt_x = nd0 + x * nd1, dt0 + x * dt1
     nd = data["no_double"][rows]
     return cube_losses(nd, data["double_take"][rows], np.ones(len(nd)), np.fmin(dt_x, 1.0) > nd_x, dt_x <= 1.0)
 
 
-def cross_validate(data: dict, folds: int = 5, ridge: float = RIDGE, seed: int = 0) -> dict:
-    """Decisions on held-out labels, the fitted x against the manual's, each fold fitted on the others: millipoints
-    a decision, and the paired difference with its standard error."""
+def model_of(w: np.ndarray, u: np.ndarray | None, data: dict, rows=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(x, shift) of the ``rows`` of ``prepared`` labels (all by default) by the weights ``fit`` found, as an
+    ``EfficiencyModel`` of them gives them (the shift None without weights)."""
+    rows = slice(None) if rows is None else rows
+    features = data["features"][rows]
+    shift = None if u is None else np.clip(features @ u, *SHIFT_RANGE) * data["fade"][rows]
+    return np.clip(features @ w, *EFFICIENCY_RANGE), shift
+
+
+def cross_validate(data: dict, folds: int = 5, ridge: float = RIDGE, seed: int = 0, shift: bool = True) -> dict:
+    """Decisions on held-out labels, the fitted model against the manual's x (and, with ``shift``, against x fitted
+    alone), each fold fitted on the others: millipoints a decision, and the paired differences with their standard
+    errors."""
     fold = np.random.default_rng(seed).integers(0, folds, len(data["no_double"]))
-    fitted, manual = [], []
+    fitted, manual, alone = [], [], []
     for k in range(folds):
-        test = np.flatnonzero(fold == k)
-        w = fit(data, np.flatnonzero(fold != k), ridge)
-        fitted.append(decision_losses(data, np.clip(data["features"][test] @ w, *EFFICIENCY_RANGE), test))
+        test, train = np.flatnonzero(fold == k), np.flatnonzero(fold != k)
+        x, moved = model_of(*fit(data, train, ridge, shift), data, test)
+        fitted.append(decision_losses(data, x, test, moved))
         manual.append(decision_losses(data, data["manual"][test], test))
+        if shift:
+            alone.append(decision_losses(data, model_of(*fit(data, train, ridge, False), data, test)[0], test))
     a, b = np.concatenate(fitted), np.concatenate(manual)
-    d = a - b
-    return {"folds": folds, "decisions": len(d), "fitted_mp": 1000 * float(a.mean()),
-            "manual_mp": 1000 * float(b.mean()), "difference_mp": 1000 * float(d.mean()),
-            "difference_se": 1000 * float(d.std(ddof=1) / math.sqrt(len(d)))}
+
+    def paired(d):
+        return 1000 * float(d.mean()), 1000 * float(d.std(ddof=1) / math.sqrt(len(d)))
+
+    out = {"folds": folds, "decisions": len(a), "fitted_mp": 1000 * float(a.mean()),
+           "manual_mp": 1000 * float(b.mean())}
+    out["difference_mp"], out["difference_se"] = paired(a - b)
+    if shift:
+        c = np.concatenate(alone)
+        out["x_alone_mp"] = 1000 * float(c.mean())
+        out["minus_x_alone_mp"], out["minus_x_alone_se"] = paired(a - c)
+    return out
 
 
-def fit_model(bot, paths: list[Path], ridge: float = RIDGE, command: str | None = None) -> EfficiencyModel:
+def fit_model(bot, paths: list[Path], ridge: float = RIDGE, command: str | None = None, shift: bool = True
+              ) -> EfficiencyModel:
     """The model fitted to every labels file of ``paths`` (made by this network: refused otherwise), with its
-    cross-validated figures in its ``info``."""
+    cross-validated figures in its ``info``; ``shift``: with a shift of the win chance (else x alone)."""
     from bgai.train.labels import network_digest
 
     digest = network_digest(bot)
@@ -274,12 +330,14 @@ def fit_model(bot, paths: list[Path], ridge: float = RIDGE, command: str | None 
         parts.append(arrays)
         sources.append({"file": Path(path).name, "positions": len(arrays["boards"]), **meta["settings"]})
     data = prepared(bot, {name: np.concatenate([p[name] for p in parts]) for name in ARRAYS})
-    weights = fit(data, ridge=ridge)
-    x = np.clip(data["features"] @ weights, *EFFICIENCY_RANGE)
+    weights, shifts = fit(data, ridge=ridge, shift=shift)
+    x, moved = model_of(weights, shifts, data)
     info = {"network": digest, "bot": bot.name, "labels": sources, "fitted_positions": len(x), "ridge": ridge,
             "x": {"mean": float(x.mean()), "p5": float(np.percentile(x, 5)), "p95": float(np.percentile(x, 95))},
-            "cross_validation": cross_validate(data, ridge=ridge), **provenance(command)}
-    return EfficiencyModel(weights, info)
+            **({} if moved is None else {"shift": {"mean": float(moved.mean()), "p5": float(np.percentile(moved, 5)),
+                                                   "p95": float(np.percentile(moved, 95))}}),
+            "cross_validation": cross_validate(data, ridge=ridge, shift=shift), **provenance(command)}
+    return EfficiencyModel(weights, info, shifts)
 
 
 def main(argv=None) -> None:
@@ -299,6 +357,7 @@ def main(argv=None) -> None:
     fitting = sub.add_parser("fit", help="fit the model to labels files")
     fitting.add_argument("labels", type=Path, nargs="+")
     fitting.add_argument("--ridge", type=float, default=RIDGE)
+    fitting.add_argument("--no-shift", action="store_true", help="fit x alone (no shift of the win chance)")
     fitting.add_argument("--out", type=Path, help="write the model here (JSON)")
     for p in (make, fitting):
         p.add_argument("--network", type=Path, default=FAST_NPZ, help="the network (default: the fast one, 0-ply)")
@@ -313,14 +372,19 @@ def main(argv=None) -> None:
                      progress=not args.quiet, command=command)
         print(f"{path}: {len(read_labels(path)[0]['boards'])} positions")
         return
-    model = fit_model(bot, args.labels, args.ridge, command=command)
-    cv = model.info["cross_validation"]
-    print(f"{model.info['fitted_positions']} positions; x mean {model.info['x']['mean']:.3f} (5%: "
-          f"{model.info['x']['p5']:.3f}, 95%: {model.info['x']['p95']:.3f})")
-    print(f"held out ({cv['folds']} folds, {cv['decisions']} decisions, judged by the bot's own rollouts): fitted x "
-          f"{cv['fitted_mp']:.2f} mp a decision, the manual's {cv['manual_mp']:.2f}; difference "
-          f"{cv['difference_mp']:+.2f} ± {cv['difference_se']:.2f}")
-    print("weights: " + ", ".join(f"{n} {w:+.3f}" for n, w in zip(EFFICIENCY_FEATURES, model.weights)))
+    model = fit_model(bot, args.labels, args.ridge, command=command, shift=not args.no_shift)
+    cv, info = model.info["cross_validation"], model.info
+    print(f"{info['fitted_positions']} positions; x mean {info['x']['mean']:.3f} (5%: {info['x']['p5']:.3f}, 95%: "
+          f"{info['x']['p95']:.3f})" + ("" if "shift" not in info else f"; win shift mean {info['shift']['mean']:+.4f}"
+                                        f" (5%: {info['shift']['p5']:+.4f}, 95%: {info['shift']['p95']:+.4f})"))
+    print(f"held out ({cv['folds']} folds, {cv['decisions']} decisions, judged by the bot's own rollouts): fitted "
+          f"{cv['fitted_mp']:.2f} mp a decision, the manual's x {cv['manual_mp']:.2f}; difference "
+          f"{cv['difference_mp']:+.2f} ± {cv['difference_se']:.2f}" + (
+              "" if "x_alone_mp" not in cv else f"; x fitted alone {cv['x_alone_mp']:.2f}, difference "
+              f"{cv['minus_x_alone_mp']:+.2f} ± {cv['minus_x_alone_se']:.2f}"))
+    print("weights of x: " + ", ".join(f"{n} {w:+.3f}" for n, w in zip(EFFICIENCY_FEATURES, model.weights)))
+    if model.shift is not None:
+        print("weights of the shift: " + ", ".join(f"{n} {w:+.4f}" for n, w in zip(EFFICIENCY_FEATURES, model.shift)))
     if args.out:
         write_atomically(args.out, lambda f: f.write(model.to_json().encode()))
         print(f"wrote {args.out}")
