@@ -223,6 +223,15 @@ def test_the_averaged_player_evaluates_the_mean_of_its_two_networks():
     assert np.allclose(pair.probabilities(boards), (one + two) / 2, atol=1e-6)
 
 
+def cube_shift(r: dict) -> None:
+    # every bot on every set, each row's difference the two models' own figures apart, x alone fitted to the
+    # labels the shipped models name
+    assert len(r["rows"]) == 9 and {row["entries"] for row in r["rows"]} == {5}
+    for row in r["rows"]:
+        assert row["decisions"] >= 5 and row["difference_mp"] == pytest.approx(row["shift_mp"] - row["x_alone_mp"])
+    assert r["x_alone_labels"]["bgai-fast.npz"][0] == "labels-1.npz"
+
+
 def calibration(r: dict) -> None:
     assert r["labels"] == "checkpoints/labels/split-scale"
     n = r["all"]["positions"]
@@ -267,6 +276,7 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
     "rollout_ranking": (["--decisions", "3", "--trials", "2", "--quiet", "--checkpoint",
                          "checkpoints/shipped/experiments/split-scale.pt"], rollout_ranking),
     "bench": (["--pairs", "200", "--games", "20", "--repeats", "1"], bench),
+    "cube_shift": (["--limit", "5"], cube_shift),
 }
 
 

@@ -16,6 +16,7 @@ from bgai.core.cube import (
     CubeState,
     EfficiencyModel,
     cube_equities,
+    cube_state,
     decide,
     efficiency,
     efficiency_features,
@@ -85,17 +86,28 @@ def test_a_model_is_its_features_times_its_weights_clipped_and_survives_its_file
     shift[feature("bias")] = 1.0  # far beyond the range for the first position
     shift[feature("win - 1/2")] = -5.0  # which the second's win chance brings back within it
     moved = EfficiencyModel(weights, {}, shift)
-    expected_shift = np.clip(efficiency_features(boards, probs, owner) @ shift, *SHIFT_RANGE)
-    assert expected_shift[0] == SHIFT_RANGE[1] and SHIFT_RANGE[0] < expected_shift[1] < SHIFT_RANGE[1]
-    # faded in over SHIFT_DOMAIN: none at the first position's win chance of 0.5, all of it at the second's 0.7
-    assert np.allclose(moved.win_shift(moved.base(boards, probs), owner, probs), expected_shift * [0, 1], rtol=0,
-                       atol=1e-12)
+    likely = np.array([[0.6, 0.15, 0.01, 0.14, 0.01], probs[1]])  # both where the shift applies in full
+    expected_shift = efficiency_features(boards, likely, owner) @ shift
+    assert expected_shift[0] > 0.3 and SHIFT_RANGE[0] < expected_shift[1] < SHIFT_RANGE[1]
+    assert np.allclose(moved.win_shift(moved.base(boards, likely), owner, likely), [SHIFT_RANGE[1], expected_shift[1]],
+                       rtol=0, atol=1e-12)
+    # faded in over SHIFT_DOMAIN: none at the first position's win chance of 0.5, half of it at 0.525
+    assert moved.win_shift(moved.base(boards, probs), owner, probs)[0] == 0
+    halfway = np.array([[0.525, 0.15, 0.01, 0.14, 0.01], probs[1]])
+    assert moved.win_shift(moved.base(boards, halfway), owner, halfway)[0] == pytest.approx(SHIFT_RANGE[1] / 2)
     assert shift_fade(np.array([0.4, 0.5, 0.525, 0.55, 0.9])) == pytest.approx([0, 0, 0.5, 1, 1])
     assert np.array_equal(moved(boards, probs, owner), model(boards, probs, owner))  # x the same
     path.write_text(moved.to_json())
     assert np.array_equal(EfficiencyModel.load(path).shift, shift)
     with pytest.raises(BgaiError, match="shift are 18 finite weights"):
         EfficiencyModel(weights, {}, np.r_[shift, 0.0])
+    data = json.loads(moved.to_json())  # a file with a malformed shift is refused with its name
+    for bad in ([0.1] * 3, "0.1", [[0.1] * 18], [float("nan")] * 18, {"a": 1}):
+        path.write_text(json.dumps({**data, "shift": bad}))
+        with pytest.raises(BgaiError, match="model.json: unreadable cube efficiency model"):
+            EfficiencyModel.load(path)
+    path.write_text(json.dumps({**data, "shift": None}))  # null, or no key at all (the files before): no shift
+    assert EfficiencyModel.load(path).shift is None
 
 
 @pytest.mark.parametrize("text, message", [
@@ -173,8 +185,9 @@ def test_each_shipped_network_decides_its_cube_with_its_own_fitted_efficiency(tm
     state = CubeState.money(len(boards))
     unshifted = bot.replace(cube_efficiency=EfficiencyModel(model.weights, {}))
     for plies in (0, 2):
-        assert not np.array_equal(bot.cube_equities(boards, state, plies=plies).no_double,
-                                  unshifted.cube_equities(boards, state, plies=plies).no_double)
+        got, without = (b.cube_equities(boards, state, plies=plies) for b in (bot, unshifted))
+        assert not np.array_equal(got.no_double, without.no_double)
+        assert np.array_equal(got.cubeless, without.cubeless)  # the network's own, at any depth
 
 
 def _digest(bot):
@@ -257,6 +270,16 @@ def test_shifting_the_win_chance_keeps_gammon_shares_and_the_cubeless_equity():
     assert np.allclose(shifted.no_double, cube_equities(moved, boards, state, x=0.7).no_double)
     assert shifted.no_double[0] > plain.no_double[0] and shifted.no_double[1] < plain.no_double[1]
     assert np.array_equal(cube_equities(probs, boards, state, x=0.7, win_shift=np.zeros(3)).no_double, plain.no_double)
+    # in a match too the cubeless match-winning chance stays the probabilities' own
+    match = cube_state(1, "centered", MatchScore(7, (2, 4)))
+    match = CubeState(np.ones(3, np.int64), np.full(3, CENTERED, np.int8), away=np.repeat(match.away, 3, axis=0))
+    shifted = cube_equities(probs, boards, match, x=0.7, win_shift=np.array([0.05, -0.1, 0.1]))
+    assert np.array_equal(shifted.cubeless, cube_equities(probs, boards, match, x=0.7).cubeless)
+    assert not np.array_equal(shifted.no_double, cube_equities(probs, boards, match, x=0.7).no_double)
+    # the ends: a sure loss moved up gains no gammons; a sure win moved down loses no gammons; a sure win stays one
+    ends = shift_win(np.array([[0.0, 0.0, 0.0, 0.3, 0.1], [1.0, 0.4, 0.1, 0.0, 0.0], [1.0, 0.4, 0.1, 0.0, 0.0]]),
+                     np.array([0.1, -0.1, 0.1]))
+    assert np.allclose(ends, [[0.1, 0, 0, 0.27, 0.09], [0.9, 0.36, 0.09, 0, 0], [1.0, 0.4, 0.1, 0, 0]], atol=1e-12)
 
 
 def test_decision_losses_by_hand():
@@ -317,6 +340,31 @@ def test_a_model_is_fitted_only_to_its_own_networks_labels(plain_bot, tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(BgaiError, match="junk.npz: not a cube efficiency labels file"):
         ce.read_labels(tmp_path / "junk.npz")
+
+
+def test_the_fit_command_writes_a_model_with_its_held_out_figures(plain_bot, tmp_path, capsys):
+    # Labels made by a known model (x and a shift), written as a labels file of this network: the command fits
+    # the shift by default, x alone with --no-shift, and each model's info holds its cross-validated figures
+    from bgai.core.files import write_npz
+
+    weights = np.r_[0.7, np.zeros(len(EFFICIENCY_FEATURES) - 1)]
+    shift = np.zeros(len(EFFICIENCY_FEATURES))
+    shift[[feature("bias"), feature("win - 1/2")]] = [-0.02, 0.12]
+    arrays, _ = synthetic(plain_bot, weights, n=300, shift=shift)
+    meta = {"settings": {"network": _digest(plain_bot), "seed": 9}}
+    write_npz(tmp_path / "labels.npz", **arrays, meta=np.array(json.dumps(meta)))
+    ce.main(["fit", str(tmp_path / "labels.npz"), "--out", str(tmp_path / "both.json")])
+    ce.main(["fit", str(tmp_path / "labels.npz"), "--no-shift", "--out", str(tmp_path / "x.json")])
+    out = capsys.readouterr().out
+    assert "win shift mean" in out and "x fitted alone" in out and "weights of the shift" in out
+    both, alone = EfficiencyModel.load(tmp_path / "both.json"), EfficiencyModel.load(tmp_path / "x.json")
+    assert alone.shift is None and "shift" not in alone.info and "x_alone_mp" not in alone.info["cross_validation"]
+    cv = both.info["cross_validation"]
+    assert both.shift is not None and both.info["labels"][0]["seed"] == 9 and both.info["fitted_positions"] <= 300
+    # the labels were made with a shift: held out, the model with one loses less than x fitted alone
+    assert cv["fitted_mp"] < cv["x_alone_mp"] and cv["minus_x_alone_mp"] == pytest.approx(cv["fitted_mp"] -
+                                                                                          cv["x_alone_mp"])
+    assert both.info["shift"]["p95"] > both.info["shift"]["p5"]
 
 
 def test_cube_accuracy_pairs_the_fitted_efficiency_with_the_manuals(tmp_path, capsys):

@@ -17,7 +17,8 @@ The match-play set (``cube_reference --match``: each position at a score of a 7-
 its equities money-normalised to the cube as gnubg gives them. A bot decides with its network's fitted cube
 efficiency where it has one (``bgai.train.cube_efficiency``; the fast network that plays at 0 and 1-ply);
 ``--manual-x`` adds each such row again with the manual's x, and where the model also shifts the win chance the
-formula reads, with the model's x alone; each with the paired difference.
+formula reads, with the model's own x alone ("x alone": fitted beside the shift, so not what a model of x fitted
+alone decides; ``benchmarks/cube_shift.py`` compares with that one); each with the paired difference.
 
 ``--judge rollouts`` judges by gnubg's own cubeful rollouts instead (``bgai/coach/data/cube_reference_rollouts.json``,
 made by ``cube_reference --rollouts``): every row on the entries rolled out so far (a uniform sample of the set),
@@ -199,7 +200,8 @@ def main(argv=None) -> None:
     parser.add_argument("--manual-x", action="store_true",
                         help="also each ply's decisions with the GNU Backgammon manual's cube efficiency in place of "
                              "the network's fitted one (bgai.train.cube_efficiency), and where the fitted model "
-                             "shifts the win chance, with its x alone; each row's paired difference from them")
+                             "shifts the win chance, with its own x without the shift; each row's paired difference "
+                             "from them")
     parser.add_argument("--judge", choices=("2-ply", "rollouts"), default="2-ply",
                         help="what judges the decisions: the reference's gnubg 2-ply equities, or gnubg's cubeful "
                              "rollouts of the entries rolled out so far (cube_reference --rollouts; money set only)")
@@ -246,7 +248,7 @@ def main(argv=None) -> None:
 
     def beside_manual_x(name: str, bot, mine: tuple) -> None:
         """Row ``name`` again with ``bot``'s decisions under the manual's cube efficiency, and where its fitted
-        model shifts the win chance, under the model's x alone (no shift); each paired with the row."""
+        model shifts the win chance, under the model's own x without the shift; each paired with the row."""
         manual = bgai_decisions(bot.replace(cube_efficiency=None), entries)[:2]
         scored(f"{name}, manual x", *manual)
         rows[name]["minus_manual_x"] = paired_difference(entries, mine, manual)
@@ -313,7 +315,7 @@ def main(argv=None) -> None:
                 print(f"{name:<34} minus {rival}: {s[key]['mp_per_decision']:+.2f} ± {s[key]['mp_se']:.2f} mp a "
                       "decision (paired)")
     for name, s in rows.items():
-        for key, what in (("minus_manual_x", "the manual's x"), ("minus_x_alone", "its x alone (no shift)")):
+        for key, what in (("minus_manual_x", "the manual's x"), ("minus_x_alone", "its own x without the shift")):
             if key in s:
                 print(f"{name:<34} minus the same with {what}: {s[key]['mp_per_decision']:+.2f} ± "
                       f"{s[key]['mp_se']:.2f} mp a decision (paired)")

@@ -68,8 +68,8 @@ LABELS = CHECKOUT / "checkpoints" / "cube-efficiency"
 SAVE_EVERY = 240
 #: Positions rolled out together (each twice: no double and double/take).
 CHUNK = 12
-#: The fit's ridge on the weights but the bias: the best of 0, 1e-4, 1e-3 and 1e-2 held out on the first 5,774
-#: labels (1.25 mp a decision below the manual's x, against 1.17, 1.13 and 0.92).
+#: The fit's ridge on every weight but x's bias: the best of 0, 1e-4, 1e-3 and 1e-2 held out on the first 5,774
+#: labels for x alone (1.25 mp a decision below the manual's x, against 1.17, 1.13 and 0.92), kept for the shift.
 RIDGE = 1e-4
 ARRAYS = ("boards", "owner", "no_double", "double_take", "no_double_se", "double_take_se")
 #: The win-chance shifts at which the fit knows Janowski's equities (``SHIFT_RANGE`` in steps of ``GRID_STEP``).
@@ -204,17 +204,18 @@ def dead_and_live(probs, boards, state, shift: float = 0.0) -> tuple[np.ndarray,
     return dead.no_double, live.no_double - dead.no_double, dead.double_take, live.double_take - dead.double_take
 
 
-def prepared(bot, arrays: dict) -> dict:
+def prepared(bot, arrays: dict, shift: bool = True) -> dict:
     """The labels the fit uses (exact bear-offs left out: the database answers those), with the network's
-    probabilities, the features and Janowski's equities' dead values and slopes: ``lines`` unshifted, ``grid``
-    (4, N, len(SHIFTS)) at each shift of ``SHIFTS``; ``fade``, the share of a shift that applies
+    probabilities, the features and Janowski's equities' dead values and slopes: ``lines`` unshifted, and with
+    ``shift`` ``grid`` (4, N, len(SHIFTS)) at each shift of ``SHIFTS``; ``fade``, the share of a shift that applies
     (``bgai.core.cube.shift_fade``)."""
     boards, owner = arrays["boards"], arrays["owner"]
     keep = ~bot._exact_bearoffs(boards) & np.isfinite(arrays["no_double"]) & np.isfinite(arrays["double_take"])
     boards, owner = boards[keep], owner[keep]
     probs = bot.probabilities(boards)
     state = CubeState(np.ones(len(boards), np.int64), owner)
-    grid = np.stack([np.stack(dead_and_live(probs, boards, state, float(d))) for d in SHIFTS], axis=2)
+    grid = None if not shift else np.stack([np.stack(dead_and_live(probs, boards, state, float(d))) for d in SHIFTS],
+                                           axis=2)
     return {"boards": boards, "features": efficiency_features(boards, probs, owner),
             "lines": dead_and_live(probs, boards, state), "grid": grid, "manual": efficiency(boards),
             "fade": shift_fade(probs[:, 0]), "no_double": arrays["no_double"][keep],
@@ -239,7 +240,8 @@ def fit(data: dict, rows=None, ridge: float = RIDGE, shift: bool = True) -> tupl
 
     rows = np.arange(len(data["no_double"])) if rows is None else np.asarray(rows)
     features = torch.tensor(data["features"][rows])
-    grid = torch.tensor(data["grid"][:, rows])
+    grid = torch.tensor(data["grid"][:, rows]) if shift else None
+    lines = [torch.tensor(a[rows]) for a in data["lines"]]
     fade = torch.tensor(data["fade"][rows])
     nd, dt = torch.tensor(data["no_double"][rows]), torch.tensor(data["double_take"][rows])
     w = torch.zeros(features.shape[1], dtype=torch.float64)
@@ -252,7 +254,7 @@ def fit(data: dict, rows=None, ridge: float = RIDGE, shift: bool = True) -> tupl
     def closure():
         optimizer.zero_grad()
         x = (features @ w).clamp(*EFFICIENCY_RANGE)
-        nd0, nd1, dt0, dt1 = _at_shift(grid, fade * (features @ u).clamp(*SHIFT_RANGE))
+        nd0, nd1, dt0, dt1 = _at_shift(grid, fade * (features @ u).clamp(*SHIFT_RANGE)) if shift else lines
         loss = ((nd0 + x * nd1 - nd) ** 2 + (dt0 + x * dt1 - dt) ** 2).mean() + ridge * ((w[1:] ** 2).sum()
                                                                                          + (u ** 2).sum())
         loss.backward()
@@ -266,7 +268,7 @@ def decision_losses(data: dict, x: np.ndarray, rows=None, shift: np.ndarray | No
     """The equity each decision made with cube efficiency ``x`` (and the win chance moved by ``shift``) loses,
     judged by the labels' rollouts: the double decision of each position, then the take decision where the rollouts
     double, scored as bgai's cube benchmarks score theirs (``bgai.core.cube.decision_losses``: a tie is a
-    double)."""
+    double). With a shift the equities are the grid's, interpolated (within about 0.002 of the formula's)."""
     rows = np.arange(len(x)) if rows is None else rows
     if shift is None:
         nd0, nd1, dt0, dt1 = (a[rows] for a in data["lines"])
@@ -329,7 +331,7 @@ def fit_model(bot, paths: list[Path], ridge: float = RIDGE, command: str | None 
                             f"{digest}): a model belongs to the network it was fitted with")
         parts.append(arrays)
         sources.append({"file": Path(path).name, "positions": len(arrays["boards"]), **meta["settings"]})
-    data = prepared(bot, {name: np.concatenate([p[name] for p in parts]) for name in ARRAYS})
+    data = prepared(bot, {name: np.concatenate([p[name] for p in parts]) for name in ARRAYS}, shift)
     weights, shifts = fit(data, ridge=ridge, shift=shift)
     x, moved = model_of(weights, shifts, data)
     info = {"network": digest, "bot": bot.name, "labels": sources, "fitted_positions": len(x), "ridge": ridge,

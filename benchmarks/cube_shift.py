@@ -1,0 +1,88 @@
+"""What the fitted cube model's shift of the win chance buys: each shipped model against a model of x alone fitted
+to the same labels, on the cube reference sets, paired.
+
+    python benchmarks/cube_shift.py [--limit N] [--json benchmarks/results/cube_shift.json]
+
+A shipped network's cube model (``bgai.core.cube.EfficiencyModel``) is x and a shift of the win chance Janowski's
+formula reads, fitted together to the network's own cubeful rollouts (``bgai.train.cube_efficiency``). Its own x
+without the shift (``cube_accuracy --manual-x``'s "x alone" rows) is not the model a fit of x alone would give,
+so this script fits that one here (``fit(..., shift=False)``, the same labels files, named in the model's
+``info``), and both decide every entry: the fast network's 0-ply cube and the 1-ply bot's 2-ply one, the 512-256
+network's 2-ply cube (the 2-ply bot's), on the money set and the 7-point match set (judged by gnubg 2-ply) and on
+the entries gnubg's own cubeful rollouts have judged so far. Each row: both models' millipoints a decision and the
+paired difference, shift minus x alone. gnubg only judges; the models learn from bgai's rollouts alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from bgai.coach.cube_accuracy import MATCH_REFERENCE, boards_and_cubes
+from bgai.coach.cube_reference import REFERENCE, ROLLOUTS, decision_losses, judged_by_rollouts
+from bgai.core.cube import EfficiencyModel
+from bgai.core.files import provenance, write_atomically
+from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ, load_bot
+from bgai.train import cube_efficiency as ce
+
+#: (row name, the network, the bot's plies): each bot decides its cube at ``bgai.eval.bot.CUBE_PLIES``' depth
+BOTS = (("fast network, 0-ply", FAST_NPZ, 0), ("fast network, the 1-ply bot (2-ply cube)", FAST_NPZ, 1),
+        ("512-256 network, 2-ply", SHIPPED_NPZ, 2))
+
+
+def x_alone(network: Path) -> EfficiencyModel:
+    """The model of x alone fitted to the labels the network's shipped model was fitted to."""
+    shipped = load_bot(network).cube_efficiency
+    assert shipped is not None and shipped.shift is not None, f"{network}: no shipped model with a shift"
+    plain = load_bot(network, cube_efficiency=False)
+    paths = [ce.LABELS / source["file"] for source in shipped.info["labels"]]
+    parts = [ce.read_labels(path)[0] for path in paths]
+    data = ce.prepared(plain, {name: np.concatenate([p[name] for p in parts]) for name in ce.ARRAYS}, shift=False)
+    weights, _ = ce.fit(data, shift=False)
+    return EfficiencyModel(weights, {"labels": [p.name for p in paths]})
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, help="the first N entries of each set only (a quick look)")
+    parser.add_argument("--json", help="also write the figures here")
+    args = parser.parse_args(argv)
+
+    money = json.loads(REFERENCE.read_text())["entries"]
+    judged, _ = judged_by_rollouts(money, json.loads(ROLLOUTS.read_text()))
+    sets = {"money, judged by gnubg 2-ply": money,
+            "7-point match, judged by gnubg 2-ply": json.loads(MATCH_REFERENCE.read_text())["entries"],
+            "money, judged by gnubg's rollouts": judged}
+    sets = {name: entries[:args.limit] for name, entries in sets.items()}
+    alone = {network: x_alone(network) for network in {n for _, n, _ in BOTS}}
+    rows = []
+    for set_name, entries in sets.items():
+        boards, state = boards_and_cubes(entries)
+        for bot_name, network, plies in BOTS:
+            shipped = load_bot(network, plies=plies)
+            losses = [decision_losses(entries, e.should_double, e.should_take) for e in (
+                bot.cube_equities(boards, state) for bot in (shipped, shipped.replace(cube_efficiency=alone[network])))]
+            d = losses[0] - losses[1]
+            rows.append({"set": set_name, "bot": bot_name, "entries": len(entries), "decisions": len(d),
+                         "shift_mp": 1000 * float(losses[0].mean()), "x_alone_mp": 1000 * float(losses[1].mean()),
+                         "difference_mp": 1000 * float(d.mean()),
+                         "difference_se": 1000 * float(d.std(ddof=1) / math.sqrt(len(d)))})
+            r = rows[-1]
+            print(f"{set_name} ({r['decisions']} decisions), {bot_name}: with the shift {r['shift_mp']:.2f} mp a "
+                  f"decision, x fitted alone {r['x_alone_mp']:.2f}; difference {r['difference_mp']:+.2f} ± "
+                  f"{r['difference_se']:.2f}", flush=True)
+    if args.json:
+        command = "python benchmarks/cube_shift.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+        figures = {**provenance(command.strip()), "x_alone_labels": {str(k.name): v.info["labels"]
+                                                                     for k, v in alone.items()}, "rows": rows}
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+
+
+if __name__ == "__main__":
+    main()
