@@ -22,8 +22,6 @@ import shlex
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from bgai.coach.cube_accuracy import MATCH_REFERENCE, boards_and_cubes
 from bgai.coach.cube_reference import REFERENCE, ROLLOUTS, decision_losses, judged_by_rollouts
 from bgai.core.cube import EfficiencyModel
@@ -40,12 +38,8 @@ def x_alone(network: Path) -> EfficiencyModel:
     """The model of x alone fitted to the labels the network's shipped model was fitted to."""
     shipped = load_bot(network).cube_efficiency
     assert shipped is not None and shipped.shift is not None, f"{network}: no shipped model with a shift"
-    plain = load_bot(network, cube_efficiency=False)
     paths = [ce.LABELS / source["file"] for source in shipped.info["labels"]]
-    parts = [ce.read_labels(path)[0] for path in paths]
-    data = ce.prepared(plain, {name: np.concatenate([p[name] for p in parts]) for name in ce.ARRAYS}, shift=False)
-    weights, _ = ce.fit(data, shift=False)
-    return EfficiencyModel(weights, {"labels": [p.name for p in paths]})
+    return ce.fit_model(load_bot(network, cube_efficiency=False), paths, shift=False)
 
 
 def main(argv=None) -> None:
@@ -79,8 +73,8 @@ def main(argv=None) -> None:
                   f"{r['difference_se']:.2f}", flush=True)
     if args.json:
         command = "python benchmarks/cube_shift.py " + shlex.join(argv if argv is not None else sys.argv[1:])
-        figures = {**provenance(command.strip()), "x_alone_labels": {str(k.name): v.info["labels"]
-                                                                     for k, v in alone.items()}, "rows": rows}
+        labels = {network.name: [source["file"] for source in model.info["labels"]] for network, model in alone.items()}
+        figures = {**provenance(command.strip()), "x_alone_labels": labels, "rows": rows}
         write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 

@@ -443,10 +443,10 @@ def cube_equities(probs: np.ndarray, boards: np.ndarray, state: CubeState, x: np
     validate(state)
     if state.is_match and (state.jacoby or state.beavers):
         raise BgaiError("the Jacoby rule and beavers are money-game options")
-    own_outcomes = _outcomes(probs)
+    outcomes = own_outcomes = _outcomes(probs)
     if win_shift is not None:
         probs = shift_win(probs, win_shift)
-    outcomes = _outcomes(probs) if win_shift is not None else own_outcomes
+        outcomes = _outcomes(probs)
     p = np.asarray(probs, dtype=np.float64)[:, 0]
     n = len(p)
     x = efficiency(boards) if x is None else np.broadcast_to(np.asarray(x, dtype=np.float64), (len(probs),))
