@@ -110,7 +110,9 @@ def eval_speed(r: dict) -> None:
 
 def target_bench(r: dict) -> None:
     assert r["positions"] == 3 and r["counts"]["all"] == 3
-    assert len(r["targets"]) == 7
+    assert len(r["targets"]) == 10
+    assert "fast rollout, 2 trials, played to the end" in r["targets"]
+    assert "fast rollout, 8 trials, truncated at 7" in r["targets"]
     for target in r["targets"].values():
         assert 0 <= target["mean_abs_error"]["all"] < 3 and positive(target["seconds_per_position"])
 
