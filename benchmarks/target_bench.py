@@ -1,19 +1,19 @@
-"""How accurate each kind of training target is, and what it costs: the values bgai's own search gives positions
-(0-ply, 1-ply, 2-ply, truncated rollouts), judged by GNU Backgammon 2-ply, on the same positions.
+"""How accurate each kind of training target is, and what it costs: the values bgai's own search gives positions (0-ply,
+1-ply, 2-ply, rollouts truncated or played out), judged by GNU Backgammon 2-ply, on the same positions.
 
     python benchmarks/target_bench.py [--positions 300] [--seed 3] [--trials 72] [--json FILE]
 
-The positions are met in gnubg-nn's 0-ply self-play (``bgai.coach.oracles.gnubg_positions``: neither bgai's own
-games nor its training data), the player on roll before its roll; those the bear-off database answers exactly are
-left out. Each target is a cubeless equity for the player on roll: the fast network (``load_bot()``'s, 512-64) at
-0, 1 and 2-ply (its pruning net choosing the replies' plays, as in play), the 512-256 network at 0, 1 and 2-ply, and
+The positions are met in gnubg-nn's 0-ply self-play (``bgai.coach.oracles.gnubg_positions``: neither bgai's own games
+nor its training data), the player on roll before its roll; those the bear-off database answers exactly are left out.
+Each target is a cubeless equity for the player on roll: the fast network (``load_bot()``'s, 512-64) at 0, 1 and 2-ply
+(its pruning net choosing the replies' plays, as in its 1-ply lookahead), the 512-256 network at 0, 1 and 2-ply, and
 rollouts by the fast network at 0-ply (``bgai.eval.rollout.rollout_values``: variance reduction, ``--trials`` trials
 truncated after 7 and after 11 plies, the network's value there, and played to the end; and four times the trials
 truncated after 7: whether the labels' horizon or their trials limit them). Printed for each: the mean absolute
 difference from gnubg's 2-ply equity over all positions, over the contact and race ones, and over the tenth of the
-positions where the fast network's 1-ply and 0-ply values differ most (where issue 20's plan spends its rollouts),
-with the seconds a position each took on this machine (the rollouts with bgai's thread pools on both cores, the
-rest on one thread).
+positions where the fast network's 1-ply and 0-ply values differ most (where issue 20's plan spends its rollouts), with
+the seconds a position each took on this machine (the rollouts with bgai's thread pools on both cores, the rest on one
+thread).
 
 gnubg is the judge here only: no value it computes is a training target, and nothing here trains anything.
 """
@@ -64,7 +64,7 @@ def targets(boards: np.ndarray, trials: int) -> dict[str, tuple[np.ndarray, floa
         f"fast rollout, {4 * trials} trials, truncated at 7": lambda: rollout_values(fast, boards, trials=4 * trials,
                                                                                    truncate=7),
     }
-    fast.lookahead(boards[:4], 1), big.lookahead(boards[:4], 2)  # warm-up: kernels loaded, tables built
+    fast.lookahead(boards[:4], 2), big.lookahead(boards[:4], 2)  # warm-up: kernels loaded, tables built
     out = {}
     for name, compute in kinds.items():
         start = time.perf_counter()
