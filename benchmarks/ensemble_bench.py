@@ -1,18 +1,21 @@
 """Do two networks' errors differ? A 0-ply player that averages their probabilities, against the first alone.
 
-    python benchmarks/ensemble_bench.py --second CHECKPOINT [--first CHECKPOINT] [--seeds 2024 2025]
-        [--games 1000] [--decisions N] [--json benchmarks/results/ensemble.json]
+    python benchmarks/ensemble_bench.py --second CHECKPOINT [CHECKPOINT ...] [--first CHECKPOINT]
+        [--seeds 2024 2025] [--games 1000] [--decisions N] [--skip-reference] [--json benchmarks/results/ensemble.json]
 
 Issue 37's diagnostic of a network learned from scratch on the rollout labels: if its errors are not those of
 ``split-scale`` (``--first``, the default), the average of the two networks' five probabilities (every other
 thing the first's: bear-offs, pruning) plays better than ``split-scale`` alone, though each evaluation costs two.
-Printed, each paired with the first network alone:
+With several ``--second`` networks the player averages all of them with the first (each evaluation costing one
+more a network), and "second" below is the first of them. Printed, each paired with the first network alone:
 
 * duplicate games at 0-ply, ``--games`` dice sequences a seed, luck-adjusted (the luck of every roll judged by the
   first network at 0-ply) beside the plain points;
 * checker play at 0-ply on the reference set (``bgai.coach.move_accuracy``'s, judged by gnubg 2-ply);
 * 0-ply cube decisions with the manual's cube efficiency, judged by gnubg 2-ply (``bgai.coach.cube_accuracy``'s
   set) and by gnubg's rollouts of the entries rolled out so far.
+
+``--skip-reference`` plays the games alone.
 
 ``--decisions N`` keeps the first N entries of each reference set (default: all of them).
 
@@ -35,39 +38,29 @@ from bgai.coach.cube_accuracy import REFERENCE, ROLLOUTS, bgai_decisions, judged
 from bgai.coach.cube_reference import decision_losses
 from bgai.core.files import provenance, write_atomically
 from bgai.core.game import play_duplicate
-from bgai.eval.bot import Bot, load_bot
+from bgai.eval.bot import Bot, Ensemble, load_bot
 from bgai.play.analysis import roll_luck
 
 SPLIT_SCALE = "checkpoints/shipped/experiments/split-scale.pt"
 
 
-class Averaged(Bot):
-    """A 0-ply bot whose network's probabilities are the mean of its own network's and ``other``'s (the pruning
-    net, where asked for, is its own)."""
-
-    other: Bot
-
-    def _network(self, boards, net=None, phase=None):
-        mine = super()._network(boards, net, phase)
-        if net is not None:
-            return mine
-        return 0.5 * (mine + self.other._network(boards, None, phase))
-
-
-def averaged(first: Bot, second: Bot) -> Averaged:
-    """The 0-ply bot averaging ``first``'s and ``second``'s networks (``first``'s pruning net and bear-offs)."""
-    pair = Averaged(first.model, name="averaged", pruner=first.pruner, use_bearoff=first.use_bearoff)
-    pair.other = second
-    return pair
+def averaged(first: Bot, *others: Bot) -> Ensemble:
+    """The 0-ply bot averaging ``first``'s network with each of ``others``' (``first``'s pruning net and
+    bear-offs)."""
+    if not others:
+        raise ValueError("averaged needs at least one network beside the first")
+    return Ensemble(first.model, [other.model for other in others], name="averaged", pruner=first.pruner,
+                    use_bearoff=first.use_bearoff)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--second", required=True, help="the network averaged with the first")
+    parser.add_argument("--second", required=True, nargs="+", help="the network(s) averaged with the first")
     parser.add_argument("--first", default=SPLIT_SCALE, help=f"default: {SPLIT_SCALE}")
     parser.add_argument("--seeds", type=int, nargs="+", default=[2024, 2025])
     parser.add_argument("--games", type=int, default=1000, help="dice sequences a seed, each played twice")
     parser.add_argument("--decisions", type=int, help="the first N entries of each reference set (default: all)")
+    parser.add_argument("--skip-reference", action="store_true", help="the games alone: no checker play or cube")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.games < 2:
@@ -76,9 +69,12 @@ def main(argv=None) -> None:
         parser.error("--decisions must be at least 2")
     keep = slice(args.decisions)
 
-    first, second = load_bot(args.first, cube_efficiency=False), load_bot(args.second, cube_efficiency=False)
-    pair = averaged(first, second)
-    out: dict = {"first": args.first, "second": args.second, "games": []}
+    first = load_bot(args.first, cube_efficiency=False)
+    seconds = [load_bot(path, cube_efficiency=False) for path in args.second]
+    second = seconds[0]
+    pair = averaged(first, *seconds)
+    named = args.second[0] if len(args.second) == 1 else args.second
+    out: dict = {"first": args.first, "second": named, "games": []}
     luck = partial(roll_luck, first)
     for seed in args.seeds:
         s = play_duplicate(pair, first, args.games, seed=seed, luck=luck, progress=False).summary()
@@ -94,6 +90,9 @@ def main(argv=None) -> None:
             "ppg_luck_adjusted_se": float(math.sqrt(sum(g["ppg_luck_adjusted_se"] ** 2 for g in games)) / len(games))}
         p = out["games_pooled"]
         print(f"  pooled: {p['ppg_luck_adjusted']:+.3f} ± {p['ppg_luck_adjusted_se']:.3f}")
+    if args.skip_reference:
+        _write(args, argv, out)
+        return
 
     moves = json.loads(Path(move_accuracy.REFERENCE).read_text())["entries"][keep]
     base_moves = move_accuracy.bot_choices(first, moves)[0]
@@ -116,6 +115,10 @@ def main(argv=None) -> None:
             out["cube"][judge][name] = {"minus_first_mp": d["mp_per_decision"], "se": d["mp_se"]}
             print(f"cube at 0-ply (the manual's x), {judge}, {name} minus first: {d['mp_per_decision']:+.2f} ± "
                   f"{d['mp_se']:.2f} mp a decision ({len(base)} decisions; the first {1000 * base.mean():.2f})")
+    _write(args, argv, out)
+
+
+def _write(args, argv, out: dict) -> None:
     if args.json:
         command = "python benchmarks/ensemble_bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
         out = {**out, "decisions": args.decisions, **provenance(command)}

@@ -223,6 +223,11 @@ def test_the_averaged_player_evaluates_the_mean_of_its_two_networks():
     one, two = load_bot(FAST_NPZ).probabilities(boards), load_bot(SHIPPED_NPZ).probabilities(boards)
     assert not np.allclose(one, two)
     assert np.allclose(pair.probabilities(boards), (one + two) / 2, atol=1e-6)
+    # with several networks beside the first, the mean of all of them, each counted once
+    three = module.averaged(load_bot(FAST_NPZ), load_bot(SHIPPED_NPZ), load_bot(FAST_NPZ))
+    assert np.allclose(three.probabilities(boards), (2 * one + two) / 3, atol=1e-6)
+    with pytest.raises(ValueError, match="at least one network"):
+        module.averaged(load_bot(FAST_NPZ))
 
 
 def cube_shift(r: dict) -> None:

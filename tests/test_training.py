@@ -15,7 +15,7 @@ from bgai.core.dice import ROLLS
 from bgai.core.errors import BgaiError
 from bgai.core.phase import BEAROFF, CONTACT, CRASHED, OVER, RACE, classify
 from bgai.eval import encoding
-from bgai.eval.bot import Bot, load_bot
+from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ, Bot, Ensemble, load_bot
 from bgai.eval.checkpoint import export_for_play, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.eval.network import EquityModel, ModelSnapshot, flip
 from bgai.train import training
@@ -404,6 +404,52 @@ def test_a_teacher_plays_the_games_and_computes_the_targets(tmp_path):
     assert np.allclose(targets, lookahead_targets(load_bot(teacher).model, boards, 1), atol=1e-6)
     student = load_bot(tmp_path / "student" / "checkpoint.pt").model
     assert student.hidden == (12,) and student.encoder_version == 1
+
+
+def test_an_ensemble_teacher_averages_its_networks_in_the_targets(tmp_path):
+    # Given a TD-trained network, and a student that learns from the mean of it and the shipped fast network
+    run(load_config(None, {**TINY, "games": 32, "parallel_games": 32, "bench_every": 10**6}), tmp_path / "td",
+        progress=False)
+    teacher = tmp_path / "td" / "checkpoint.pt"
+    config = load_config(None, {**TINY, "hidden": "12", "encoder": 1})
+    config.stages = [LookaheadStage(name="distil", generations=1, games=6, positions=80, part=40, epochs=1, plies=0,
+                                    teacher=str(teacher), ensemble=str(FAST_NPZ))]
+    run(config, tmp_path / "student", progress=False)
+    # Then its 0-ply targets are the two networks' mean probabilities (bear-offs the database's, as in play)
+    folder = tmp_path / "student" / "data" / "distil-000"
+    boards = np.load(folder / "positions.npz")["boards"]
+    targets = np.concatenate([np.load(folder / f"targets-000{i}.npz")["targets"] for i in range(2)])
+    one, two = load_bot(teacher), load_bot(FAST_NPZ)
+    live = ~np.isin(classify(boards), [BEAROFF])
+    mean = (one.probabilities(boards) + two.probabilities(boards)) / 2
+    assert live.sum() > 40 and np.allclose(targets[live], mean[live], atol=1e-5)
+    assert not np.allclose(targets[live], one.probabilities(boards)[live], atol=1e-3)
+    # and at 1-ply the ensemble's lookahead reads the mean at its leaves
+    ensemble = Ensemble(one.model, [two.model])
+    assert np.allclose(lookahead_targets(one.model, boards[:6], 1, others=(two.model,)),
+                       ensemble.lookahead(boards[:6], 1), atol=1e-6)
+
+
+def test_a_workers_part_of_ensemble_targets_carries_its_networks():
+    # a part goes to a worker process pickled, the ensemble's other networks with it
+    import pickle
+
+    two, shipped = load_bot(FAST_NPZ).model, load_bot(SHIPPED_NPZ).model
+    boards = np.stack([Position.start().board, Position.from_position_id("4HPkAxDguWHAIQ").board])
+    task = training.TargetsTask(boards, 0, 0.0, False, False, training.RolloutTargets(), training.Pruning(),
+                                (shipped,))
+    got = training._targets_task(two, pickle.loads(pickle.dumps(task)))["targets"]
+    mean = (Bot(two).probabilities(boards) + Bot(shipped).probabilities(boards)) / 2
+    assert np.allclose(got, mean, atol=1e-6) and not np.allclose(got, Bot(two).probabilities(boards), atol=1e-3)
+
+
+def test_an_ensemble_must_name_files_and_zero_plies_needs_one():
+    with pytest.raises(BgaiError, match="plies must be 1 or 2"):
+        LookaheadStage(plies=0).check()
+    with pytest.raises(BgaiError, match="ensemble network 'nowhere.pt' is not a file"):
+        LookaheadStage(plies=0, ensemble="nowhere.pt").check()
+    LookaheadStage(plies=0, ensemble=f"{FAST_NPZ}, {FAST_NPZ}").check()
+    assert LookaheadStage(ensemble=f"{FAST_NPZ}, {FAST_NPZ}").ensemble_paths() == [str(FAST_NPZ)] * 2
 
 
 def test_deeper_targets_search_one_ply_further_where_the_lookahead_moved_the_value_most():

@@ -789,6 +789,30 @@ OWN_CUBE_EFFICIENCY: dict[Path, Path] = {FAST_NPZ: FAST_CUBE_EFFICIENCY, SHIPPED
 DEFAULT_NETWORKS: dict[int, Path] = {0: FAST_NPZ, 1: FAST_NPZ, 2: SHIPPED_NPZ}
 
 
+class Ensemble(Bot):
+    """A bot whose network is the mean of several: each evaluation's five probabilities are the mean of its own
+    ``model``'s and each of ``others``' (``ModelSnapshot``s or torch models), at the cost of one evaluation a network.
+    Everything else is the first network's bot: lookahead, bear-offs, the pruning net, the cube. Networks of
+    different lines err differently, so their mean plays better than each (``benchmarks/ensemble_bench.py``); a
+    training stage may learn from it (``LookaheadStage.ensemble``). An experiment and a teacher, not a player bgai
+    ships."""
+
+    def __init__(self, model, others, **kwargs) -> None:
+        super().__init__(model, **kwargs)
+        if not others:
+            raise ValueError("an Ensemble needs at least one network beside the first")
+        self.others = tuple(Bot(other, bf16=self.bf16) for other in others)
+
+    def _network(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
+        mine = super()._network(boards, net, phase)
+        if net is not None:  # the pruning net's pass stays the first bot's
+            return mine
+        total = np.array(mine, dtype=np.float32)
+        for other in self.others:
+            total += other._network(boards, None, phase)
+        return total / np.float32(1 + len(self.others))
+
+
 def load_pruner(path: str | Path) -> tuple[ModelSnapshot, int]:
     """A pruning net's file (``training/pruner.py``): its weights and the plays per roll it says it leaves the
     network (``PRUNE_KEEP`` if it does not say)."""

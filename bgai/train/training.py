@@ -81,7 +81,7 @@ from bgai.core.movegen import afterstates
 from bgai.core.phase import BEAROFF, OVER, classify
 from bgai.core.workers import Pool, default_workers, open_pool
 from bgai.eval import bearoff, encoding
-from bgai.eval.bot import MAX_PLIES, PRUNE_KEEP, Bot, load_pruner
+from bgai.eval.bot import MAX_PLIES, PRUNE_KEEP, Bot, Ensemble, load_bot, load_pruner
 from bgai.eval.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.eval.network import EquityModel, ModelSnapshot, bf16_supported, equity, flip, phase_nets
 from bgai.players import HeuristicPlayer, PubevalPlayer
@@ -155,7 +155,7 @@ class LookaheadStage:
     generations: int = _field(4, "generations in this stage")
     games: int = _field(4_000, "self-play games a generation samples its positions from")
     positions: int = _field(100_000, "positions kept per generation (at most; distinct ones, drawn at random)")
-    plies: int = _field(1, "lookahead of the targets: 1 or 2")
+    plies: int = _field(1, "lookahead of the targets: 1 or 2 (0, with an ensemble: the networks' mean itself)")
     epsilon: float = _field(0.02, "chance that a self-play move is random while sampling positions")
     buffer: int = _field(3, "generations of data the model trains on (this one and the ones before)")
     epochs: int = _field(2, "passes over the buffer per generation")
@@ -182,6 +182,10 @@ class LookaheadStage:
                              "about half the time of a 2-ply target); empty: every play goes through the network")
     teacher: str = _field("", "checkpoint of an earlier bgai network that plays the games and computes the targets "
                               "instead of the model being trained (a new model's first lessons); empty: the model")
+    ensemble: str = _field("", "checkpoints of other bgai networks, comma separated, whose probabilities the targets "
+                               "average with the teacher's (or the model's) wherever they read a network "
+                               "(bgai.eval.bot.Ensemble): a teacher of several networks, the games still played "
+                               "by the first; empty: none")
     precision: str = _field("fp32", "'fp32', or 'bf16': the targets' network passes in bfloat16 where the CPU has "
                                     "bfloat16 instructions (about 2.3x faster 1-ply targets, within about 0.001 "
                                     "equity of fp32's on average), fp32 elsewhere")
@@ -194,8 +198,11 @@ class LookaheadStage:
         """``BgaiError`` naming every setting out of its range (and a pruner that is not a file)."""
         problems = _counts(self, "generations", "games", "positions", "buffer", "epochs", "batch_size", "part",
                            "bench_every") + _shares(self, "epsilon", "lam") + _rates(self)
-        if self.plies not in (1, 2):
-            problems.append(f"plies must be 1 or 2, got {self.plies}")
+        if self.plies not in ((0, 1, 2) if self.ensemble else (1, 2)):
+            problems.append(f"plies must be 1 or 2 (or 0 with an ensemble), got {self.plies}")
+        for path in self.ensemble_paths():
+            if not Path(path).is_file():
+                problems.append(f"ensemble network {path!r} is not a file (a bgai checkpoint or network file)")
         if not 0 <= self.validation < 1:
             problems.append(f"validation must be a share from 0 up to 1, got {self.validation}")
         if not (0 <= self.deeper <= 1 and (self.deeper == 0 or self.plies + 1 <= MAX_PLIES)):
@@ -211,6 +218,10 @@ class LookaheadStage:
         if self.pruner and not Path(self.pruner).is_file():
             problems.append(f"pruner {self.pruner!r} is not a file (a pruning net's .npz, training/pruner.py)")
         _refuse(self.name, problems)
+
+    def ensemble_paths(self) -> list[str]:
+        """The ``ensemble`` setting's checkpoints."""
+        return [path.strip() for path in self.ensemble.split(",") if path.strip()]
 
 
 @dataclass
@@ -888,13 +899,14 @@ class TargetsTask:
     values: bool
     rollouts: RolloutTargets
     pruning: Pruning
+    others: tuple[ModelSnapshot, ...] = ()
 
 
 def _targets_task(snapshot: ModelSnapshot, task: TargetsTask) -> dict[str, np.ndarray]:
     """One part of a generation's target computation (a worker's share, or this process's): the ``targets``,
     and with ``values`` the network's own 0-ply ``values`` too (for ``trace_returns``), in the same precision."""
     return _part_targets(snapshot, task.boards, task.plies, task.deeper, task.bf16, task.values, task.rollouts,
-                         task.pruning)
+                         task.pruning, task.others)
 
 
 @dataclass(frozen=True)
@@ -944,15 +956,23 @@ class Pruning:
 
 
 def _part_targets(model, boards: np.ndarray, plies: int, deeper: float, bf16: bool, values: bool,
-                  rollouts: RolloutTargets = RolloutTargets(), pruning: Pruning = Pruning()) -> dict[str, np.ndarray]:
-    out = {"targets": lookahead_targets(model, boards, plies, deeper, bf16, rollouts, pruning).astype(np.float32)}
+                  rollouts: RolloutTargets = RolloutTargets(), pruning: Pruning = Pruning(),
+                  others: tuple = ()) -> dict[str, np.ndarray]:
+    out = {"targets": lookahead_targets(model, boards, plies, deeper, bf16, rollouts, pruning,
+                                        others).astype(np.float32)}
     if values:
-        out["values"] = Bot(ModelSnapshot.of(model), bf16=bf16).probabilities(boards)
+        out["values"] = _target_bot(ModelSnapshot.of(model), others, bf16=bf16).probabilities(boards)
     return out
 
 
+def _target_bot(model, others: tuple = (), **settings) -> Bot:
+    """The bot of ``model`` that computes targets, an ``Ensemble`` with ``others``."""
+    return Ensemble(model, others, **settings) if others else Bot(model, **settings)
+
+
 def lookahead_targets(model, boards: np.ndarray, plies: int, deeper: float = 0.0, bf16: bool = False,
-                      rollouts: RolloutTargets = RolloutTargets(), pruning: Pruning = Pruning()) -> np.ndarray:
+                      rollouts: RolloutTargets = RolloutTargets(), pruning: Pruning = Pruning(),
+                      others: tuple = ()) -> np.ndarray:
     """(N, 5) probabilities of ``boards`` (on-roll view) at ``plies`` of lookahead by a bot of ``model`` (an
     ``EquityModel`` or its ``ModelSnapshot``; either way the bot evaluates with the numpy pass, as in play, about
     twice as fast as torch's small batches, or in torch with ``bf16``).
@@ -964,9 +984,11 @@ def lookahead_targets(model, boards: np.ndarray, plies: int, deeper: float = 0.0
     instead (``bgai.eval.rollout.rollout_values``, by the model at 0-ply, each part's dice seeded by its boards),
     whatever ``deeper`` gave them. With ``bf16`` the network's passes run in bfloat16 (see
     ``Bot``; never in the rollouts). With a ``pruning`` net the lookahead's replies (and the rollouts' variance
-    reduction) are chosen among the plays it ranks best (``Bot.replies``)."""
+    reduction) are chosen among the plays it ranks best (``Bot.replies``). With ``others`` (networks) every
+    network value, lookahead and rollouts alike, is the mean of ``model``'s and theirs (``Ensemble``); at 0
+    ``plies`` the targets are that mean itself."""
     model = ModelSnapshot.of(model)
-    bot = Bot(model, plies=plies, bf16=bf16, pruner=pruning.net, prune=pruning.keep)
+    bot = _target_bot(model, others, plies=plies, bf16=bf16, pruner=pruning.net, prune=pruning.keep)
     targets = bot.lookahead(boards, plies)
     count = int(round(deeper * len(boards)))
     rolled = int(round(rollouts.share * len(boards)))
@@ -983,8 +1005,9 @@ def lookahead_targets(model, boards: np.ndarray, plies: int, deeper: float = 0.0
             from bgai.eval.rollout import rollout_values
 
             seed = zlib.crc32(np.ascontiguousarray(boards).tobytes())
-            targets[rows] = rollout_values(Bot(model, pruner=pruning.net, prune=pruning.keep), boards[rows],
-                                           trials=rollouts.trials, truncate=rollouts.truncate or None, seed=seed)
+            roller = _target_bot(model, others, pruner=pruning.net, prune=pruning.keep)
+            targets[rows] = rollout_values(roller, boards[rows], trials=rollouts.trials,
+                                           truncate=rollouts.truncate or None, seed=seed)
     return targets
 
 
@@ -1012,6 +1035,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
     parts = range(0, len(boards), stage.part)
     bf16 = stage.precision == "bf16" and bf16_supported()
     frozen = ModelSnapshot.of(copy.deepcopy(source).eval())
+    others = tuple(load_bot(path, cube_efficiency=False).model for path in stage.ensemble_paths())
     pruning = Pruning.of(stage)
     bar = tqdm(total=len(boards), unit="pos", disable=not state.progress,
                desc=f"{state.config.run_name}/{stage.name} gen {generation} {stage.plies}-ply targets"
@@ -1025,7 +1049,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
             if not path(i).exists():
                 started = time.perf_counter()
                 part = _part_targets(frozen, boards[lo:lo + stage.part], stage.plies, stage.deeper, bf16, traced,
-                                     RolloutTargets.of(stage), pruning)
+                                     RolloutTargets.of(stage), pruning, others)
                 write_npz(path(i), **part)
                 elapsed = time.perf_counter() - started
                 state.seconds += elapsed
@@ -1039,7 +1063,7 @@ def _generation_data(state: Run, stage: LookaheadStage, generation: int) -> Path
         bar.update(len(boards) - sum(len(boards[parts[i]:parts[i] + stage.part]) for i in missing))
         bearoff.database()  # built here once if it is not on disk yet, rather than by every worker at once
         tasks = [TargetsTask(boards[parts[i]:parts[i] + stage.part], stage.plies, stage.deeper, bf16, traced,
-                             RolloutTargets.of(stage), pruning) for i in missing]
+                             RolloutTargets.of(stage), pruning, others) for i in missing]
         started, last, done = time.perf_counter(), time.perf_counter(), 0
         for k, part in state.pool.imap(_targets_task, tasks, frozen):
             write_npz(path(missing[k]), **part)
