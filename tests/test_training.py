@@ -428,6 +428,10 @@ def test_an_ensemble_teacher_averages_its_networks_in_the_targets(tmp_path):
     ensemble = Ensemble(one.model, [two.model])
     assert np.allclose(lookahead_targets(one.model, boards[:6], 1, others=(two.model,)),
                        ensemble.lookahead(boards[:6], 1), atol=1e-6)
+    # an ensemble's copy with other settings (as a rollout makes one) is still the ensemble
+    copy = ensemble.replace(plies=1, name="copy")
+    assert isinstance(copy, Ensemble) and copy.plies == 1 and copy.name == "copy"
+    assert np.allclose(copy.probabilities(boards), ensemble.probabilities(boards), atol=1e-6)
 
 
 def test_a_workers_part_of_ensemble_targets_carries_its_networks():

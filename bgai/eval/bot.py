@@ -315,6 +315,10 @@ class Bot:
                     settings[default] = None
         settings.update(changes)
         model = settings.pop("model")
+        return self._rebuilt(model, settings)
+
+    def _rebuilt(self, model, settings: dict) -> Bot:
+        """``replace``'s new bot of ``model`` with ``settings`` (a subclass keeps what it adds)."""
         return Bot(model, **settings)
 
     # Batched core ---------------------------------------------------------------------------------------------
@@ -802,6 +806,9 @@ class Ensemble(Bot):
         if not others:
             raise ValueError("an Ensemble needs at least one network beside the first")
         self.others = tuple(Bot(other, bf16=self.bf16) for other in others)
+
+    def _rebuilt(self, model, settings: dict) -> Bot:
+        return Ensemble(model, [other.model for other in self.others], **settings)
 
     def _network(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
         mine = super()._network(boards, net, phase)
