@@ -46,9 +46,7 @@ SPLIT_SCALE = "checkpoints/shipped/experiments/split-scale.pt"
 
 def averaged(first: Bot, *others: Bot) -> Ensemble:
     """The 0-ply bot averaging ``first``'s network with each of ``others``' (``first``'s pruning net and
-    bear-offs)."""
-    if not others:
-        raise ValueError("averaged needs at least one network beside the first")
+    bear-offs; ``Ensemble`` refuses none)."""
     return Ensemble(first.model, [other.model for other in others], name="averaged", pruner=first.pruner,
                     use_bearoff=first.use_bearoff)
 
