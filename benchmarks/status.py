@@ -113,7 +113,7 @@ def move_generation(r: dict) -> tuple[str, str]:
             f"({r['ratio_bgai_1_thread_vs_gnubg']:.2f}×) on 1 thread")
 
 
-@row("benchmarks/results/split_scale_strength.json")
+@row("benchmarks/results/ens5_distil_strength.json")
 def strength(r: dict) -> tuple[str, str]:
     result = r["results"][0]
     pubeval, gnubg = result["pubeval"], result["gnubg"]
@@ -122,7 +122,7 @@ def strength(r: dict) -> tuple[str, str]:
             f"games); **{plus_minus(gnubg['ppg'], gnubg['ppg_se'])}** v GNU Backgammon 0-ply ({gnubg['games']:,})")
 
 
-@row("benchmarks/results/split_scale_v_gnubg_luck.json")
+@row("benchmarks/results/ens5_distil_v_gnubg_luck.json")
 def strength_luck_adjusted(r: dict) -> tuple[str, str]:
     return ("Strength v GNU Backgammon 0-ply, luck-adjusted",
             f"**{plus_minus(r['ppg_luck_adjusted'], r['ppg_luck_adjusted_se'])}** points a game "

@@ -236,7 +236,7 @@ def cube_shift(r: dict) -> None:
     assert len(r["rows"]) == 9 and {row["entries"] for row in r["rows"]} == {5}
     for row in r["rows"]:
         assert row["decisions"] >= 5 and row["difference_mp"] == pytest.approx(row["shift_mp"] - row["x_alone_mp"])
-    assert r["x_alone_labels"]["bgai-fast.npz"][0] == "labels-1.npz"
+    assert r["x_alone_labels"]["bgai-fast.npz"][0] == "ens5-distil-labels-1.npz"
 
 
 def calibration(r: dict) -> None:

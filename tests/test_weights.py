@@ -159,13 +159,13 @@ def test_the_shipped_npz_holds_the_shipped_checkpoint_s_weights():
     assert info["config"] == load_checkpoint(SHIPPED)["config"]  # what it is and how it was made
 
 
-def test_the_fast_npz_holds_the_split_scale_checkpoint_s_weights():
-    """bgai/data/bgai-fast.npz is issue 20's split-scale network, a contact and a race net of 512-64
-    (checkpoints/shipped/experiments/split-scale.pt), for play, exactly (``export_shipped(that checkpoint,
-    FAST_NPZ)`` wrote it)."""
+def test_the_fast_npz_holds_the_ens5_distil_checkpoint_s_weights():
+    """bgai/data/bgai-fast.npz is issue 37's ens5-distil network (split-scale fine-tuned on the mean of five
+    networks), a contact and a race net of 512-64 (checkpoints/shipped/experiments/ens5-distil.pt), for play,
+    exactly (``export_shipped(that checkpoint, FAST_NPZ)`` wrote it)."""
     from bgai.eval.bot import FAST_NPZ
 
-    source = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "split-scale.pt"
+    source = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "ens5-distil.pt"
     snapshot, info = ModelSnapshot.load_npz(FAST_NPZ)
     state = model_from_checkpoint(load_checkpoint(source)).state_dict()
     assert snapshot.weights.keys() == state.keys() and snapshot.hidden == (512, 64)

@@ -777,8 +777,9 @@ SHIPPED_PRUNER = SHIPPED.parent / "bgai-pruner.npz"
 #: The fast network: a contact and a race net, each with hidden layers of 512 and 64, and its pruning net. They
 #: began as one student of the shipped network (``checkpoints/shipped/experiments/s-512-64-init-24.pt``, the
 #: shipped network's own 1-ply lookahead, ``training/configs/student.toml``), then learned one generation of their
-#: own 1-ply lookahead on a million positions (issue 20's ``split-scale``, docs/strength.md). It plays better than
-#: the shipped network at 0 and 1-ply, in 0.8 to 0.9 of the time (docs/figures.md), but not at 2-ply.
+#: own 1-ply lookahead on a million positions (issue 20's ``split-scale``), then the mean of five networks of
+#: different lines on five million (issue 37's ``ens5-distil``, docs/strength.md). It plays better than the shipped
+#: network at 0 and 1-ply, in 0.8 to 0.9 of the time (docs/figures.md), but not at 2-ply.
 FAST_NPZ = SHIPPED.parent / "bgai-fast.npz"
 FAST_PRUNER = SHIPPED.parent / "bgai-fast-pruner.npz"
 #: The pruning net each shipped network's file gets by default (``load_bot``).
