@@ -245,6 +245,24 @@ def test_a_staged_run_trains_contact_and_race_nets_and_its_targets_come_from_the
     assert bot.choose_move(Position.start(), (3, 1)) in Position.start().legal_moves((3, 1))
 
 
+def test_a_run_without_benchmark_games_writes_no_figure_for_them(tmp_path, capsys):
+    # Given a lookahead run with bench_games = 0 and final_bench_games = 0
+    config = load_config(None, {**TINY, "bench_games": 0, "final_bench_games": 0})
+    config.stages = [LookaheadStage(name="search", generations=1, games=8, positions=60, part=60, epochs=1)]
+    summary = run(config, tmp_path / "run", progress=True)
+
+    # Then its summary is strict JSON (no NaN): no games, and null where a figure would be
+    def refuse(constant):
+        raise AssertionError(f"{constant} in summary.json")
+    written = json.loads((tmp_path / "run" / "summary.json").read_text(), parse_constant=refuse)
+    assert written["final"] == summary["final"]
+    assert {name: figures["games"] for name, figures in written["final"].items()} == {"pubeval": 0, "heuristic": 0}
+    assert written["final"]["pubeval"]["ppg"] is None
+    # And the generation's line says its error without a benchmark that was not played
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("search generation 0"))
+    assert "validation equity error" in line and "pubeval" not in line and "nan" not in line
+
+
 def test_a_stage_with_lam_learns_the_trace_returns_of_its_games(tmp_path):
     # Given a lookahead stage whose targets follow the games (lam = 0.7), keeping fewer positions than they pass
     path = tmp_path / "run.toml"

@@ -485,8 +485,8 @@ def benchmark(model: EquityModel, sequences: int, seed: int = 12345, pool: Pool 
     pass on a snapshot of its weights, as the bot plays (several times faster than the torch model's small
     batches); by the ``pool``'s workers if there is one (the same games: see ``play_duplicate``)."""
     keys = ("games", "ppg", "ppg_se", "win_rate", "gammon_rate", "backgammon_rate")
-    if sequences <= 0:  # bench_games = 0: nothing played, nothing to average
-        return {name: {k: 0 if k == "games" else float("nan") for k in keys} for name in ("pubeval", "heuristic")}
+    if sequences <= 0:  # bench_games = 0: nothing played, no figure (None, which JSON writes as null)
+        return {name: {k: 0 if k == "games" else None for k in keys} for name in ("pubeval", "heuristic")}
     bot = Bot(ModelSnapshot.of(model))
     out = {}
     for name, opponent in (("pubeval", PubevalPlayer()), ("heuristic", HeuristicPlayer())):
@@ -611,8 +611,11 @@ class Run:
 
     def bench(self, stage_name: str, x: int) -> dict:
         """Benchmark the model (on the workers, if the run has them; none may be busy) and record it; returns its
-        figures against pubeval (``ppg``, ``ppg_se``, ...)."""
+        figures against pubeval (``ppg``, ``ppg_se``, ...; with ``bench_games = 0``, no games and nothing
+        recorded)."""
         result = benchmark(self.model, self.config.bench_games, pool=self.pool)
+        if not result["pubeval"]["games"]:
+            return result["pubeval"]
         self.history.append({"stage": stage_name, "step": self.step, "games": self.games,
                              "seconds": self.seconds, **result})
         for name, figures in result.items():
@@ -648,7 +651,7 @@ def _run(config: RunConfig, run_dir: Path, resume: bool, progress: bool, pool: P
                    "stages": [s.name for s in config.stages], "final": final}
         state.writer.add_hparams(
             {k: v for k, v in config.as_dict().items() if isinstance(v, (int, float, str))},
-            {"hparam/ppg_vs_pubeval": final["pubeval"]["ppg"], "hparam/ppg_vs_heuristic": final["heuristic"]["ppg"]},
+            {f"hparam/ppg_vs_{name}": figures["ppg"] for name, figures in final.items() if figures["games"]},
             run_name=".",
         )
         text = json.dumps(summary, indent=2) + "\n"
@@ -1160,9 +1163,10 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
         if state.step % stage.bench_every == 0 or state.step == stage.generations:
             pubeval = state.bench(stage.name, x)
             if state.progress:
+                versus = (f"; v pubeval {pubeval['ppg']:+.3f} ± {pubeval['ppg_se']:.3f} "
+                          f"({pubeval['games']:,} duplicate games)" if pubeval["games"] else "")
                 print(f"{stage.name} generation {generation}: validation equity error {before['equity_mae']:.4f} "
-                      f"-> {after['equity_mae']:.4f}; v pubeval {pubeval['ppg']:+.3f} ± {pubeval['ppg_se']:.3f} "
-                      f"({pubeval['games']:,} duplicate games)", flush=True)
+                      f"-> {after['equity_mae']:.4f}{versus}", flush=True)
         # Each generation's network stays playable (load_bot), to compare generations head to head.
         save_checkpoint(state.run_dir / "generations" / f"{stage.name}-{generation:03d}.pt",
                         {**model_payload(state.model), "games": state.games, "seconds": state.seconds,
