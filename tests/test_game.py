@@ -157,6 +157,46 @@ def test_gnubg_opponent_plays_legal_moves_and_beats_random():
     assert s["games"] == 40 and s["win_rate"] > 0.9
 
 
+def test_open_sage_opponent_plays_its_own_choice_legally_and_beats_random():
+    pytest.importorskip("bgsage")
+    from bgai.core.errors import BgaiError
+    from bgai.players.sage import SagePlayer, from_sage, to_sage
+
+    # Given Open Sage at 0-ply in 20 duplicate pairs of games against random: legal plays (the games finish) and wins
+    player = make_player("sage")
+    assert isinstance(player, SagePlayer) and player.name == "sage" and make_player("sage1").name == "sage1"
+    s = play_duplicate(player, RandomPlayer(), 20, seed=4).summary()
+    assert s["games"] == 40 and s["win_rate"] > 0.9
+
+    # And each pick is bgsage's own first play, seen by the opponent as bgai's afterstates are
+    rng = np.random.default_rng(7)
+    boards = np.stack([Position.start().board] * 6)
+    for _ in range(6):  # a few random plies in, so the positions differ
+        dice = rng.integers(1, 7, size=(len(boards), 2))
+        moves = afterstates(boards, dice)
+        boards = moves.after[RandomPlayer().choose(boards, moves.after, moves.owner, rng)]
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    moves = afterstates(boards, dice)
+    picks = player.choose(boards, moves.after, moves.owner, dice=dice)
+    first, count = group_starts(moves.owner, len(boards))
+    for i, (board, (d1, d2)) in enumerate(zip(boards, dice)):
+        assert first[i] <= picks[i] < first[i] + count[i]
+        if count[i] > 1:
+            best = player.analyzer.checker_play(to_sage(board), int(d1), int(d2)).moves[0].board
+            assert np.array_equal(switch(moves.after[picks[i]]), from_sage(best))
+    assert np.array_equal(from_sage(to_sage(boards[0])), boards[0])
+
+    # And where bgsage bears its last checker off without the hit bgai's rules require (one checker on the 2-point,
+    # an opponent blot on the 1-point, 31), the game-ending play bgai lists stands for it
+    board = np.zeros(26, dtype=np.int8)
+    board[2], board[1], board[24] = 1, -1, -14
+    moves = afterstates(board[None], np.array([[3, 1]]))
+    pick = player.choose(board[None], moves.after, moves.owner, dice=np.array([[3, 1]]))[0]
+    assert not (moves.after[pick] < 0).any()  # the mover has no checker left: the game is over
+    with pytest.raises(BgaiError, match="0 or 1-ply"):
+        SagePlayer(plies=2)
+
+
 def test_ply_strength_parts_merge_into_the_whole_run(tmp_path):
     """bgai.coach.ply_strength: a run played in two parts (``--first-sequence``) and merged is the run played
     in one piece, game for game, luck included; the luck-adjusted figures come with their own standard error."""

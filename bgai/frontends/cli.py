@@ -770,7 +770,8 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
                                             "of the bot, or of your agent (--agent) or UBGI engine (--engine, "
                                             "bgai.play.agents), against an opponent.")
     bench.add_argument("--opponent",
-                       help="random, heuristic, pubeval, gnubg, bgai (--checkpoint's network at 0-ply; without it "
+                       help="random, heuristic, pubeval, gnubg, sage or sage1 (Open Sage at 0 or 1-ply), bgai "
+                            "(--checkpoint's network at 0-ply; without it "
                             "the fast network load_bot() plays 0 and 1-ply with, not the 512-256 of --plies 2) or a "
                             "checkpoint file "
                             "(FILE.pt: another network at 0-ply, head to head); default pubeval, or with --cube the "
