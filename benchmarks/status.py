@@ -129,6 +129,13 @@ def strength_luck_adjusted(r: dict) -> tuple[str, str]:
             f"({r['games']:,} games)")
 
 
+@row("benchmarks/results/fast_v_sage.json")
+def strength_v_open_sage(r: dict) -> tuple[str, str]:
+    return ("Strength v Open Sage 0-ply, luck-adjusted",
+            f"**{plus_minus(r['ppg_luck_adjusted'], r['ppg_luck_adjusted_se'])}** points a game "
+            f"({r['games']:,} games)")
+
+
 def by_ply(r: dict, value: str) -> tuple[str, str]:
     """bgai's ``value`` at each ply of a reference-set file, as ``a / b / c`` and ``0 / 1 / 2``."""
     plies = sorted(int(key[5]) for key in r if re.fullmatch(r"bgai \d-ply", key))
