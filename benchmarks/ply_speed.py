@@ -84,6 +84,7 @@ from bgai.eval import bearoff  # noqa: E402
 from bgai.eval.bot import MAX_PLIES, load_bot  # noqa: E402
 from bgai.formats.position import Position  # noqa: E402
 from bgai.players.gnubg import from_gnubg, require_gnubg, to_gnubg  # noqa: E402
+from bgai.players.sage import from_sage, to_sage  # noqa: E402
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BGAI_THREADS",
                     "BGBOT_MULTIPLY_THREADS")
@@ -94,20 +95,6 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 # Engines: each converts a (board, dice) pair to its own input (untimed), plays (timed), and maps its answer back
 # to a bgai afterstate (opponent's view; untimed). ------------------------------------------------------------
-
-
-def to_sage(board: np.ndarray) -> list[int]:
-    """A bgai board as bgsage's: the same points and own bar (25), the opponent's bar (0) counted positive."""
-    sage = board.astype(int).tolist()
-    sage[0] = -sage[0]
-    return sage
-
-
-def from_sage(sage) -> np.ndarray:
-    """bgsage's board as bgai's (the inverse of ``to_sage``)."""
-    board = np.array(sage, dtype=np.int8)
-    board[0] = -board[0]
-    return board
 
 
 class BgaiEngine:

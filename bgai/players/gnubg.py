@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from bgai.core.errors import BgaiError
+from bgai.players.base import engine_picks
 
 
 def require_gnubg():
@@ -54,19 +55,9 @@ class GnubgPlayer:
         self.gnubg = require_gnubg()
 
     def choose(self, boards, after, owner, rng=None, dice=None):
-        if dice is None:
-            raise BgaiError("the gnubg player needs the dice of each position")
-        starts = np.searchsorted(owner, np.arange(len(boards) + 1))
-        picks = np.empty(len(boards), dtype=np.int64)
-        for i, (board, (d1, d2)) in enumerate(zip(boards, dice)):
-            lo, hi = starts[i], starts[i + 1]
-            if hi - lo == 1:
-                picks[i] = lo
-                continue
-            _, key = self.gnubg.best_move(to_gnubg(board), int(d1), int(d2), n=0, b=1)
-            played = from_gnubg(self.gnubg.board_from_position_key(key)).tobytes()
-            match = [j for j in range(lo, hi) if after[j].tobytes() == played]
-            if not match:
-                raise RuntimeError(f"gnubg played a move bgai does not list as legal (position {i})")
-            picks[i] = match[0]
-        return picks
+        return engine_picks(boards, after, owner, dice, self.play, "gnubg")
+
+    def play(self, board, d1: int, d2: int) -> np.ndarray:
+        """gnubg's play of ``board`` (on-roll view), the board after it seen by the opponent."""
+        _, key = self.gnubg.best_move(to_gnubg(board), d1, d2, n=0, b=1)
+        return from_gnubg(self.gnubg.board_from_position_key(key))

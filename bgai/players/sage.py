@@ -16,6 +16,7 @@ import numpy as np
 
 from bgai.core.errors import BgaiError
 from bgai.core.movegen import switch
+from bgai.players.base import engine_picks
 
 #: The plies ``SagePlayer`` plays at (bgsage's levels "1ply" and "2ply"; deeper ones take seconds a move).
 SAGE_PLIES = (0, 1)
@@ -54,21 +55,8 @@ class SagePlayer:
         self.name = "sage" if plies == 0 else f"sage{plies}"
 
     def choose(self, boards, after, owner, rng=None, dice=None):
-        if dice is None:
-            raise BgaiError("the Open Sage player needs the dice of each position")
-        starts = np.searchsorted(owner, np.arange(len(boards) + 1))
-        picks = np.empty(len(boards), dtype=np.int64)
-        for i, (board, (d1, d2)) in enumerate(zip(boards, dice)):
-            lo, hi = starts[i], starts[i + 1]
-            if hi - lo == 1:
-                picks[i] = lo
-                continue
-            moves = self.analyzer.checker_play(to_sage(board), int(d1), int(d2)).moves
-            played = switch(from_sage(moves[0].board))  # seen by the opponent, as bgai's afterstates are
-            match = [j for j in range(lo, hi) if np.array_equal(after[j], played)]
-            if not match and not (played < 0).any():  # bgsage bore off its last checker another way
-                match = [j for j in range(lo, hi) if not (after[j] < 0).any()]
-            if not match:
-                raise RuntimeError(f"Open Sage played a move bgai does not list as legal (position {i})")
-            picks[i] = match[0]
-        return picks
+        return engine_picks(boards, after, owner, dice, self.play, "Open Sage", last_checker_off=True)
+
+    def play(self, board, d1: int, d2: int) -> np.ndarray:
+        """Open Sage's first play of ``board`` (on-roll view), the board after it seen by the opponent."""
+        return switch(from_sage(self.analyzer.checker_play(to_sage(board), d1, d2).moves[0].board))
