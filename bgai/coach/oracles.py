@@ -80,6 +80,8 @@ import numpy as np
 
 from bgai.players.gnubg import from_gnubg as _gnubg_to_ours
 from bgai.players.gnubg import to_gnubg
+from bgai.players.sage import from_sage as from_bgsage
+from bgai.players.sage import to_sage as to_bgsage
 
 try:
     import gnubg_nn
@@ -206,22 +208,6 @@ def gnubg_pubeval(afterstate) -> float:
 # --------------------------------------------------------------------------
 # bgsage
 # --------------------------------------------------------------------------
-
-def to_bgsage(board) -> list[int]:
-    """Our board -> bgsage's 26-int list (opponent's bar as a positive count)."""
-    out = _as_board(board).tolist()
-    out[0] = -out[0]
-    return out
-
-
-def from_bgsage(bg) -> np.ndarray:
-    """bgsage's 26-int board -> our int8[26]."""
-    out = np.array(bg, dtype=np.int8)
-    if out.shape != (26,):
-        raise ValueError(f"expected a bgsage board of length 26, got {out.shape}")
-    out[0] = -out[0]
-    return out
-
 
 def bgsage_afterstates(board, d1: int, d2: int) -> set[bytes]:
     """Distinct legal afterstates per ``bgsage.possible_moves``, as ``tobytes()``.

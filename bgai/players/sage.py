@@ -32,15 +32,20 @@ def require_bgsage():
 
 
 def to_sage(board) -> list[int]:
-    """A bgai board (on-roll view) as bgsage's: the opponent's bar counted positive."""
-    sage = np.asarray(board, dtype=np.int64).tolist()
+    """A bgai board (on-roll view) as bgsage's 26-int list: the opponent's bar counted positive."""
+    b = np.asarray(board)
+    if b.shape != (26,):
+        raise ValueError(f"expected a board of shape (26,), got {b.shape}")
+    sage = b.astype(np.int8).tolist()
     sage[0] = -sage[0]
     return sage
 
 
 def from_sage(sage) -> np.ndarray:
-    """bgsage's board as bgai's int8[26] (the inverse of ``to_sage``)."""
+    """bgsage's 26-int board as bgai's int8[26] (the inverse of ``to_sage``)."""
     board = np.array(sage, dtype=np.int8)
+    if board.shape != (26,):
+        raise ValueError(f"expected a bgsage board of length 26, got {board.shape}")
     board[0] = -board[0]
     return board
 
