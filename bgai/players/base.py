@@ -16,10 +16,10 @@ def engine_picks(boards, after, owner, dice, play, engine: str, last_checker_off
     that uses fewer dice: ``bgai.coach.oracles``) stands for bgai's game-ending play, which scores the same."""
     if dice is None:
         raise BgaiError(f"the {engine} player needs the dice of each position")
-    starts = np.searchsorted(owner, np.arange(len(boards) + 1))
+    first, count = group_starts(owner, len(boards))
     picks = np.empty(len(boards), dtype=np.int64)
     for i, (board, (d1, d2)) in enumerate(zip(boards, dice)):
-        lo, hi = starts[i], starts[i + 1]
+        lo, hi = first[i], first[i] + count[i]
         if hi - lo == 1:
             picks[i] = lo
             continue
