@@ -3,11 +3,15 @@ one process on this machine (the figures of docs/figures.md's "The fast network 
 docs/rollouts.md's "Threads instead of processes").
 
     python benchmarks/fast_network_bench.py [--positions 200] [--trials 648] [--json FILE]
-    python benchmarks/fast_network_bench.py --networks NETWORK [NETWORK ...] [--positions 200] [--json FILE]
+    python benchmarks/fast_network_bench.py --networks NETWORK [NETWORK ...] [--plies 0 1] [--own-pruners]
+                                            [--positions 200] [--json FILE]
 
-With ``--networks`` it times those networks (checkpoints or ``.npz`` files) beside the fast network instead, at 0
-and 1-ply (all with the fast network's pruning net), each with its ratio to the fast network at the same ply:
-what a candidate network costs a move (issue 20's budget: no more per evaluation than the fast network).
+With ``--networks`` it times those networks (checkpoints or ``.npz`` files) beside the fast network instead, at
+``--plies`` (default 0 and 1; all with the fast network's pruning net, or with ``--own-pruners`` each with the one
+``load_bot`` gives it: a shipped network its own, any other none), each with its ratio to the fast network at the
+same ply: what a candidate network costs a move (issue 20's budget: no more per evaluation than the fast network).
+The fast network against the 512-256 one at 2-ply, as ``load_bot(plies=2)`` played each (docs/figures.md):
+``--networks bgai/data/bgai-default.npz --plies 2 --own-pruners``.
 
 * **Time per move**: ``choose_move`` of the fast network (``bgai/data/bgai-fast.npz``) and of the 512-256 one
   (``bgai-default.npz``), each with its own pruning net, on ``ply_speed.py``'s positions (met in gnubg-nn 0-ply
@@ -42,7 +46,7 @@ from bgai.core.files import provenance, write_atomically  # noqa: E402
 from bgai.core.progress import ticking  # noqa: E402
 from bgai.eval import bearoff  # noqa: E402
 from bgai.eval import rollout as ro  # noqa: E402
-from bgai.eval.bot import FAST_NPZ, FAST_PRUNER, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
+from bgai.eval.bot import FAST_NPZ, FAST_PRUNER, MAX_PLIES, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
 
 ROLLOUT_POSITIONS = {"opening": "4HPwATDgc/ABMA", "prime": "trsDADBsuw0GAA"}
 OLD_FAST_PRUNER = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "s-512-64-init-24-pruner.npz"
@@ -85,15 +89,19 @@ def time_bots(bots: dict, positions: int) -> dict[str, float]:
     return best
 
 
-def network_cost(networks: list[Path], positions: int) -> dict:
+def network_cost(networks: list[Path], positions: int, plies=(0, 1), own_pruners: bool = False) -> dict:
+    """Each of ``networks`` and the fast network timed at each of ``plies`` (``time_bots``), with its ratio to the
+    fast network at the same ply."""
     paths = {"fast": FAST_NPZ, **{str(path): path for path in networks}}
-    bots = {f"{plies}-ply {name}": load_bot(path, plies=plies, pruner=FAST_PRUNER if plies else None)
-            for plies in (0, 1) for name, path in paths.items()}
+    bots = {f"{ply}-ply {name}": load_bot(path, plies=ply, pruner=None if own_pruners or not ply else FAST_PRUNER)
+            for ply in plies for name, path in paths.items()}
     ms = time_bots(bots, positions)
     ratios = {name: value / ms[f"{name.split()[0]} fast"] for name, value in ms.items()}
     for name, ratio in ratios.items():
         print(f"  {name:<60} {ratio:.2f}x the fast network", flush=True)
-    return {"positions": positions, "ms_per_move": ms, "ratio_to_fast": ratios}
+    return {"positions": positions, "plies": list(plies), "own_pruners": own_pruners,
+            "pruners": {name: bot.pruner is not None for name, bot in bots.items()}, "ms_per_move": ms,
+            "ratio_to_fast": ratios}
 
 
 def rollout_jobs(trials: int) -> dict:
@@ -125,9 +133,16 @@ def main(argv=None) -> None:
     parser.add_argument("--trials", type=int, default=648)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--networks", type=Path, nargs="+", help="time these networks beside the fast one instead")
+    parser.add_argument("--plies", type=int, nargs="+", choices=range(MAX_PLIES + 1), default=[0, 1],
+                        help="with --networks: the plies to time them at (default 0 1)")
+    parser.add_argument("--own-pruners", action="store_true",
+                        help="with --networks: each network's own pruning net (load_bot's default) instead of the "
+                             "fast network's")
     args = parser.parse_args(argv)
+    if not args.networks and (args.own_pruners or args.plies != [0, 1]):
+        parser.error("--plies and --own-pruners need --networks")
     if args.networks:
-        figures = {**provenance(), **network_cost(args.networks, args.positions)}
+        figures = {**provenance(), **network_cost(args.networks, args.positions, args.plies, args.own_pruners)}
     else:
         print(f"Time per move, {args.positions} positions, one thread (fastest of 3 alternating passes):")
         figures = {**provenance(), **time_per_move(args.positions)}

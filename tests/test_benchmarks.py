@@ -299,6 +299,17 @@ def test_cube_set_rollouts_with_errors_rolls_out_each_position_the_0ply_cube_ans
     cube_set_rollouts({**figures, "positions": 2})  # the same figures as a random draw's
 
 
+def test_fast_network_bench_times_other_networks_at_the_plies_asked_each_with_its_own_pruning_net(tmp_path):
+    options = ["--networks", "bgai/data/bgai-default.npz", "--plies", "2", "--own-pruners", "--positions", "1"]
+    figures = run(["benchmarks/fast_network_bench.py", *options], tmp_path / "cost.json")
+    names = ["2-ply fast", "2-ply bgai/data/bgai-default.npz"]
+    assert sorted(figures["ms_per_move"]) == sorted(names) and figures["plies"] == [2]
+    assert all(figures["pruners"][name] for name in names)  # each shipped network's own
+    assert positive(*figures["ms_per_move"].values()) and figures["ratio_to_fast"]["2-ply fast"] == 1.0
+    assert figures["ratio_to_fast"][names[1]] == pytest.approx(
+        figures["ms_per_move"][names[1]] / figures["ms_per_move"][names[0]])
+
+
 def test_every_results_file_says_when_and_from_which_commit():
     """Every committed results file records its date and the commit of its code: written by the script (with its
     command and machine), or, for the files older than that, backfilled from git history and saying so."""

@@ -779,7 +779,7 @@ SHIPPED_PRUNER = SHIPPED.parent / "bgai-pruner.npz"
 #: shipped network's own 1-ply lookahead, ``training/configs/student.toml``), then learned one generation of their
 #: own 1-ply lookahead on a million positions (issue 20's ``split-scale``), then the mean of five networks of
 #: different lines on five million (issue 37's ``ens5-distil``, docs/strength.md). It plays better than the shipped
-#: network at 0 and 1-ply, in 0.8 to 0.9 of the time (docs/figures.md), but not at 2-ply.
+#: network at 0 and 1-ply, and as well at 2-ply, in 0.8 to 0.9 of the time (docs/figures.md).
 FAST_NPZ = SHIPPED.parent / "bgai-fast.npz"
 FAST_PRUNER = SHIPPED.parent / "bgai-fast-pruner.npz"
 #: The pruning net each shipped network's file gets by default (``load_bot``).
@@ -790,8 +790,9 @@ FAST_CUBE_EFFICIENCY = SHIPPED.parent / "bgai-fast-cube-efficiency.json"
 SHIPPED_CUBE_EFFICIENCY = SHIPPED.parent / "bgai-default-cube-efficiency.json"
 OWN_CUBE_EFFICIENCY: dict[Path, Path] = {FAST_NPZ: FAST_CUBE_EFFICIENCY, SHIPPED: SHIPPED_CUBE_EFFICIENCY,
                                          SHIPPED_NPZ: SHIPPED_CUBE_EFFICIENCY}
-#: The network ``load_bot()`` plays with at each ply: the fast one where it is as strong.
-DEFAULT_NETWORKS: dict[int, Path] = {0: FAST_NPZ, 1: FAST_NPZ, 2: SHIPPED_NPZ}
+#: The network ``load_bot()`` plays with at each ply: the fast one at every ply, since it plays as well as the
+#: 512-256 network at 2-ply too, in 0.8 of its time (docs/figures.md, "2-ply with the fast network").
+DEFAULT_NETWORKS: dict[int, Path] = {0: FAST_NPZ, 1: FAST_NPZ, 2: FAST_NPZ}
 
 
 class Ensemble(Bot):
@@ -835,7 +836,7 @@ def load_pruner(path: str | Path) -> tuple[ModelSnapshot, int]:
 def load_bot(path: str | Path | None = None, plies: int = 0, filters=None, pruner=None,
              cube_plies: int | None = None, cube_efficiency=None) -> Bot:
     """The bot of a network file at ``plies`` of lookahead (0..``MAX_PLIES``); ``None`` loads the network bgai
-    ships for that ply (``DEFAULT_NETWORKS``: the fast network at 0 and 1-ply, the 512-256 network at 2-ply).
+    ships for that ply (``DEFAULT_NETWORKS``: the fast network at every ply).
     ``path``: a checkpoint (``.pt``, ``bgai.eval.checkpoint``) or a network saved for play (``.npz``,
     ``ModelSnapshot.save_npz``). ``filters`` overrides the move filters (see ``Bot``). The bot evaluates with the
     numpy forward pass (``bgai.eval.weights``) either way; only a ``.pt`` file needs torch, to be read.

@@ -206,7 +206,7 @@ def _bench(args: argparse.Namespace) -> None:
         raise BgaiError("--cube-plies needs --cube or --match (cubeless games make no cube decisions)")
     name = args.opponent or "pubeval"
     bot = load_bot(args.checkpoint, plies=args.plies)
-    # "bgai": the network load_bot() plays 0-ply with (at --plies 2 another network than the bot's: DEFAULT_NETWORKS);
+    # "bgai": the network load_bot() plays 0-ply with (DEFAULT_NETWORKS);
     # a checkpoint file: that network at 0-ply.
     opponent: Player
     if name == "bgai":
@@ -772,8 +772,7 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
     bench.add_argument("--opponent",
                        help="random, heuristic, pubeval, gnubg, sage or sage1 (Open Sage at 0 or 1-ply), bgai "
                             "(--checkpoint's network at 0-ply; without it "
-                            "the fast network load_bot() plays 0 and 1-ply with, not the 512-256 of --plies 2) or a "
-                            "checkpoint file "
+                            "the fast network load_bot() plays with) or a checkpoint file "
                             "(FILE.pt: another network at 0-ply, head to head); default pubeval, or with --cube the "
                             "same bot without its cube; with --agent or --engine several, comma-separated (default "
                             "every built-in one: random, heuristic, pubeval, gnubg where installed, bgai)")
