@@ -158,9 +158,15 @@ def cube_decisions(r: dict) -> tuple[str, str]:
 
 
 def play_bot(r: dict) -> str:
-    """What the 1-ply bot decides (its cube at 2-ply, ``CUBE_PLIES``), where the file has it."""
+    """What the 1-ply bot decides (its cube at 2-ply, ``CUBE_PLIES``), where the file has it: the figure, or where it
+    is the same as that ply's row (the same network deciding at the same ply), that it is."""
     bot = r.get("bgai 1-ply bot")
-    return f"; the 1-ply bot's, at {bot['cube_plies']}-ply: **{bot['mp_per_decision']:.2f}**" if bot else ""
+    if not bot:
+        return ""
+    same = r.get(f"bgai {bot['cube_plies']}-ply", {}).get("mp_per_decision")
+    if same is not None and abs(same - bot["mp_per_decision"]) < 1e-9:
+        return f"; the 1-ply bot's cube is the {bot['cube_plies']}-ply one"
+    return f"; the 1-ply bot's, at {bot['cube_plies']}-ply: **{bot['mp_per_decision']:.2f}**"
 
 
 @row("benchmarks/results/cube_accuracy_match.json")

@@ -93,3 +93,23 @@ def test_a_results_file_without_its_command_stops_the_rendering_and_names_the_ro
     assert done.returncode == 2
     assert "'cube decisions'" in done.stderr and "benchmarks/results/cube_accuracy.json" in done.stderr
     assert "no command recorded" in done.stderr
+
+
+def test_the_cube_row_names_the_1ply_bots_figure_only_where_it_differs_from_its_plys_own(monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("status", STATUS)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "status", module)  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    figures = json.loads((ROOT / "benchmarks" / "results" / "cube_accuracy.json").read_text())
+    bot = figures["bgai 1-ply bot"]
+    two = figures[f"bgai {bot['cube_plies']}-ply"]["mp_per_decision"]
+    # the same network deciding at the same ply: the row says so instead of printing the figure twice
+    figures["bgai 1-ply bot"] = {**bot, "mp_per_decision": two}
+    assert module.play_bot(figures) == f"; the 1-ply bot's cube is the {bot['cube_plies']}-ply one"
+    # another network at 2-ply (as before 2026-12-06): the 1-ply bot's own figure
+    figures["bgai 1-ply bot"] = {**bot, "mp_per_decision": two + 0.25}
+    assert module.play_bot(figures) == f"; the 1-ply bot's, at {bot['cube_plies']}-ply: **{two + 0.25:.2f}**"
+    del figures["bgai 1-ply bot"]
+    assert module.play_bot(figures) == ""
