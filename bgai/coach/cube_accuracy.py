@@ -15,7 +15,7 @@ Each ply's row is that ply's own cube; where a bot of that ply decides its cube 
 1-ply bot at 2-ply, with its own network), a row ``bgai N-ply bot`` gives what that bot decides.
 The match-play set (``cube_reference --match``: each position at a score of a 7-point match) is judged the same way,
 its equities money-normalised to the cube as gnubg gives them. A bot decides with its network's fitted cube
-efficiency where it has one (``bgai.train.cube_efficiency``; the fast network that plays at 0 and 1-ply);
+efficiency where it has one (``bgai.train.cube_efficiency``; the fast network that plays at every ply);
 ``--manual-x`` adds each such row again with the manual's x, and where the model also shifts the win chance the
 formula reads, with the model's own x alone ("x alone": fitted beside the shift, so not what a model of x fitted
 alone decides; ``benchmarks/cube_shift.py`` compares with that one); each with the paired difference.
