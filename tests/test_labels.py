@@ -157,3 +157,39 @@ def test_cli_labels_a_shard_and_reports_the_folder(tmp_path, capsys):
     assert "1 shards, 4 labelled positions" in out
     loaded = lb.load_labels(tmp_path)
     assert len(loaded) == 4 and (loaded.shard == 0).all()
+
+
+def test_a_shard_relabelled_holds_the_source_positions_rolled_out_again_by_the_new_bot(shard, tmp_path):
+    other = load_bot("bgai/data/bgai-default.npz")  # another network than the one that labelled the source
+    again = lb.LabelSettings(**{**TINY.__dict__, "relabel": str(shard.parent), "seed": 5})
+    path = lb.label_shard(other, tmp_path, 4, again, command="test")
+    source, _ = lb.read_shard(shard)
+    relabelled, meta = lb.read_shard(path)
+    for name in ("boards", "picked", "decision"):  # the same positions, picks and decisions
+        assert np.array_equal(getattr(relabelled, name), getattr(source, name)), name
+    # the new bot's own values, and its rollouts on the batches' dice
+    np.testing.assert_allclose(relabelled.ply0, other.lookahead(source.boards, 0), atol=1e-6)
+    np.testing.assert_allclose(relabelled.ply1, other.lookahead(source.boards, 1), atol=1e-6)
+    for index, lo in enumerate(range(0, len(source), TINY.batch)):
+        rows = slice(lo, lo + TINY.batch)
+        rolled = rollout_batch(other, source.boards[rows], trials=4, truncate=2, seed=lb.batch_seed(again, 4, index))
+        np.testing.assert_allclose(relabelled.probabilities[rows], rolled.probabilities, atol=1e-6)
+    assert not np.allclose(relabelled.probabilities, source.probabilities)
+    assert meta["labeller"]["weights"] == lb.network_digest(other) != lb.network_digest(load_bot())
+    assert meta["settings"]["relabel"] == str(shard.parent)
+    with pytest.raises(BgaiError, match="no shard-00005.npz to roll out again"):
+        lb.label_shard(other, tmp_path, 5, again)
+
+
+def test_cli_relabels_every_shard_of_a_folder(shard, tmp_path, capsys):
+    out = tmp_path / "again"
+    base = ["label", "--out", str(out), "--relabel", str(shard.parent), "--trials", "2", "--truncate", "1",
+            "--quiet"]
+    assert main(base) == 0  # every shard of the source: shard 4
+    assert [p.name for p in lb.shard_files(out)] == [shard.name]
+    assert np.array_equal(lb.load_labels(out).boards, lb.read_shard(shard)[0].boards)
+    capsys.readouterr()
+    assert main([*base, "--shards", "0-3"]) == 2
+    assert "no label shards (shard-NNNNN.npz) to roll out again among --shards 0-3" in capsys.readouterr().err
+    assert main(["label", "--out", str(shard.parent), "--relabel", str(shard.parent), "--quiet"]) == 2
+    assert "must be different folders" in capsys.readouterr().err

@@ -90,7 +90,7 @@ def _print_record(args: argparse.Namespace, record: dict) -> None:
 
 
 LABEL_OPTIONS = ("positions", "plays", "trials", "truncate", "batch", "seed", "epsilon", "race", "disagreement",
-                 "candidates", "lockstep")
+                 "candidates", "lockstep", "relabel")
 
 
 def _rollout_file(args: argparse.Namespace) -> None:
@@ -137,7 +137,17 @@ def _label(args: argparse.Namespace) -> None:
         print(f"{args.out}: {manifest['shards']} shards, {manifest['positions']:,} labelled positions ({phases})")
         return
     settings = LabelSettings(**{name: getattr(args, name) for name in LABEL_OPTIONS})
-    shards = parse_shards(args.shards)
+    shards: range | list[int] = parse_shards(args.shards or "0")
+    if settings.relabel:  # the source's shards (those of --shards among them)
+        if os.path.realpath(settings.relabel) == os.path.realpath(args.out):
+            raise BgaiError("--relabel and --out must be different folders: the labels rolled out again are a new set")
+        from bgai.train.labels import shard_files
+
+        there = [int(f.stem.split("-")[1]) for f in shard_files(settings.relabel)]
+        shards = [n for n in there if args.shards is None or n in shards]
+        if not shards:
+            raise BgaiError(f"{settings.relabel}: no label shards (shard-NNNNN.npz) to roll out again"
+                            + (f" among --shards {args.shards}" if args.shards else ""))
     from bgai.eval.bot import load_bot
 
     bot = load_bot(args.checkpoint)
@@ -658,15 +668,17 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
                                             "(bgai.train.labels): shards of --positions each, written to --out as they "
                                             "finish; the same command resumes a stopped run where it stood.")
     label.add_argument("--out", required=True, help="folder of the shards (shard-NNNNN.npz, MANIFEST.json)")
-    label.add_argument("--shards", default="0", help="shard numbers: N, A-B or A- (from A on until stopped; "
-                                                     "default 0)")
+    label.add_argument("--shards", help="shard numbers: N, A-B or A- (from A on until stopped; default 0, or with "
+                                        "--relabel every shard of that folder)")
     if label_settings:
         from bgai.train.labels import LabelSettings
 
         defaults = LabelSettings()
         for name in LABEL_OPTIONS:
             label.add_argument(f"--{name}", type=type(getattr(defaults, name)), default=getattr(defaults, name),
-                               help=f"{LabelSettings.help(name)} (default {getattr(defaults, name)})")
+                               help=f"{LabelSettings.help(name)} (default {getattr(defaults, name) or 'none'})"
+                               if name == "relabel" else
+                               f"{LabelSettings.help(name)} (default {getattr(defaults, name)})")
     label.add_argument("--jobs", type=int, default=0, help="threads sharing the rollouts (default 0: one per core)")
     label.add_argument("--checkpoint", help="network that plays and labels (default: the network shipped for 0-ply)")
     label.add_argument("--status", action="store_true", help="print what the folder holds and stop")

@@ -18,6 +18,11 @@ bgai, in shards that a run can stop and resume and that a repository can hold:
    position each came from. A network chooses a play by comparing such positions, most of which its own play never
    reaches: labelling a roll's plays side by side teaches it the comparisons it makes (the first 100,000 labels of
    sampled positions alone, fitted better, ranked plays worse: docs/strength.md).
+
+   With ``relabel`` a folder of shards instead, the positions of each shard are those of the shard of the same
+   number there (its boards, picks and decisions; the labelling bot's own 0 and 1-ply values computed again), rolled
+   out again by this bot: the whole set re-rolled with an improved network, as GNU Backgammon re-rolled its
+   training sets with each better net (``shared/RESEARCH.md``).
 2. **Labels** (``label_shard``): each position rolled out by the bot (``bgai.eval.rollout.rollout_batch``: 0-ply,
    cubeless, variance reduction, ``trials`` trials truncated after ``truncate`` plies), ``batch`` positions at a
    time on the same dice, each batch's dice seeded by (seed, shard, batch). The means are the labels, with their
@@ -83,6 +88,8 @@ class LabelSettings:
     plays: int = _field(0, "0: label the sampled positions themselves; k: for each sampled position a seeded roll, "
                            "and its k best plays by 0-ply labelled side by side (the positions after them, the "
                            "opponent on roll): what ranking a roll's plays needs")
+    relabel: str = _field("", "a folder of label shards whose positions are rolled out again, each shard's from the "
+                              "shard of the same number there (the sampling settings then unused)")
 
     def __post_init__(self) -> None:
         for name, low in (("positions", 1), ("trials", 2), ("truncate", 0), ("batch", 1), ("lockstep", 1),
@@ -96,6 +103,8 @@ class LabelSettings:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1):
                 raise BgaiError(f"{name} must be a share from 0 to 1, got {value!r}")
+        if not isinstance(self.relabel, str):
+            raise BgaiError(f"relabel must be a folder's path (a string), got {self.relabel!r}")
 
     @classmethod
     def help(cls, name: str) -> str:
@@ -139,6 +148,8 @@ def _self_play_positions(bot, shard: int, settings: LabelSettings, wanted: int) 
 def shard_positions(bot, shard: int, settings: LabelSettings) -> dict[str, np.ndarray]:
     """The positions of shard ``shard`` with the bot's 0-ply and 1-ply values, how each was picked and the decision
     it is a play of (see the module docstring): ``boards``, ``ply0``, ``ply1``, ``picked``, ``decision``."""
+    if settings.relabel:
+        return _relabelled_positions(bot, shard, settings)
     wanted = settings.positions if not settings.plays else -(-settings.positions // settings.plays)
     candidates = _self_play_positions(bot, shard, settings, int(math.ceil(settings.candidates * wanted)))
     rng = np.random.default_rng([settings.seed, shard, 1])
@@ -182,6 +193,17 @@ def _decision_plays(bot, shard: int, settings: LabelSettings, roots: np.ndarray,
     boards, decision = moves.after[keep], moves.owner[keep].astype(np.int32)
     return {"boards": boards, "ply0": bot.lookahead(boards, 0).astype(np.float32),
             "ply1": bot.lookahead(boards, 1).astype(np.float32), "picked": picked[decision], "decision": decision}
+
+
+def _relabelled_positions(bot, shard: int, settings: LabelSettings) -> dict[str, np.ndarray]:
+    """The positions of shard ``shard`` of the folder ``settings.relabel``, with this bot's own 0 and 1-ply values."""
+    source = Path(settings.relabel) / SHARD_NAME.format(shard)
+    if not source.is_file():
+        raise BgaiError(f"{settings.relabel}: no {source.name} to roll out again")
+    before, _ = read_shard(source)
+    return {"boards": before.boards, "ply0": bot.lookahead(before.boards, 0).astype(np.float32),
+            "ply1": bot.lookahead(before.boards, 1).astype(np.float32), "picked": before.picked,
+            "decision": before.decision}
 
 
 # Labels -----------------------------------------------------------------------------------------------------------
