@@ -7,10 +7,11 @@ A shipped network's cube model (``bgai.core.cube.EfficiencyModel``) is x and a s
 formula reads, fitted together to the network's own cubeful rollouts (``bgai.train.cube_efficiency``). Its own x
 without the shift (``cube_accuracy --manual-x``'s "x alone" rows) is not the model a fit of x alone would give,
 so this script fits that one here (``fit(..., shift=False)``, the same labels files, named in the model's
-``info``), and both decide every entry: the fast network's 0-ply cube and the 1-ply bot's 2-ply one, the 512-256
-network's 2-ply cube (the 2-ply bot's), on the money set and the 7-point match set (judged by gnubg 2-ply) and on
-the entries gnubg's own cubeful rollouts have judged so far. Each row: both models' millipoints a decision and the
-paired difference, shift minus x alone. gnubg only judges; the models learn from bgai's rollouts alone.
+``info``), and both decide every entry: the fast network's 0-ply cube and its 2-ply one (the 1-ply and the 2-ply
+bot's), the 512-256 network's 2-ply cube (the 2-ply bot's until 2026-12-06), on the money set and the 7-point
+match set (judged by gnubg 2-ply) and on the entries gnubg's own cubeful rollouts have judged so far. Each row:
+both models' millipoints a decision and the paired difference, shift minus x alone. gnubg only judges; the models
+learn from bgai's rollouts alone.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ docs/rollouts.md's "Threads instead of processes").
                                             [--positions 200] [--json FILE]
 
 With ``--networks`` it times those networks (checkpoints or ``.npz`` files) beside the fast network instead, at
-``--plies`` (default 0 and 1; all with the fast network's pruning net, or with ``--own-pruners`` each with the one
-``load_bot`` gives it: a shipped network its own, any other none), each with its ratio to the fast network at the
+``--plies`` (default 0 and 1; all with the fast network's pruning net, or with ``--own-pruners`` each with its own:
+a shipped network's, ``OWN_PRUNERS``, any other none), each with its ratio to the fast network at the
 same ply: what a candidate network costs a move (issue 20's budget: no more per evaluation than the fast network).
 The fast network against the 512-256 one at 2-ply, as ``load_bot(plies=2)`` played each (docs/figures.md):
 ``--networks bgai/data/bgai-default.npz --plies 2 --own-pruners``.
@@ -46,7 +46,7 @@ from bgai.core.files import provenance, write_atomically  # noqa: E402
 from bgai.core.progress import ticking  # noqa: E402
 from bgai.eval import bearoff  # noqa: E402
 from bgai.eval import rollout as ro  # noqa: E402
-from bgai.eval.bot import FAST_NPZ, FAST_PRUNER, MAX_PLIES, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
+from bgai.eval.bot import FAST_NPZ, FAST_PRUNER, MAX_PLIES, OWN_PRUNERS, SHIPPED_NPZ, MoveFilter, load_bot  # noqa: E402
 
 ROLLOUT_POSITIONS = {"opening": "4HPwATDgc/ABMA", "prime": "trsDADBsuw0GAA"}
 OLD_FAST_PRUNER = Path(__file__).parents[1] / "checkpoints" / "shipped" / "experiments" / "s-512-64-init-24-pruner.npz"
@@ -93,14 +93,16 @@ def network_cost(networks: list[Path], positions: int, plies=(0, 1), own_pruners
     """Each of ``networks`` and the fast network timed at each of ``plies`` (``time_bots``), with its ratio to the
     fast network at the same ply."""
     paths = {"fast": FAST_NPZ, **{str(path): path for path in networks}}
-    bots = {f"{ply}-ply {name}": load_bot(path, plies=ply, pruner=None if own_pruners or not ply else FAST_PRUNER)
+    pruners = {f"{ply}-ply {name}": (OWN_PRUNERS.get(Path(path).resolve()) if own_pruners else FAST_PRUNER) if ply
+               else None for ply in plies for name, path in paths.items()}
+    bots = {f"{ply}-ply {name}": load_bot(path, plies=ply, pruner=pruners[f"{ply}-ply {name}"] or False)
             for ply in plies for name, path in paths.items()}
     ms = time_bots(bots, positions)
     ratios = {name: value / ms[f"{name.split()[0]} fast"] for name, value in ms.items()}
     for name, ratio in ratios.items():
         print(f"  {name:<60} {ratio:.2f}x the fast network", flush=True)
     return {"positions": positions, "plies": list(plies), "own_pruners": own_pruners,
-            "pruners": {name: bot.pruner is not None for name, bot in bots.items()}, "ms_per_move": ms,
+            "pruners": {name: pruner.name if pruner else None for name, pruner in pruners.items()}, "ms_per_move": ms,
             "ratio_to_fast": ratios}
 
 

@@ -304,7 +304,8 @@ def test_fast_network_bench_times_other_networks_at_the_plies_asked_each_with_it
     figures = run(["benchmarks/fast_network_bench.py", *options], tmp_path / "cost.json")
     names = ["2-ply fast", "2-ply bgai/data/bgai-default.npz"]
     assert sorted(figures["ms_per_move"]) == sorted(names) and figures["plies"] == [2]
-    assert all(figures["pruners"][name] for name in names)  # each shipped network's own
+    # each shipped network's own pruning net
+    assert [figures["pruners"][name] for name in names] == ["bgai-fast-pruner.npz", "bgai-pruner.npz"]
     assert positive(*figures["ms_per_move"].values()) and figures["ratio_to_fast"]["2-ply fast"] == 1.0
     assert figures["ratio_to_fast"][names[1]] == pytest.approx(
         figures["ms_per_move"][names[1]] / figures["ms_per_move"][names[0]])

@@ -159,11 +159,15 @@ def test_cli_labels_a_shard_and_reports_the_folder(tmp_path, capsys):
     assert len(loaded) == 4 and (loaded.shard == 0).all()
 
 
-def test_a_shard_relabelled_holds_the_source_positions_rolled_out_again_by_the_new_bot(shard, tmp_path):
+def test_a_shard_relabelled_holds_the_source_positions_rolled_out_again_by_the_new_bot(bot, tmp_path):
+    plays = lb.LabelSettings(**{**TINY.__dict__, "plays": 2})  # a source with decisions: each root's best 2 plays
+    source_path = lb.label_shard(bot, tmp_path / "plays", 4, plays, command="test")
+    source, _ = lb.read_shard(source_path)
+    assert (source.decision >= 0).all() and len(np.unique(source.decision)) < len(source)
     other = load_bot("bgai/data/bgai-default.npz")  # another network than the one that labelled the source
-    again = lb.LabelSettings(**{**TINY.__dict__, "relabel": str(shard.parent), "seed": 5})
-    path = lb.label_shard(other, tmp_path, 4, again, command="test")
-    source, _ = lb.read_shard(shard)
+    again = lb.LabelSettings(**{**TINY.__dict__, "relabel": str(tmp_path / "plays") + "/", "seed": 5})
+    assert again.relabel == str(tmp_path / "plays")  # one spelling of the folder
+    path = lb.label_shard(other, tmp_path / "again", 4, again, command="test")
     relabelled, meta = lb.read_shard(path)
     for name in ("boards", "picked", "decision"):  # the same positions, picks and decisions
         assert np.array_equal(getattr(relabelled, name), getattr(source, name)), name
@@ -174,11 +178,17 @@ def test_a_shard_relabelled_holds_the_source_positions_rolled_out_again_by_the_n
         rows = slice(lo, lo + TINY.batch)
         rolled = rollout_batch(other, source.boards[rows], trials=4, truncate=2, seed=lb.batch_seed(again, 4, index))
         np.testing.assert_allclose(relabelled.probabilities[rows], rolled.probabilities, atol=1e-6)
-    assert not np.allclose(relabelled.probabilities, source.probabilities)
-    assert meta["labeller"]["weights"] == lb.network_digest(other) != lb.network_digest(load_bot())
-    assert meta["settings"]["relabel"] == str(shard.parent)
+    assert meta["labeller"]["weights"] == lb.network_digest(other) != lb.network_digest(bot)
+    assert meta["source"]["file"] == str(source_path) and meta["source"]["settings"]["plays"] == 2
+    assert meta["source"]["labeller"]["weights"] == lb.network_digest(bot)
+    # the same bot and the source's seed: each batch on the source's dice, so the very labels come back
+    same = lb.label_shard(bot, tmp_path / "same", 4, lb.LabelSettings(**{**plays.__dict__,
+                                                                          "relabel": str(tmp_path / "plays")}))
+    assert np.array_equal(lb.read_shard(same)[0].probabilities, source.probabilities)
+    # a shard the source lacks is refused before any work starts
     with pytest.raises(BgaiError, match="no shard-00005.npz to roll out again"):
-        lb.label_shard(other, tmp_path, 5, again)
+        lb.label_shard(other, tmp_path / "again", 5, again)
+    assert not (tmp_path / "again" / "shard-00005.partial").exists()
 
 
 def test_cli_relabels_every_shard_of_a_folder(shard, tmp_path, capsys):

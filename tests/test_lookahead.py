@@ -90,7 +90,7 @@ def test_two_ply_agrees_with_the_slow_reference(bot0):
     ]
     bot2 = load_bot(plies=2, pruner=False)
     got = bot2.lookahead(np.stack([p.board for p in positions]), 2)
-    zero = Bot(bot2.model)  # the 2-ply bot's own network (load_bot's default 2-ply network is not the 0-ply one's)
+    zero = Bot(bot2.model)  # the 2-ply bot's own network, without its lookahead
     for pos, value in zip(positions, got):
         assert np.allclose(value, slow_lookahead(zero, pos, 2), atol=1e-5), pos
 

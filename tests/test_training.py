@@ -358,9 +358,9 @@ def test_a_resumed_run_without_the_data_its_buffer_needs_says_how_to_go_on(tmp_p
 
 
 def test_every_kind_of_checkpoint_loads_as_a_bot(tmp_path):
-    # The default networks (the fast one split in a contact and a race net, the 512-256 one a single net), and bgai
+    # The shipped networks (the fast one split in a contact and a race net, the 512-256 one a single net), and bgai
     # 0.1's TD network kept by path (format 1, encoder version 1, one net); format 2 holds either kind
-    fast, shipped = load_bot(), load_bot(plies=2)
+    fast, shipped = load_bot(), load_bot(SHIPPED_NPZ)
     assert fast.model.encoder_version in encoding.VERSIONS and fast.model.phases == ("contact", "race")
     assert shipped.model.encoder_version in encoding.VERSIONS and shipped.model.phases == ("all",)
     td = load_bot(Path(__file__).resolve().parents[1] / "checkpoints" / "td-v1" / "checkpoint.pt")

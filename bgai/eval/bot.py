@@ -791,7 +791,7 @@ SHIPPED_CUBE_EFFICIENCY = SHIPPED.parent / "bgai-default-cube-efficiency.json"
 OWN_CUBE_EFFICIENCY: dict[Path, Path] = {FAST_NPZ: FAST_CUBE_EFFICIENCY, SHIPPED: SHIPPED_CUBE_EFFICIENCY,
                                          SHIPPED_NPZ: SHIPPED_CUBE_EFFICIENCY}
 #: The network ``load_bot()`` plays with at each ply: the fast one at every ply, since it plays as well as the
-#: 512-256 network at 2-ply too, in 0.8 of its time (docs/figures.md, "2-ply with the fast network").
+#: 512-256 network at 2-ply too, in 0.84 of its time (docs/figures.md, "Time per checker play").
 DEFAULT_NETWORKS: dict[int, Path] = {0: FAST_NPZ, 1: FAST_NPZ, 2: FAST_NPZ}
 
 

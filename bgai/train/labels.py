@@ -22,7 +22,9 @@ bgai, in shards that a run can stop and resume and that a repository can hold:
    With ``relabel`` a folder of shards instead, the positions of each shard are those of the shard of the same
    number there (its boards, picks and decisions; the labelling bot's own 0 and 1-ply values computed again), rolled
    out again by this bot: the whole set re-rolled with an improved network, as GNU Backgammon re-rolled its
-   training sets with each better net (``shared/RESEARCH.md``).
+   training sets with each better net (``shared/RESEARCH.md``). With the source's seed (and trials and batch) each
+   batch rolls on the source's dice, so the two sets pair position by position; the shard's ``meta`` names its
+   source (``source``: the file, a digest, its settings and labeller).
 2. **Labels** (``label_shard``): each position rolled out by the bot (``bgai.eval.rollout.rollout_batch``: 0-ply,
    cubeless, variance reduction, ``trials`` trials truncated after ``truncate`` plies), ``batch`` positions at a
    time on the same dice, each batch's dice seeded by (seed, shard, batch). The means are the labels, with their
@@ -45,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field, fields
@@ -89,7 +92,8 @@ class LabelSettings:
                            "and its k best plays by 0-ply labelled side by side (the positions after them, the "
                            "opponent on roll): what ranking a roll's plays needs")
     relabel: str = _field("", "a folder of label shards whose positions are rolled out again, each shard's from the "
-                              "shard of the same number there (the sampling settings then unused)")
+                              "shard of the same number there (the sampling settings then unused; with the "
+                              "source's seed, trials and batch each batch rolls on the source's dice)")
 
     def __post_init__(self) -> None:
         for name, low in (("positions", 1), ("trials", 2), ("truncate", 0), ("batch", 1), ("lockstep", 1),
@@ -105,6 +109,8 @@ class LabelSettings:
                 raise BgaiError(f"{name} must be a share from 0 to 1, got {value!r}")
         if not isinstance(self.relabel, str):
             raise BgaiError(f"relabel must be a folder's path (a string), got {self.relabel!r}")
+        if self.relabel:  # one spelling of a folder, so that a resumed shard finds its own settings
+            object.__setattr__(self, "relabel", os.path.normpath(self.relabel))
 
     @classmethod
     def help(cls, name: str) -> str:
@@ -195,12 +201,17 @@ def _decision_plays(bot, shard: int, settings: LabelSettings, roots: np.ndarray,
             "ply1": bot.lookahead(boards, 1).astype(np.float32), "picked": picked[decision], "decision": decision}
 
 
-def _relabelled_positions(bot, shard: int, settings: LabelSettings) -> dict[str, np.ndarray]:
-    """The positions of shard ``shard`` of the folder ``settings.relabel``, with this bot's own 0 and 1-ply values."""
+def _relabel_source(settings: LabelSettings, shard: int) -> Path:
+    """The shard whose positions shard ``shard`` rolls out again (``settings.relabel``), refused where it is not."""
     source = Path(settings.relabel) / SHARD_NAME.format(shard)
     if not source.is_file():
         raise BgaiError(f"{settings.relabel}: no {source.name} to roll out again")
-    before, _ = read_shard(source)
+    return source
+
+
+def _relabelled_positions(bot, shard: int, settings: LabelSettings) -> dict[str, np.ndarray]:
+    """The positions of shard ``shard`` of the folder ``settings.relabel``, with this bot's own 0 and 1-ply values."""
+    before, _ = read_shard(_relabel_source(settings, shard))
     return {"boards": before.boards, "ply0": bot.lookahead(before.boards, 0).astype(np.float32),
             "ply1": bot.lookahead(before.boards, 1).astype(np.float32), "picked": before.picked,
             "decision": before.decision}
@@ -258,6 +269,7 @@ def label_shard(bot, folder: str | Path, shard: int, settings: LabelSettings = L
     path = folder / SHARD_NAME.format(shard)
     if path.exists():
         return path
+    source = _relabel_source(settings, shard) if settings.relabel else None  # (refused before any work)
     partial = folder / (path.stem + ".partial")
     partial.mkdir(parents=True, exist_ok=True)
     settings_file = partial / "settings.json"
@@ -304,6 +316,7 @@ def label_shard(bot, folder: str | Path, shard: int, settings: LabelSettings = L
                      "pruner": bot.pruner is not None},
         "phases": {NAMES[c]: int((classes == c).sum()) for c in np.unique(classes)},
         "mean_equity_se": float(np.mean(labels["equity_se"].astype(np.float64))),
+        **({"source": _source_meta(source)} if source is not None else {}),
         **provenance(command),
         "seconds_this_run": round(time.perf_counter() - started, 1),
     }
@@ -311,6 +324,14 @@ def label_shard(bot, folder: str | Path, shard: int, settings: LabelSettings = L
     shutil.rmtree(partial, ignore_errors=True)
     write_manifest(folder)
     return path
+
+
+def _source_meta(source: Path) -> dict:
+    """What a shard rolled out again came from: the source file, its digest, and its settings and labeller (the
+    sampling settings that made its positions, its seed: the same seed rolls each batch on the same dice)."""
+    meta = read_shard(source)[1]
+    return {"file": str(source), "sha256": hashlib.sha256(source.read_bytes()).hexdigest()[:16],
+            "settings": meta.get("settings"), "labeller": meta.get("labeller")}
 
 
 # Reading ----------------------------------------------------------------------------------------------------------
