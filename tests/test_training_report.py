@@ -128,3 +128,16 @@ def test_the_report_tabulates_levers_tried_on_another_network_and_rerenders_with
     assert "| pilot | 20,000 labels | — | — | — | — | — |" in both
     # several seeds' results, and their pooled figure after them
     assert "| seeds | pairs | — | — | +0.004 ± 0.003 v s; +0.010 ± 0.003 v s; **pooled, +0.007 ± 0.002 v s** |" in both
+    # the pooled 1-ply games beside the 0-ply ones, a paired checker-play difference against whichever network the
+    # run started from, and a sentence after the table on what became of the runs
+    third = tmp_path / "third.json"
+    third.write_text(json.dumps({"what": "generations on top", "title": "On top", "after": "None shipped.", "runs": {
+        "top": {"lever": "labels", "versus": [], "versus_pooled": {
+            "opponent": "e", "ppg_luck_adjusted": 0.004, "ppg_luck_adjusted_se": 0.002}, "versus_pooled_1ply": {
+            "opponent": "e at 1-ply", "ppg_luck_adjusted": -0.008, "ppg_luck_adjusted_se": 0.003},
+            "move_accuracy": {"mp_per_move": 2.62, "minus_ens5_distil": 0.06, "minus_ens5_distil_se": 0.18}}}}))
+    report.main(["--render-only", "--out", str(tmp_path), "--levers", str(third)])
+    text = (tmp_path / "REPORT.md").read_text()
+    assert ("| top | labels | — | — | **pooled, +0.004 ± 0.002 v e**; **pooled at 1-ply, -0.008 ± 0.003 v e at "
+            "1-ply** | 2.62 (+0.06 ± 0.18 v ens5-distil) | — |") in text
+    assert f"Each run's command and each result's command are in `{third}`. None shipped." in text

@@ -204,16 +204,19 @@ def levers_table(levers: dict) -> list[str]:
         minutes = (f"{run['minutes']:g}" if "minutes" in run
                    else f"{run['minutes_training']:g} of training" if "minutes_training" in run else "—")
         fit = " → ".join(f"{e:.4f}" for e in run["held_out_error"]) if run.get("held_out_error") else "—"
-        versus = "; ".join(_versus(v) for v in run.get("versus", ())) or "—"
+        results = [_versus(v) for v in run.get("versus", ())]
         if run.get("versus_pooled"):  # several seeds' games, pooled
-            versus += f"; **pooled, {_versus(run['versus_pooled'])}**"
+            results.append(f"**pooled, {_versus(run['versus_pooled'])}**")
+        if run.get("versus_pooled_1ply"):  # and at 1-ply
+            results.append(f"**pooled at 1-ply, {_versus(run['versus_pooled_1ply'])}**")
+        versus = "; ".join(results) or "—"
         if "checker_mp" in run:
             checker = f"{run['checker_mp']:.2f}"
         elif "move_accuracy" in run:  # its own and, paired, its difference from the network it started from
             m = run["move_accuracy"]
             checker = f"{m['mp_per_move']:.2f}"
-            if "minus_split_scale" in m:
-                checker += f" ({m['minus_split_scale']:+.2f} ± {m['minus_split_scale_se']:.2f} v split-scale)"
+            for key in [k for k in m if k.startswith("minus_") and f"{k}_se" in m][:1]:  # e.g. minus_split_scale
+                checker += f" ({m[key]:+.2f} ± {m[f'{key}_se']:.2f} v {key[len('minus_'):].replace('_', '-')})"
         else:
             checker = "—"
         cube = f"{run['cube_mp']:.2f}" if "cube_mp" in run else "—"
@@ -322,8 +325,9 @@ def render(r: dict) -> str:
     for levers in [tables] if isinstance(tables, dict) else tables:  # (one table, before there were several)
         what = levers["what"][0].upper() + levers["what"][1:]
         title = levers.get("title", "Levers tried since, on the fast network")
+        after = f" {levers['after']}" if levers.get("after") else ""  # what became of the runs since, if anything
         lines += [f"## {title}", "", what + ".", "", *levers_table(levers), "",
-                  f"Each run's command and each result's command are in `{levers['path']}`.", ""]
+                  f"Each run's command and each result's command are in `{levers['path']}`.{after}", ""]
     if r.get("plies"):
         lines += [
             "## What lookahead buys, head to head",
