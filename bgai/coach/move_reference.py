@@ -40,7 +40,7 @@ from pathlib import Path
 
 JOB_ENV = "MOVE_REFERENCE_JOB"
 GNUBG = "/usr/games/gnubg"
-CLASSES = ("contact", "race", "bearoff")  # bgai.core.phase names, the ones a decision can have
+CLASSES = ("contact", "crashed", "race", "bearoff")  # bgai.core.phase names, the ones a decision can have
 DIGITS = 5  # equities are stored rounded to 1e-5
 
 TWO_PLY = (
@@ -64,7 +64,7 @@ SCORING = (
     "mp_per_move = 1000 x the mean error over the decisions (all of them unforced: at least two distinct legal "
     "plays), with mp_se its standard error (sample standard deviation / sqrt(decisions)); best_play = the share of "
     "decisions where the play chosen is a best play. The same figures are given by position class (bgai.core.phase."
-    "classify of the position before the move: contact, race, bearoff). "
+    "classify of the position before the move: contact, crashed, race, bearoff). "
     "gnubg 0-ply's choice is the play with the largest stored 0-ply equity (the first of them on a tie)."
 )
 
@@ -233,7 +233,7 @@ def build(games: int, share: float, seed: int, part: int = 2000, gnubg: str = GN
     import numpy as np
 
     from bgai.core.movegen import afterstates
-    from bgai.core.phase import CONTACT, CRASHED, NAMES, classify
+    from bgai.core.phase import NAMES, classify
     from bgai.formats.position import encode_position_id
     from bgai.players.gnubg import to_gnubg
 
@@ -245,7 +245,6 @@ def build(games: int, share: float, seed: int, part: int = 2000, gnubg: str = GN
     chooser = random.Random(seed)
     kept = [int(i) for i in unforced if chooser.random() < share]
     classes = classify(np.array(boards, dtype=np.int8))
-    classes[classes == CRASHED] = CONTACT  # the set's classes: contact, race, bear-off
     plays = {i: [encode_position_id(after) for after in moves.after[starts[i]:starts[i + 1]]] for i in kept}
     items = sorted({play for ids in plays.values() for play in ids})
     played = time.perf_counter()
