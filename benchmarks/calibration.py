@@ -2,6 +2,8 @@
 
     python benchmarks/calibration.py [--labels checkpoints/labels/split-scale,checkpoints/labels/split-scale-plays]
         [--json benchmarks/results/calibration.json]
+    python benchmarks/calibration.py --labels checkpoints/labels/split-scale --relabelled checkpoints/labels/ens5-distil
+        --json benchmarks/results/relabelled.json
 
 Issue 38's first lever: before correcting the probabilities a cube decision reads, see whether they lean. Every
 shard of the label folders holds positions the network met in its own play (``bgai label``), each with the
@@ -12,6 +14,11 @@ among them), the report gives the mean of 0-ply minus rollout for each of the fi
 lean), the mean absolute equity difference (the scatter), and the rollouts' own mean standard error (how much of
 the scatter is the labels' noise). A reliability table bins the 0-ply chance of winning by tenths and sets the
 rollouts' mean beside each bin's.
+
+With ``--relabelled FOLDER`` (the same positions rolled out again by another network: ``bgai label --relabel``) it
+reports instead what the second rollouts changed, on the shards both folders hold: by class, the mean absolute and
+the mean difference of the equity labels (second minus first) and its 95th percentile, and each labelling network's
+0-ply equity error against its own labels.
 
 All values are the player on roll's. Only bgai's own network and its own rollouts take part.
 """
@@ -29,7 +36,7 @@ from bgai.core.files import provenance, write_atomically
 from bgai.core.phase import NAMES, classify
 from bgai.core.progress import ticking
 from bgai.eval.weights import equity
-from bgai.train.labels import load_labels
+from bgai.train.labels import load_labels, read_shard, shard_files
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
@@ -80,13 +87,58 @@ def report(folders: str) -> dict:
     return out
 
 
+def relabel_report(first: str, second: str) -> dict:
+    """What rolling the positions of ``first`` out again (``second``, ``bgai label --relabel``) changed: the shards
+    both folders hold, position by position (the same boards, refused otherwise), by class."""
+    names = sorted({f.name for f in shard_files(first)} & {f.name for f in shard_files(second)})
+    if not names:
+        raise SystemExit(f"{first} and {second} hold no shard of the same number")
+    parts = []
+    for name in names:
+        a, b = read_shard(Path(first) / name)[0], read_shard(Path(second) / name)[0]
+        if not np.array_equal(a.boards, b.boards):
+            raise SystemExit(f"{second}/{name} holds other positions than {first}/{name}")
+        parts.append((a, b))
+    boards = np.concatenate([a.boards for a, _ in parts])
+    before, after, ply0_before, ply0_after = (
+        equity(np.concatenate([getattr(s, field) for s in sets]).astype(np.float64))
+        for field, sets in (("probabilities", [a for a, _ in parts]), ("probabilities", [b for _, b in parts]),
+                            ("ply0", [a for a, _ in parts]), ("ply0", [b for _, b in parts])))
+    classes = classify(boards)
+
+    def moved(m: np.ndarray) -> dict:
+        change = after[m] - before[m]
+        return {"positions": int(m.sum()), "equity_mean_abs_change": round(float(np.abs(change).mean()), 5),
+                "equity_mean_change": round(float(change.mean()), 5),
+                "equity_change_95th_percentile": round(float(np.percentile(np.abs(change), 95)), 5),
+                "first_0ply_error": round(float(np.abs(ply0_before[m] - before[m]).mean()), 5),
+                "second_0ply_error": round(float(np.abs(ply0_after[m] - after[m]).mean()), 5)}
+
+    return {"shards": names, "all": moved(classes >= 0),
+            "by_class": {NAMES[c]: moved(classes == c) for c in np.unique(classes)}}
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labels", default="checkpoints/labels/split-scale,checkpoints/labels/split-scale-plays",
                         help="label folders (bgai label), comma separated")
     parser.add_argument("--json", default=str(ROOT / "benchmarks/results/calibration.json"))
+    parser.add_argument("--relabelled", help="a folder of --labels' positions rolled out again (bgai label "
+                                             "--relabel): report what that changed instead")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.relabelled:
+        figures = {**provenance(), "what": "the same positions' rollout labels by two networks, on the same dice "
+                   "where the seeds agree: the second minus the first (equity of the player on roll), and each "
+                   "network's 0-ply error against its own labels", "labels": args.labels,
+                   "relabelled": args.relabelled, **relabel_report(args.labels, args.relabelled),
+                   "seconds": round(time.perf_counter() - started, 1)}
+        write_atomically(Path(args.json), lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
+        for name, f in {"all": figures["all"], **figures["by_class"]}.items():
+            print(f"  {name:8s} {f['positions']:7,}  labels moved {f['equity_mean_abs_change']:.4f} (mean "
+                  f"{f['equity_mean_change']:+.4f}, 95th percentile {f['equity_change_95th_percentile']:.4f}); 0-ply "
+                  f"error {f['first_0ply_error']:.4f} -> {f['second_0ply_error']:.4f}")
+        return figures
     figures = {**provenance(), "what": "the labelling network's 0-ply outputs minus its own rollouts of the same "
                "positions (player on roll): lean (mean), scatter (mean absolute equity difference) and the "
                "labels' own standard error", "labels": args.labels, **report(args.labels),

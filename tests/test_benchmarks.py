@@ -311,6 +311,27 @@ def test_fast_network_bench_times_other_networks_at_the_plies_asked_each_with_it
         figures["ms_per_move"][names[1]] / figures["ms_per_move"][names[0]])
 
 
+def test_calibration_reports_what_rolling_the_same_positions_out_again_changed(tmp_path):
+    import shutil
+
+    source, again = ROOT / "checkpoints/labels/split-scale", ROOT / "checkpoints/labels/ens5-distil"
+    figures = run(["benchmarks/calibration.py", "--labels", str(source), "--relabelled", str(again)],
+                  tmp_path / "relabelled.json")
+    common = sorted({p.name for p in source.glob("shard-*.npz")} & {p.name for p in again.glob("shard-*.npz")})
+    assert figures["shards"] == common and figures["all"]["positions"] == 5000 * len(common)
+    assert sum(c["positions"] for c in figures["by_class"].values()) == figures["all"]["positions"]
+    for f in (figures["all"], *figures["by_class"].values()):
+        assert 0 <= abs(f["equity_mean_change"]) <= f["equity_mean_abs_change"] <= f["equity_change_95th_percentile"]
+        assert f["first_0ply_error"] > 0 and f["second_0ply_error"] > 0
+    # a folder whose shard holds other positions is refused, naming it
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(source / "shard-00001.npz", other / "shard-00000.npz")
+    done = subprocess.run([sys.executable, "benchmarks/calibration.py", "--labels", str(source), "--relabelled",
+                           str(other), "--json", str(tmp_path / "x.json")], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode != 0 and "shard-00000.npz holds other positions" in done.stderr
+
+
 def test_every_results_file_says_when_and_from_which_commit():
     """Every committed results file records its date and the commit of its code: written by the script (with its
     command and machine), or, for the files older than that, backfilled from git history and saying so."""
