@@ -99,12 +99,14 @@ def relabel_report(first: str, second: str) -> dict:
         if not np.array_equal(a.boards, b.boards):
             raise SystemExit(f"{second}/{name} holds other positions than {first}/{name}")
         parts.append((a, b))
-    boards = np.concatenate([a.boards for a, _ in parts])
-    before, after, ply0_before, ply0_after = (
-        equity(np.concatenate([getattr(s, field) for s in sets]).astype(np.float64))
-        for field, sets in (("probabilities", [a for a, _ in parts]), ("probabilities", [b for _, b in parts]),
-                            ("ply0", [a for a, _ in parts]), ("ply0", [b for _, b in parts])))
-    classes = classify(boards)
+    firsts, seconds = [a for a, _ in parts], [b for _, b in parts]
+
+    def equities(sets: list, field: str) -> np.ndarray:
+        return equity(np.concatenate([getattr(s, field) for s in sets]).astype(np.float64))
+
+    before, after = equities(firsts, "probabilities"), equities(seconds, "probabilities")
+    ply0_before, ply0_after = equities(firsts, "ply0"), equities(seconds, "ply0")
+    classes = classify(np.concatenate([a.boards for a in firsts]))
 
     def moved(m: np.ndarray) -> dict:
         change = after[m] - before[m]

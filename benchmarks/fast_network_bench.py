@@ -93,10 +93,10 @@ def network_cost(networks: list[Path], positions: int, plies=(0, 1), own_pruners
     """Each of ``networks`` and the fast network timed at each of ``plies`` (``time_bots``), with its ratio to the
     fast network at the same ply."""
     paths = {"fast": FAST_NPZ, **{str(path): path for path in networks}}
-    pruners = {f"{ply}-ply {name}": (OWN_PRUNERS.get(Path(path).resolve()) if own_pruners else FAST_PRUNER) if ply
-               else None for ply in plies for name, path in paths.items()}
-    bots = {f"{ply}-ply {name}": load_bot(path, plies=ply, pruner=pruners[f"{ply}-ply {name}"] or False)
-            for ply in plies for name, path in paths.items()}
+    runs = {f"{ply}-ply {name}": (path, ply) for ply in plies for name, path in paths.items()}
+    pruners = {key: (OWN_PRUNERS.get(Path(path).resolve()) if own_pruners else FAST_PRUNER) if ply else None
+               for key, (path, ply) in runs.items()}
+    bots = {key: load_bot(path, plies=ply, pruner=pruners[key] or False) for key, (path, ply) in runs.items()}
     ms = time_bots(bots, positions)
     ratios = {name: value / ms[f"{name.split()[0]} fast"] for name, value in ms.items()}
     for name, ratio in ratios.items():

@@ -215,7 +215,8 @@ def levers_table(levers: dict) -> list[str]:
         elif "move_accuracy" in run:  # its own and, paired, its difference from the network it started from
             m = run["move_accuracy"]
             checker = f"{m['mp_per_move']:.2f}"
-            for key in [k for k in m if k.startswith("minus_") and f"{k}_se" in m][:1]:  # e.g. minus_split_scale
+            key = next((k for k in m if k.startswith("minus_") and f"{k}_se" in m), None)  # e.g. minus_split_scale
+            if key is not None:
                 checker += f" ({m[key]:+.2f} ± {m[f'{key}_se']:.2f} v {key[len('minus_'):].replace('_', '-')})"
         else:
             checker = "—"
