@@ -2,8 +2,10 @@
 
 import os
 import socket
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +21,24 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         report.longrepr = (f"skipped under CI=true, where every test must run: {reason} (make test installs what "
                            f"the tests need)")
+
+
+@pytest.fixture
+def load_script(monkeypatch):
+    """A loader of a script that is not a module of the package (``benchmarks/*.py``): ``load_script(path)`` runs it
+    as a module named after its file, registered in ``sys.modules`` for the test (its dataclasses look their
+    module up there), and returns it."""
+    import importlib.util
+
+    def load(path):
+        path = Path(path)
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, path.stem, module)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
 
 
 @pytest.fixture(scope="module")

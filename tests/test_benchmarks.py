@@ -209,12 +209,8 @@ def ensemble_bench(r: dict) -> None:
         assert r["cube"][judge]["decisions"] >= 4 and r["cube"][judge]["averaged"]["minus_first_mp"] == 0
 
 
-def test_the_averaged_player_evaluates_the_mean_of_its_two_networks():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("ensemble_bench", BENCHMARKS / "ensemble_bench.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def test_the_averaged_player_evaluates_the_mean_of_its_two_networks(load_script):
+    module = load_script(BENCHMARKS / "ensemble_bench.py")
     from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ, load_bot
     from bgai.formats.position import Position
 
@@ -430,6 +426,26 @@ def test_cube_accuracy_scores_each_plys_own_cube_and_what_the_1ply_bot_decides_a
     assert figures["bgai 1-ply bot"]["mp_per_decision"] == pytest.approx(mp(deeper))
     assert "bgai 0-ply bot" not in coach(cube_accuracy, ["--plies", "0", "--reference", str(reference)],
                                          tmp_path / "zero.json")  # a 0-ply bot's cube is its own ply's
+
+
+def test_cube_accuracy_decides_once_for_bots_whose_cubes_are_the_same(tmp_path, monkeypatch):
+    from bgai.eval.bot import load_bot
+
+    one, two, zero = load_bot(plies=1), load_bot(plies=2), load_bot(plies=0)
+    key = cube_accuracy.cube_key
+    # the 1-ply bot's cube looks 2 plies ahead with the network the 2-ply bot plays with: the same decisions
+    assert one.cube_plies == two.cube_plies == 2 and key(one) == key(two)
+    # anything its cube reads makes another key: the depth, the cube efficiency, the pruning, the network
+    assert len({key(two), key(zero), key(two.replace(cube_efficiency=None)), key(two.replace(prune=2)),
+                key(two.replace(pruner=None)), key(load_bot("bgai/data/bgai-default.npz", plies=2))}) == 6
+    reference = tiny_reference("cube_reference.json", tmp_path, 8)
+    calls = []
+    real = cube_accuracy.bgai_decisions
+    monkeypatch.setattr(cube_accuracy, "bgai_decisions", lambda bot, *a, **k: calls.append(bot) or real(bot, *a, **k))
+    figures = coach(cube_accuracy, ["--plies", "0", "1", "2", "--reference", str(reference)], tmp_path / "c.json")
+    assert len(calls) == 3  # 0-ply, 1-ply, and the 1-ply bot's cube, which is 2-ply's
+    assert figures["bgai 1-ply bot"]["mp_per_decision"] == figures["bgai 2-ply"]["mp_per_decision"]
+    assert figures["bgai 1-ply bot"]["by_kind"] == figures["bgai 2-ply"]["by_kind"]
 
 
 def test_cube_accuracy_versus_a_network_is_the_paired_difference_of_the_two(tmp_path):

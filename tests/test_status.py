@@ -95,13 +95,8 @@ def test_a_results_file_without_its_command_stops_the_rendering_and_names_the_ro
     assert "no command recorded" in done.stderr
 
 
-def test_the_cube_row_names_the_1ply_bots_figure_only_where_it_differs_from_its_plys_own(monkeypatch):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("status", STATUS)
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "status", module)  # (its dataclasses look their module up)
-    spec.loader.exec_module(module)
+def test_the_cube_row_names_the_1ply_bots_figure_only_where_it_differs_from_its_plys_own(load_script):
+    module = load_script(STATUS)
     figures = json.loads((ROOT / "benchmarks" / "results" / "cube_accuracy.json").read_text())
     bot = figures["bgai 1-ply bot"]
     two = figures[f"bgai {bot['cube_plies']}-ply"]["mp_per_decision"]

@@ -86,6 +86,22 @@ def bgai_decisions(bot, entries, runs: int = 1) -> tuple[np.ndarray, np.ndarray,
     return equities.should_double, equities.should_take, min(seconds)
 
 
+def cube_key(bot) -> str:
+    """A digest of everything ``Bot.cube_equities`` reads: its network's and pruning net's weights, the depth of its
+    cube and its lookahead's settings, and its cube efficiency. Two bots with the same key make the same cube
+    decisions (the 1-ply bot, whose cube looks 2 plies ahead with the network the 2-ply bot plays with, and the 2-ply
+    bot), so those are computed once."""
+    from bgai.eval.weights import ModelSnapshot, content_hash
+
+    def weights(model):
+        return None if model is None else ModelSnapshot.of(model).weights
+
+    model = bot.cube_efficiency
+    return content_hash({"model": weights(bot.model), "pruner": weights(bot.pruner), "prune": bot.prune,
+                         "cube_plies": bot.cube_plies, "use_bearoff": bot.use_bearoff, "bf16": bot.bf16,
+                         "cube_efficiency": None if model is None else model.to_json()})
+
+
 def rollout_cube_decisions(bot, entries, options: dict | None = None, progress: bool = True) -> list:
     """``bot``'s rollout cube decisions (``Bot.cube_decision(..., rollout=True)``: ``bgai.eval.bot.CUBE_ROLLOUT``'s
     settings, ``options`` changing them) of the reference entries, one after another: a ``CubeDecision`` each."""
@@ -240,6 +256,13 @@ def main(argv=None) -> None:
             judge["what"] += f"; a seeded sample of {len(entries)} of them (--rollout)"
     rows: dict[str, dict] = {}
     made: dict[str, tuple] = {}  # each row's (doubles, takes)
+    decided: dict[str, tuple] = {}  # (doubles, takes, seconds) by cube_key: bots that decide alike, computed once
+
+    def decide(bot, runs: int = 1) -> tuple:
+        key = cube_key(bot)
+        if key not in decided:
+            decided[key] = bgai_decisions(bot, entries, runs)
+        return decided[key]
 
     def scored(name: str, doubles, takes, **extra) -> dict:
         made[name] = (np.asarray(doubles, dtype=bool), np.asarray(takes, dtype=bool))
@@ -249,12 +272,12 @@ def main(argv=None) -> None:
     def beside_manual_x(name: str, bot, mine: tuple) -> None:
         """Row ``name`` again with ``bot``'s decisions under the manual's cube efficiency, and where its fitted
         model shifts the win chance, under the model's own x without the shift; each paired with the row."""
-        manual = bgai_decisions(bot.replace(cube_efficiency=None), entries)[:2]
+        manual = decide(bot.replace(cube_efficiency=None))[:2]
         scored(f"{name}, manual x", *manual)
         rows[name]["minus_manual_x"] = paired_difference(entries, mine, manual)
         model = bot.cube_efficiency
         if model.shift is not None:
-            alone = bgai_decisions(bot.replace(cube_efficiency=EfficiencyModel(model.weights, model.info)), entries)
+            alone = decide(bot.replace(cube_efficiency=EfficiencyModel(model.weights, model.info)))
             scored(f"{name}, x alone", *alone[:2])
             rows[name]["minus_x_alone"] = paired_difference(entries, mine, alone[:2])
 
@@ -264,7 +287,7 @@ def main(argv=None) -> None:
         scored("gnubg 2-ply", *zip(*[reference_decisions(e) for e in former]))
     for plies in args.plies:
         bot = load_bot(args.checkpoint, plies=plies, cube_plies=plies)  # each ply's own cube (not CUBE_PLIES')
-        doubles, takes, seconds = bgai_decisions(bot, entries, runs=2)
+        doubles, takes, seconds = decide(bot, runs=2)
         row = scored(f"bgai {plies}-ply", doubles, takes, ms_per_position=1000 * seconds / len(entries))
         if args.profile:
             boards, _ = boards_and_cubes(entries)
@@ -277,7 +300,7 @@ def main(argv=None) -> None:
             beside_manual_x(f"bgai {plies}-ply", bot, (doubles, takes))
         if CUBE_PLIES[plies] != plies:  # and what the bot of that ply decides: its cube looks CUBE_PLIES deep
             deeper = load_bot(args.checkpoint, plies=plies)
-            doubles, takes, seconds = bgai_decisions(deeper, entries, runs=2)
+            doubles, takes, seconds = decide(deeper, runs=2)
             scored(f"bgai {plies}-ply bot", doubles, takes, cube_plies=CUBE_PLIES[plies],
                    ms_per_position=1000 * seconds / len(entries))
             if manual:
