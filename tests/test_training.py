@@ -128,6 +128,7 @@ def test_every_shipped_config_loads(path):
     ('[[stage]]\nmethod = "lookahead"\nplies = 2\ndeeper = 0.1\n', "plies \\+ 1 at most 2"),
     ('[[stage]]\nmethod = "lookahead"\ndeeper = 1.5\n', "deeper must be a share"),
     ('[[stage]]\nmethod = "lookahead"\nprecision = "fp16"\n', "precision must be 'fp32' or 'bf16'"),
+    ('[[stage]]\nmethod = "lookahead"\nloss = "mse"\n', "loss must be one of bce, outcomes"),
     ('[[stage]]\nmethod = "td"\ngames = "many"\n', "games must be int"),
     # A TD stage is checked as the others are, every problem named at once; a fraction is no whole number.
     ('[[stage]]\nmethod = "td"\ngames = 1.9\n', "stage 1 games must be int \\(a whole number\\), got 1.9"),
@@ -941,6 +942,47 @@ def test_pair_loss_measures_the_differences_within_a_group_not_what_they_share()
     assert float(pair_loss(worse, target, groups)) == pytest.approx((0.05**2 + 0.05**2) / 3, rel=1e-5)
 
 
+def test_the_outcome_loss_is_the_cross_entropy_of_the_six_results():
+    from bgai.train.td import Learner, outcome_loss, outcomes
+
+    # win 0.6 of which gammons 0.2 and backgammons 0.05; lose 0.4 of which gammons 0.1 and backgammons 0.02
+    target = torch.tensor([[0.6, 0.2, 0.05, 0.1, 0.02]])
+    six = outcomes(target)
+    np.testing.assert_allclose(six.numpy(), [[0.4, 0.15, 0.05, 0.3, 0.08, 0.02]], atol=1e-6)
+    # at the target it is the target's entropy, and anywhere else more (Gibbs' inequality), here by their KL
+    entropy = -float((six * six.log()).sum())
+    assert float(outcome_loss(target, target)) == pytest.approx(entropy, rel=1e-5)
+    other = torch.tensor([[0.55, 0.25, 0.01, 0.12, 0.03]])
+    kl = float((six * (six / outcomes(other)).log()).sum())
+    assert float(outcome_loss(other, target)) == pytest.approx(entropy + kl, rel=1e-5) and kl > 0
+    # a certain single win the network calls impossible costs a large but finite loss, not inf or nan
+    assert 10 < float(outcome_loss(torch.tensor([[0.0, 0.0, 0.0, 0.0, 0.0]]),
+                                   torch.tensor([[1.0, 0.0, 0.0, 0.0, 0.0]]))) < 20
+    with pytest.raises(ValueError, match="loss must be one of"):
+        Learner(EquityModel.create((8,), ("all",), 2), 1e-3, 16, 1, loss="mse")
+
+
+def test_a_stage_learns_its_labels_with_the_outcome_loss(label_folder, tmp_path):
+    from bgai.train.td import outcome_loss
+    from bgai.train.training import RolloutStage, labelled_positions
+
+    boards, labels, _, _ = labelled_positions(str(label_folder))
+    save_checkpoint(tmp_path / "start.pt", model_payload(EquityModel.create((8,), ("all",), 2)))
+
+    def loss_of(path):
+        model = model_from_checkpoint(load_checkpoint(path))
+        with torch.inference_mode():
+            return float(outcome_loss(model(*inputs(model, boards)), torch.from_numpy(labels).clamp(0, 1)))
+
+    config = load_config(None, {**TINY, "hidden": "8", "encoder": 2, "init": str(tmp_path / "start.pt")})
+    config.stages = [RolloutStage(labels=str(label_folder), epochs=2, lr=3e-3, lr_end=1e-3, batch_size=16,
+                                  validation=0.25, loss="outcomes", bench_every=2)]
+    run(config, tmp_path / "run", progress=False)
+    epochs = json.loads((tmp_path / "run" / "rollouts-epochs.json").read_text())
+    assert all("train_outcomes" in e for e in epochs[1:])
+    assert loss_of(tmp_path / "run" / "checkpoint.pt") < loss_of(tmp_path / "start.pt")
+
+
 def test_a_stage_learns_the_differences_between_a_decisions_plays(plays_folder, label_folder, tmp_path):
     from bgai.train.labels import load_labels
     from bgai.train.training import RolloutStage, labelled_positions
@@ -1028,7 +1070,7 @@ def test_pairs_rollouts_is_a_true_or_false_setting(tmp_path):
 @pytest.mark.parametrize("setting, message", [
     ("optimizer = 'sgd'", "optimizer"), ("validation = 1.0", "validation"), ("ply1 = 2.0", "ply1"),
     ("epochs = 0", "epochs"), ("picks = 'some'", "picks"), ("anchor = -1.0", "anchor"),
-    ("pairs = -1.0", "pairs"),
+    ("pairs = -1.0", "pairs"), ("loss = 'softmax'", "loss must be one of bce, outcomes"),
 ])
 def test_a_rollouts_stage_refuses_bad_settings(tmp_path, setting, message):
     path = tmp_path / "bad.toml"

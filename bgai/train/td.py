@@ -211,6 +211,34 @@ def bce(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return nn.functional.binary_cross_entropy(pred.clamp(1e-6, 1 - 1e-6), target)
 
 
+def outcomes(probs: torch.Tensor) -> torch.Tensor:
+    """(N, 5) cumulative probabilities (win, win gammon, win backgammon, lose gammon, lose backgammon) to the (N, 6)
+    chances of the six outcomes: a single win, a gammon win, a backgammon win, and the same three losses. Each
+    difference is clamped at 0 (a target averaged from rollouts with variance reduction can put a gammon a hair
+    above its win)."""
+    import torch
+
+    win, win_gammon, win_bg, lose_gammon, lose_bg = probs.unbind(1)
+    six = torch.stack([win - win_gammon, win_gammon - win_bg, win_bg,
+                       1 - win - lose_gammon, lose_gammon - lose_bg, lose_bg], dim=1)
+    return six.clamp(min=0)
+
+
+def outcome_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of the six outcomes (``outcomes``) of ``pred`` against those of ``target``, a mean over the
+    positions: the loss of a 6-way softmax over the game's results (wildbg's), here on bgai's own head, whose chain
+    of conditional probabilities is a full parametrisation of the same six chances. Unlike ``bce`` it weighs each
+    gammon and backgammon chance by how often its win or loss happens."""
+    t = outcomes(target)
+    t = t / t.sum(1, keepdim=True).clamp(min=1e-12)
+    return -(t * outcomes(pred).clamp(min=1e-7).log()).sum(1).mean()
+
+
+#: The supervised learners' losses: ``bce`` (binary cross-entropy of the five cumulative outputs, the default) and
+#: ``outcomes`` (``outcome_loss``, the cross-entropy of the six outcomes).
+LOSSES = {"bce": bce, "outcomes": outcome_loss}
+
+
 def pair_loss(pred: torch.Tensor, target: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
     """Mean squared error of the cubeless equities of ``pred`` about the mean of their group, against the same of
     ``target`` (both (n, 5) probabilities; ``groups`` (n,) int64): the error of the differences between the
@@ -237,12 +265,15 @@ def inputs(model: EquityModel, boards: np.ndarray) -> tuple[torch.Tensor, torch.
 
 class Learner:
     """Owns a model and its optimizer (Adam, or AdamW: decoupled ``weight_decay``); trains on experience with
-    binary cross-entropy on the 5 outputs."""
+    ``loss`` (``LOSSES``: binary cross-entropy on the 5 outputs, or the cross-entropy of the 6 outcomes)."""
 
     def __init__(self, model: EquityModel, lr: float, batch_size: int, epochs: int, optimizer: str = "adam",
-                 weight_decay: float = 0.0):
+                 weight_decay: float = 0.0, loss: str = "bce"):
         import torch
 
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
+        self.loss = LOSSES[loss]
         self.model = model
         self.optimizer: torch.optim.Optimizer
         if optimizer == "adamw":
@@ -299,7 +330,7 @@ class Learner:
                             group["lr"] = lr
                     batch = order[start:start + self.batch_size]
                     pred = self.model(x[batch], phase[batch])
-                    loss = bce(pred, y[batch])
+                    loss = self.loss(pred, y[batch])
                     if decision is not None:
                         loss = loss + pairs * pair_loss(pred, y_pairs[batch],
                                                         torch.from_numpy(decision[batch.numpy()]))

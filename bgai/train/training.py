@@ -86,6 +86,7 @@ from bgai.eval.checkpoint import CheckpointError, load_checkpoint, model_from_ch
 from bgai.eval.network import EquityModel, ModelSnapshot, bf16_supported, equity, flip, phase_nets
 from bgai.players import HeuristicPlayer, PubevalPlayer
 from bgai.train.td import (
+    LOSSES,
     Experience,
     Learner,
     SelfPlayWorker,
@@ -189,6 +190,8 @@ class LookaheadStage:
     precision: str = _field("fp32", "'fp32', or 'bf16': the targets' network passes in bfloat16 where the CPU has "
                                     "bfloat16 instructions (about 2.3x faster 1-ply targets, within about 0.001 "
                                     "equity of fp32's on average), fp32 elsewhere")
+    loss: str = _field("bce", "the learner's loss: 'bce' (binary cross-entropy of the five outputs) or 'outcomes' "
+                              "(the cross-entropy of the six outcomes, bgai.train.td.outcome_loss)")
     lam: float = _field(0.0, "λ of the targets' returns along the self-play games (see trace_returns): 0 is the "
                              "lookahead value alone; above 0 each target adds the λ-discounted lookahead "
                              "corrections of the positions that followed it in its game, carrying the game's end "
@@ -213,6 +216,8 @@ class LookaheadStage:
                             f"more, got {self.rollouts}, {self.rollout_trials} and {self.rollout_truncate}")
         if self.rollout_pick not in ROLLOUT_PICKS:
             problems.append(f"rollout_pick must be one of {', '.join(ROLLOUT_PICKS)}, got {self.rollout_pick!r}")
+        if self.loss not in LOSSES:
+            problems.append(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
         if self.pruner and not Path(self.pruner).is_file():
@@ -237,6 +242,8 @@ class RolloutStage:
     batch_size: int = _field(256, "minibatch size")
     optimizer: str = _field("adam", "'adam' or 'adamw' (decoupled weight decay)")
     weight_decay: float = _field(0.0, "weight decay (with adamw: decoupled from the gradient's scale)")
+    loss: str = _field("bce", "the learner's loss: 'bce' (binary cross-entropy of the five outputs) or 'outcomes' "
+                              "(the cross-entropy of the six outcomes, bgai.train.td.outcome_loss)")
     validation: float = _field(0.05, "share of the positions held out (by a hash of the board: the same positions "
                                      "whatever the shards) to measure the model after each epoch; the epoch that "
                                      "measures best is the one the stage keeps")
@@ -272,6 +279,8 @@ class RolloutStage:
             problems.append(f"optimizer must be 'adam' or 'adamw', got {self.optimizer!r}")
         if self.weight_decay < 0:
             problems.append(f"weight_decay must be 0 or more, got {self.weight_decay}")
+        if self.loss not in LOSSES:
+            problems.append(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         if not 0 < self.validation < 1:
             problems.append(f"validation must be a share between 0 and 1, got {self.validation}")
         if not 0 <= self.ply1 <= 1:
@@ -1148,14 +1157,14 @@ def _lookahead_stage(state: Run, stage: LookaheadStage) -> None:
         targets = np.concatenate([t for _, t in data])
         before = evaluation_error(state.model, val_boards, val_targets)
         started = time.perf_counter()
-        learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs)
+        learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs, loss=stage.loss)
         loss = learner.update(Experience(boards, targets, 0, 0, 0, 0), state.rng,
                               lr_schedule=(stage.lr, stage.lr_end), progress=state.progress)
         state.seconds += time.perf_counter() - started
         after = evaluation_error(state.model, val_boards, val_targets)
         state.step += 1
         w, x = state.writer, state.step
-        w.add_scalar(f"{stage.name}/loss/train_bce", loss, x)
+        w.add_scalar(f"{stage.name}/loss/train_{stage.loss}", loss, x)
         for key in after:
             w.add_scalar(f"{stage.name}/loss/validation_{key}_before", before[key], x)
             w.add_scalar(f"{stage.name}/loss/validation_{key}", after[key], x)
@@ -1314,7 +1323,7 @@ def _rollout_stage(state: Run, stage: RolloutStage) -> None:
     best_path = state.run_dir / f"best-{stage.name}.pt"
     log_path = state.run_dir / f"{stage.name}-epochs.json"
     epochs = json.loads(log_path.read_text()) if state.step and log_path.exists() else []
-    learner = Learner(state.model, stage.lr, stage.batch_size, 1, stage.optimizer, stage.weight_decay)
+    learner = Learner(state.model, stage.lr, stage.batch_size, 1, stage.optimizer, stage.weight_decay, stage.loss)
     if state.optimizer_state is not None:
         learner.optimizer.load_state_dict(state.optimizer_state)
     if not epochs:
@@ -1337,14 +1346,14 @@ def _rollout_stage(state: Run, stage: RolloutStage) -> None:
         if best is None or after["equity_mae"] < best["equity_mae"]:
             save_checkpoint(best_path, {**model_payload(state.model), "games": state.games, "seconds": state.seconds,
                                         "validation": after, "step": state.step})
-        epochs.append({"epoch": state.step, "train_bce": loss, "lr": lr[1], **after})
+        epochs.append({"epoch": state.step, f"train_{stage.loss}": loss, "lr": lr[1], **after})
         write_atomically(log_path, lambda f: f.write((json.dumps(epochs, indent=1) + "\n").encode()))
         w = state.writer
-        w.add_scalar(f"{stage.name}/loss/train_bce", loss, state.step)
+        w.add_scalar(f"{stage.name}/loss/train_{stage.loss}", loss, state.step)
         for key, value in after.items():
             w.add_scalar(f"{stage.name}/loss/validation_{key}", value, state.step)
         if state.progress:
-            print(f"{stage.name} epoch {state.step}: train bce {loss:.4f}, held-out equity error "
+            print(f"{stage.name} epoch {state.step}: train {stage.loss} {loss:.4f}, held-out equity error "
                   f"{after['equity_mae']:.4f} (bce {after['bce']:.4f})", flush=True)
         if state.step % stage.bench_every == 0 or state.step == stage.epochs:
             state.bench(stage.name, state.step)
