@@ -143,8 +143,8 @@ def test_eval_prints_probabilities_and_the_cube_action(capsys):
     out = capsys.readouterr().out
     assert "win " in out and "money game, centered cube" in out
     assert "Proper cube action: No double, take" in out  # the opening position is nowhere near a double
-    # the default 1-ply bot decides its cube 2 plies deep and says so; --cube-plies 1 asks for its own ply's
-    assert "1-ply, player on roll's view" in out
+    # the default 2-ply bot decides its cube 2 plies deep and says so; --cube-plies 1 asks for another ply's
+    assert "2-ply, player on roll's view" in out
     assert "centered cube; 2-ply, the formula at its leaves; at the root cube efficiency" in out
     assert ", fitted)" in out  # the shipped network's own cube efficiency model
     assert main(["eval", "m1kJZAjvAQAAAQ", "--cube-plies", "1"]) == 0

@@ -6,7 +6,7 @@ The server runs as ``bgai serve`` in its own process (one uvicorn worker, the bo
 clients run in this one.
 
 * **Latency** first, on the idle server, one request at a time: ``POST /api/moves`` (a hint: every play of a roll
-  ranked, with equities and chances) at 0-ply and at 1-ply, on ``--latency`` positions met in the bot's own games
+  ranked, with equities and chances) at each ply, 0 to 2, on ``--latency`` positions met in the bot's own games
   with a random roll each; median and 95th percentile of the time to the response, in milliseconds.
 * **Load**: ``--clients`` concurrent clients (asyncio and httpx) for ``--seconds``. Each starts its own game
   session (money games, seeded) and loops over: a hint on a random position, an evaluation of one, and an action in
@@ -37,6 +37,8 @@ from typing import Any
 import httpx
 import numpy as np
 
+from bgai.core.files import provenance, write_atomically
+from bgai.eval.bot import MAX_PLIES
 from bgai.formats.matchfile import CheckerPlay, read_mat
 from bgai.formats.position import Position
 
@@ -235,7 +237,7 @@ def main(argv=None) -> None:
     server, base = start_server(args.plies, threads)
     try:
         rng = random.Random(args.seed)
-        hint = {f"{p}-ply": latency(base, positions[:args.latency], p, rng) for p in (0, 1)}
+        hint = {f"{p}-ply": latency(base, positions[:args.latency], p, rng) for p in range(MAX_PLIES + 1)}
         for name, h in hint.items():
             print(f"hint latency {name}: median {h['median_ms']:.1f} ms, p95 {h['p95_ms']:.1f} ms "
                   f"({h['requests']} sequential requests)")
@@ -253,13 +255,11 @@ def main(argv=None) -> None:
     for failure in result["failures"]:
         print("  failure:", failure)
     if args.json:
-        figures = {"hint_latency": hint, "load": result,
-                   "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                               "platform": platform.platform(), "load_average_1min_after": os.getloadavg()[0]},
-                   "command": " ".join(["python", "-m", "bgai.coach.web_load",
-                                        *(argv if argv is not None else sys.argv[1:])])}
+        command = " ".join(["python", "-m", "bgai.coach.web_load", *(argv if argv is not None else sys.argv[1:])])
+        figures = {**provenance(command), "platform": platform.platform(),
+                   "load_average_1min_after": os.getloadavg()[0], "hint_latency": hint, "load": result}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
         print(f"wrote {args.json}")
     if result["errors"] or result["lost_state"] or result["sessions_verified"] != result["sessions"]:
         raise SystemExit(1)

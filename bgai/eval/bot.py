@@ -123,14 +123,14 @@ class RankedPlay:
 
 MAX_PLIES = 2
 #: The lookahead of the bot a person plays and asks (``bgai play``, ``bgai serve``'s page and API, ``bgai hint``,
-#: ``bgai eval``) unless told otherwise. 1-ply: a play takes 1.2-1.5 ms, so nobody waits, and it loses 1.60
-#: millipoints a move to GNU Backgammon 2-ply's judgement against 2.77 at 0-ply (+0.031 points a game head to
-#: head); 2-ply gains +0.021 more for 15 times the time (README's figures).
-PLAY_PLIES = 1
+#: ``bgai eval``) unless told otherwise: the deepest. 2-ply: a play takes about 13 ms and a hint about 30 ms, so
+#: nobody waits, and it plays +0.017 points a game better than 1-ply head to head, luck-adjusted (1-ply +0.034
+#: better than 0-ply), losing 0.77 millipoints a move to GNU Backgammon 2-ply's judgement (README's figures).
+PLAY_PLIES = 2
 #: The lookahead of a bot's cube decisions, by the lookahead of its checker play (``Bot``'s ``cube_plies`` when not
 #: given): an even ply. A 1-ply bot decides its cube at 2-ply with its own network: judged by GNU Backgammon 2-ply
-#: the 1-ply cube loses 3.34 mp a decision, the fast network's 2-ply cube 1.89, for 18.6 ms a decision in a batch
-#: against 0.45 (``benchmarks/results/cube_accuracy.json``; docs/cube.md). One ply's lookahead leaves the opponent
+#: the 1-ply cube loses 3.13 mp a decision, the 2-ply cube 1.32, for about 15 ms a decision in a batch against 0.5
+#: (``benchmarks/results/cube_accuracy.json``; docs/cube.md). One ply's lookahead leaves the opponent
 #: on roll at the leaves, where the formula's errors fall on the other side; GNU Backgammon's odd plies are known
 #: for the same weakness.
 CUBE_PLIES = {0: 0, 1: 2, 2: 2}

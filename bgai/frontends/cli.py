@@ -381,7 +381,7 @@ def _eval(args: argparse.Namespace) -> None:
 # The commands a person plays or asks (play, serve, hint, eval) share one default lookahead, bgai.eval.bot.PLAY_PLIES.
 # The parser leaves --plies None so as not to import the bot (about a second) for every command; its help says the
 # value, which tests/test_cli.py holds to the constant.
-PERSON_PLIES_DEFAULT = "default 1, shared by bgai play, serve, hint and eval"
+PERSON_PLIES_DEFAULT = "default 2, shared by bgai play, serve, hint and eval"
 
 
 def _person_plies(args: argparse.Namespace) -> int:
