@@ -429,15 +429,21 @@ def test_cube_accuracy_scores_each_plys_own_cube_and_what_the_1ply_bot_decides_a
 
 
 def test_cube_accuracy_decides_once_for_bots_whose_cubes_are_the_same(tmp_path, monkeypatch):
-    from bgai.eval.bot import load_bot
+    from bgai.eval.bot import SHIPPED_NPZ, Ensemble, load_bot
+    from bgai.eval.network import EquityModel
 
     one, two, zero = load_bot(plies=1), load_bot(plies=2), load_bot(plies=0)
     key = cube_accuracy.cube_key
     # the 1-ply bot's cube looks 2 plies ahead with the network the 2-ply bot plays with: the same decisions
     assert one.cube_plies == two.cube_plies == 2 and key(one) == key(two)
-    # anything its cube reads makes another key: the depth, the cube efficiency, the pruning, the network
-    assert len({key(two), key(zero), key(two.replace(cube_efficiency=None)), key(two.replace(prune=2)),
-                key(two.replace(pruner=None)), key(load_bot("bgai/data/bgai-default.npz", plies=2))}) == 6
+    # anything its cube reads makes another key: the depth, the cube efficiency, the pruning, the network, the
+    # bear-off database, bfloat16 passes, an ensemble's other networks, the torch pass instead of numpy's
+    other = load_bot(SHIPPED_NPZ, plies=2)
+    keys = [key(two), key(zero), key(two.replace(cube_efficiency=None)), key(two.replace(prune=2)),
+            key(two.replace(pruner=None)), key(other), key(two.replace(use_bearoff=False)),
+            key(two.replace(bf16=True)), key(Ensemble(two.model, [other.model], plies=2)),
+            key(two.replace(model=EquityModel.of(two.model)))]
+    assert len(set(keys)) == len(keys)
     reference = tiny_reference("cube_reference.json", tmp_path, 8)
     calls = []
     real = cube_accuracy.bgai_decisions

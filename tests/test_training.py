@@ -962,8 +962,8 @@ def test_the_outcome_loss_is_the_cross_entropy_of_the_six_results():
         Learner(EquityModel.create((8,), ("all",), 2), 1e-3, 16, 1, loss="mse")
 
 
-def test_a_stage_learns_its_labels_with_the_outcome_loss(label_folder, tmp_path):
-    from bgai.train.td import outcome_loss
+def test_a_stage_learns_its_labels_with_the_outcome_loss(label_folder, tmp_path, monkeypatch):
+    from bgai.train import td
     from bgai.train.training import RolloutStage, labelled_positions
 
     boards, labels, _, _ = labelled_positions(str(label_folder))
@@ -972,15 +972,27 @@ def test_a_stage_learns_its_labels_with_the_outcome_loss(label_folder, tmp_path)
     def loss_of(path):
         model = model_from_checkpoint(load_checkpoint(path))
         with torch.inference_mode():
-            return float(outcome_loss(model(*inputs(model, boards)), torch.from_numpy(labels).clamp(0, 1)))
+            return float(td.outcome_loss(model(*inputs(model, boards)), torch.from_numpy(labels).clamp(0, 1)))
 
+    calls = {name: 0 for name in td.LOSSES}
+    for name, loss in list(td.LOSSES.items()):
+        monkeypatch.setitem(td.LOSSES, name, lambda p, t, name=name, loss=loss: calls.update({name: calls[name] + 1})
+                            or loss(p, t))
     config = load_config(None, {**TINY, "hidden": "8", "encoder": 2, "init": str(tmp_path / "start.pt")})
     config.stages = [RolloutStage(labels=str(label_folder), epochs=2, lr=3e-3, lr_end=1e-3, batch_size=16,
                                   validation=0.25, loss="outcomes", bench_every=2)]
     run(config, tmp_path / "run", progress=False)
+    # every minibatch learned with the outcome loss, none with bce
+    assert calls["outcomes"] >= 2 and calls["bce"] == 0
     epochs = json.loads((tmp_path / "run" / "rollouts-epochs.json").read_text())
     assert all("train_outcomes" in e for e in epochs[1:])
     assert loss_of(tmp_path / "run" / "checkpoint.pt") < loss_of(tmp_path / "start.pt")
+    # and a lookahead stage (a distillation, as ens5-outcomes ran) learns with it too
+    calls.update(outcomes=0, bce=0)
+    config.stages = [LookaheadStage(name="distil", generations=1, games=6, positions=80, part=80, epochs=1, plies=0,
+                                    ensemble=str(FAST_NPZ), loss="outcomes")]
+    run(config, tmp_path / "distil", progress=False)
+    assert calls["outcomes"] >= 1 and calls["bce"] == 0
 
 
 def test_a_stage_learns_the_differences_between_a_decisions_plays(plays_folder, label_folder, tmp_path):

@@ -84,7 +84,7 @@ def train_variant(name: str, boards, targets, val_boards, val_targets, stage, se
         with torch.no_grad():
             for key in ("weight", "bias"):
                 model.state_dict()[f"nets.all.body.0.{key}"].copy_(first[f"nets.all.body.0.{key}"])
-    learner = Learner(model, stage.lr, stage.batch_size, stage.epochs)
+    learner = Learner(model, stage.lr, stage.batch_size, stage.epochs, loss=stage.loss)
     started = time.perf_counter()
     learner.update(Experience(boards, targets, 0, 0, 0, 0), np.random.default_rng(seed),
                    lr_schedule=(stage.lr, stage.lr_end), progress=True)

@@ -87,8 +87,9 @@ def bgai_decisions(bot, entries, runs: int = 1) -> tuple[np.ndarray, np.ndarray,
 
 
 def cube_key(bot) -> str:
-    """A digest of everything ``Bot.cube_equities`` reads: its network's and pruning net's weights, the depth of its
-    cube and its lookahead's settings, and its cube efficiency. Two bots with the same key make the same cube
+    """A digest of everything ``Bot.cube_equities`` reads: the kind of bot, its network's weights (and an
+    ``Ensemble``'s other networks', and whether they are evaluated in numpy or torch), its pruning net's, the depth
+    of its cube and its lookahead's settings, and its cube efficiency. Two bots with the same key make the same cube
     decisions (the 1-ply bot, whose cube looks 2 plies ahead with the network the 2-ply bot plays with, and the 2-ply
     bot), so those are computed once."""
     from bgai.eval.weights import ModelSnapshot, content_hash
@@ -97,7 +98,10 @@ def cube_key(bot) -> str:
         return None if model is None else ModelSnapshot.of(model).weights
 
     model = bot.cube_efficiency
-    return content_hash({"model": weights(bot.model), "pruner": weights(bot.pruner), "prune": bot.prune,
+    return content_hash({"bot": type(bot).__name__, "model": weights(bot.model),
+                         "numpy": isinstance(bot.model, ModelSnapshot),
+                         "others": [weights(other.model) for other in getattr(bot, "others", ())],
+                         "pruner": weights(bot.pruner), "prune": bot.prune,
                          "cube_plies": bot.cube_plies, "use_bearoff": bot.use_bearoff, "bf16": bot.bf16,
                          "cube_efficiency": None if model is None else model.to_json()})
 

@@ -258,7 +258,6 @@ def main(argv=None) -> None:
         command = " ".join(["python", "-m", "bgai.coach.web_load", *(argv if argv is not None else sys.argv[1:])])
         figures = {**provenance(command), "platform": platform.platform(),
                    "load_average_1min_after": os.getloadavg()[0], "hint_latency": hint, "load": result}
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
         print(f"wrote {args.json}")
     if result["errors"] or result["lost_state"] or result["sessions_verified"] != result["sessions"]:

@@ -123,9 +123,10 @@ class RankedPlay:
 
 MAX_PLIES = 2
 #: The lookahead of the bot a person plays and asks (``bgai play``, ``bgai serve``'s page and API, ``bgai hint``,
-#: ``bgai eval``) unless told otherwise: the deepest. 2-ply: a play takes about 13 ms and a hint about 30 ms, so
-#: nobody waits, and it plays +0.017 points a game better than 1-ply head to head, luck-adjusted (1-ply +0.034
-#: better than 0-ply), losing 0.77 millipoints a move to GNU Backgammon 2-ply's judgement (README's figures).
+#: ``bgai eval``) unless told otherwise: the deepest. 2-ply: a play takes about 13 ms and a hint about 15 ms
+#: (docs/figures.md), so nobody waits, and it plays +0.017 points a game better than 1-ply head to head,
+#: luck-adjusted (1-ply +0.034 better than 0-ply), losing 0.77 millipoints a move to GNU Backgammon 2-ply's
+#: judgement (README's figures).
 PLAY_PLIES = 2
 #: The lookahead of a bot's cube decisions, by the lookahead of its checker play (``Bot``'s ``cube_plies`` when not
 #: given): an even ply. A 1-ply bot decides its cube at 2-ply with its own network: judged by GNU Backgammon 2-ply
