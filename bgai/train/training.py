@@ -142,6 +142,18 @@ def _rates(stage) -> list[str]:
     return [] if stage.lr > 0 else [f"lr must be above 0, got {stage.lr}"]
 
 
+def _one_of(stage, name: str, choices) -> list[str]:
+    """The problem of a setting that must be one of ``choices``, if it is not."""
+    value = getattr(stage, name)
+    return [] if value in choices else [f"{name} must be one of {', '.join(choices)}, got {value!r}"]
+
+
+def _loss_field():
+    """The ``loss`` setting of the stages that learn by minibatch (lookahead and rollouts)."""
+    return _field("bce", "the learner's loss: 'bce' (binary cross-entropy of the five outputs) or 'outcomes' (the "
+                         "cross-entropy of the six outcomes, bgai.train.td.outcome_loss)")
+
+
 def _refuse(name: str, problems: list[str]) -> None:
     if problems:
         raise BgaiError(f"stage {name}: " + "; ".join(problems))
@@ -190,8 +202,7 @@ class LookaheadStage:
     precision: str = _field("fp32", "'fp32', or 'bf16': the targets' network passes in bfloat16 where the CPU has "
                                     "bfloat16 instructions (about 2.3x faster 1-ply targets, within about 0.001 "
                                     "equity of fp32's on average), fp32 elsewhere")
-    loss: str = _field("bce", "the learner's loss: 'bce' (binary cross-entropy of the five outputs) or 'outcomes' "
-                              "(the cross-entropy of the six outcomes, bgai.train.td.outcome_loss)")
+    loss: str = _loss_field()
     lam: float = _field(0.0, "λ of the targets' returns along the self-play games (see trace_returns): 0 is the "
                              "lookahead value alone; above 0 each target adds the λ-discounted lookahead "
                              "corrections of the positions that followed it in its game, carrying the game's end "
@@ -214,10 +225,7 @@ class LookaheadStage:
         if not (0 <= self.rollouts <= 1 and self.rollout_trials >= 1 and self.rollout_truncate >= 0):
             problems.append(f"rollouts must be a share 0..1, rollout_trials at least 1 and rollout_truncate 0 or "
                             f"more, got {self.rollouts}, {self.rollout_trials} and {self.rollout_truncate}")
-        if self.rollout_pick not in ROLLOUT_PICKS:
-            problems.append(f"rollout_pick must be one of {', '.join(ROLLOUT_PICKS)}, got {self.rollout_pick!r}")
-        if self.loss not in LOSSES:
-            problems.append(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        problems += _one_of(self, "rollout_pick", ROLLOUT_PICKS) + _one_of(self, "loss", LOSSES)
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
         if self.pruner and not Path(self.pruner).is_file():
@@ -242,8 +250,7 @@ class RolloutStage:
     batch_size: int = _field(256, "minibatch size")
     optimizer: str = _field("adam", "'adam' or 'adamw' (decoupled weight decay)")
     weight_decay: float = _field(0.0, "weight decay (with adamw: decoupled from the gradient's scale)")
-    loss: str = _field("bce", "the learner's loss: 'bce' (binary cross-entropy of the five outputs) or 'outcomes' "
-                              "(the cross-entropy of the six outcomes, bgai.train.td.outcome_loss)")
+    loss: str = _loss_field()
     validation: float = _field(0.05, "share of the positions held out (by a hash of the board: the same positions "
                                      "whatever the shards) to measure the model after each epoch; the epoch that "
                                      "measures best is the one the stage keeps")
@@ -279,16 +286,14 @@ class RolloutStage:
             problems.append(f"optimizer must be 'adam' or 'adamw', got {self.optimizer!r}")
         if self.weight_decay < 0:
             problems.append(f"weight_decay must be 0 or more, got {self.weight_decay}")
-        if self.loss not in LOSSES:
-            problems.append(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        problems += _one_of(self, "loss", LOSSES)
         if not 0 < self.validation < 1:
             problems.append(f"validation must be a share between 0 and 1, got {self.validation}")
         if not 0 <= self.ply1 <= 1:
             problems.append(f"ply1 must be a weight 0..1, got {self.ply1}")
         if self.bench_every < 1:
             problems.append(f"bench_every must be at least 1, got {self.bench_every}")
-        if self.picks not in LABEL_PICKS:
-            problems.append(f"picks must be one of {', '.join(LABEL_PICKS)}, got {self.picks!r}")
+        problems += _one_of(self, "picks", LABEL_PICKS)
         if not self.anchor >= 0:
             problems.append(f"anchor must be 0 or more (a multiple of the labelled positions), got {self.anchor}")
         if self.anchor_plays not in ANCHOR_PLAYS:
