@@ -645,10 +645,134 @@ def test_a_narrower_checkpoint_starts_a_wider_run_as_the_same_network_whose_new_
         state.close()
     # A deeper or narrower network cannot start from it
     for hidden in ("12", "6,6"):
-        with pytest.raises(BgaiError, match="do not widen"):
+        with pytest.raises(BgaiError, match="do not grow"):
             training.Run(load_config(None, {**TINY, "nets": "contact,race", "encoder": 2, "hidden": hidden,
                                             "init": str(tmp_path / "narrow.pt")}), tmp_path / f"run{hidden}",
                          resume=False, progress=False)
+
+@pytest.mark.parametrize("encoder, nets", [(0, ("all",)), (2, ("contact", "race"))])
+def test_a_grown_network_computes_what_its_parent_did_before_any_training(encoder, nets):
+    # Given a trained-looking 8-4 model (random weights, biases pushed so that units are active and inactive)
+    torch.manual_seed(3)
+    parent = EquityModel.create((8, 4), nets, encoder)
+    boards = sample_positions(parent, 3, 0, seed=2, epsilon=0.0, rng=np.random.default_rng(2), keep=60)
+    x, phase = inputs(parent, boards)
+    with torch.no_grad():
+        before = parent(x, phase)
+        # When it grows wider and two layers deeper (each added layer at least as wide as its last)
+        grown = parent.grown((12, 4, 6, 9), seed=1)
+        after = grown(x, phase)
+    # Then it has the new shape and gives the same outputs on every board, by torch and by the numpy pass
+    assert grown.hidden == (12, 4, 6, 9) and grown.phases == parent.phases
+    assert torch.allclose(before, after, atol=1e-6)
+    assert np.allclose(Bot(grown).probabilities(boards), Bot(parent).probabilities(boards), atol=1e-6)
+    # and its added layers start as the identity on the units the parent had, their new units silent
+    for net in grown.nets.values():
+        for added in (net.body[4], net.body[6]):
+            assert torch.equal(added.weight[:4, :4], torch.eye(4)) and not added.bias[:4].any()
+            assert added.weight[4:].abs().sum() > 0  # (a new unit's weights in)
+        assert not net.body[6].weight[:, 4:].any() and not net.head.weight[:, 4:].any()  # (and out)
+    # and every weight learns: one step's gradient reaches the new layers' and units' weights
+    grown.train()
+    grown(x, phase).sum().backward()
+    for net in grown.nets.values():
+        assert net.body[6].weight.grad.abs().sum() > 0 and net.head.weight.grad[:, 4:].abs().sum() > 0
+
+
+def test_growth_keeps_every_layer_and_narrows_none():
+    model = EquityModel.create((8, 4), ("all",), 0)
+    for hidden in ((8,), (6, 4), (8, 4, 3), (8, 2, 4)):
+        with pytest.raises(ValueError, match="do not grow"):
+            model.grown(hidden)
+
+
+def growth_config(hidden: str, stages: list[tuple[str, str, int]]) -> str:
+    """A TD run on encoder 0 from ``hidden`` through ``stages`` of (name, hidden to grow to or "", games), each
+    stage's rounds of 32 games, TD(0), a warm-up of 32 games after a growth."""
+    text = (f'run_name = "grown"\nhidden = "{hidden}"\nencoder = 0\nbench_games = 2\nfinal_bench_games = 2\n'
+            f"threads = 1\nworkers = 1\ncheckpoint_minutes = 1000000.0\n")
+    for name, grow, games in stages:
+        text += (f'\n[[stage]]\nname = "{name}"\nmethod = "td"\ngames = {games}\nparallel_games = 32\nlam = 0.0\n'
+                 f"bench_every = 1000000\n" + (f'hidden = "{grow}"\nwarmup = 32\n' if grow else ""))
+    return text
+
+
+GROWN = growth_config("4", [("small", "", 64), ("wide", "8", 64), ("deep", "8,8", 64)])
+
+
+def test_a_run_grows_its_model_stage_by_stage_and_resumes_grown(tmp_path, monkeypatch):
+    path = tmp_path / "grown.toml"
+    path.write_text(GROWN)
+    config = load_config(path)
+    assert [config.hidden_at(i) for i in range(3)] == [(4,), (8,), (8, 8)]
+    # Given the run stopped (killed) at the end of the deep stage's first round, a checkpoint written there
+    calls = []
+    real_update = training.Learner.update
+
+    def update_then_die(self, *args, **kwargs):
+        loss = real_update(self, *args, **kwargs)
+        calls.append(tuple(self.model.hidden))
+        if len(calls) == 5:
+            training.Run.save(state_holder[0], self.optimizer)
+            raise KeyboardInterrupt
+        return loss
+
+    state_holder = []
+    real_init = training.Run.__init__
+
+    def keep(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        state_holder[:] = [self]
+
+    monkeypatch.setattr(training.Run, "__init__", keep)
+    monkeypatch.setattr(training.Learner, "update", update_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        run(config, tmp_path / "run", progress=False)
+    # Then each stage learned on its own shape, the model grown as the stage began
+    assert calls == [(4,), (4,), (8,), (8,), (8, 8)]
+    saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+    assert saved["stage"] == 2 and tuple(saved["hidden"]) == (8, 8)
+    # And resumed, the run goes on with the grown model and ends with it
+    monkeypatch.setattr(training.Learner, "update", real_update)
+    summary = run(config, tmp_path / "run", resume=True, progress=False)
+    assert summary["games"] == 192
+    assert model_from_checkpoint(load_checkpoint(tmp_path / "run" / "checkpoint.pt")).hidden == (8, 8)
+
+
+def test_the_warm_up_raises_the_learning_rate_from_zero_then_the_schedule_runs():
+    stage = TDStage(games=1000, lr=1e-3, lr_end=1e-4, warmup=100)
+    assert stage.lr_at(0) == pytest.approx(1e-5)
+    assert stage.lr_at(49) == pytest.approx(0.5 * (1e-3 - 9e-4 * 49 / 1000))
+    assert stage.lr_at(500) == pytest.approx(1e-3 + (1e-4 - 1e-3) * 0.5)
+    assert TDStage(lr=2e-4, lr_end=-1).lr_at(10) == 2e-4
+
+
+def test_a_growth_that_would_narrow_a_layer_is_refused_with_the_config(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text(GROWN.replace('hidden = "8,8"', 'hidden = "8,2"'))
+    with pytest.raises(BgaiError, match="stage deep: hidden layers \\[8, 2\\] do not grow \\[8\\]"):
+        load_config(path)
+    path.write_text(GROWN.replace("warmup = 32", "warmup = 65", 1))
+    with pytest.raises(BgaiError, match="warmup must be 0..games"):
+        load_config(path)
+
+
+def test_a_tiny_run_grown_from_scratch_beats_random_after_a_few_hundred_games(tmp_path):
+    # Given a run from random weights: 384 games of TD(0) with sampled backups at 16 hidden units, then grown
+    # to 16-16 and 128 games more
+    text = growth_config("16", [("small", "", 384), ("deep", "16,16", 128)])
+    path = tmp_path / "tiny.toml"
+    path.write_text(text)
+    run(load_config(path), tmp_path / "run", progress=False)
+    model = model_from_checkpoint(load_checkpoint(tmp_path / "run" / "checkpoint.pt"))
+    assert model.hidden == (16, 16)
+    # Then it beats a random player over 200 duplicate games by a margin well beyond their standard error
+    from bgai.core.game import play_duplicate
+    from bgai.players import RandomPlayer
+
+    result = play_duplicate(Bot(ModelSnapshot.of(model)), RandomPlayer(), 100, seed=9).summary()
+    assert result["ppg"] > 0.3 and result["ppg"] > 4 * result["ppg_se"], result
+
 
 def test_a_pruner_that_is_not_a_file_is_refused(tmp_path):
     path = tmp_path / "bad.toml"

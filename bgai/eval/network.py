@@ -11,7 +11,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from bgai.eval.weights import OUTPUTS, ModelSnapshot, equity, flip, net_route, phase_nets  # noqa: F401 (its API)
+from bgai.eval.weights import (  # noqa: F401 (its API)
+    OUTPUTS,
+    ModelSnapshot,
+    check_growth,
+    equity,
+    flip,
+    net_route,
+    phase_nets,
+)
 
 
 class EquityNet(nn.Module):
@@ -148,37 +156,62 @@ class EquityModel(nn.Module):
             nets[name] = wider
         return EquityModel(nets, version)
 
-    def widened(self, hidden: tuple[int, ...], seed: int = 0) -> EquityModel:
-        """A copy of this model with wider hidden layers ``hidden`` (as many as its own, none narrower) that computes
-        the same function: each new unit has seeded random incoming weights, as a fresh layer's, and zero weight
-        out, so it starts silent and learns what to add (a run's ``init`` from a narrower network).
-        ``ValueError`` if ``hidden`` has another depth or a narrower layer."""
+    def grown(self, hidden: tuple[int, ...], seed: int = 0) -> EquityModel:
+        """A copy of this model with the hidden layers ``hidden`` that computes the same function (Net2Net-style
+        growth, Chen et al. 2016): each of its own layers widened to its new size, each new unit with seeded random
+        incoming weights, as a fresh layer's, and zero weight out, so it starts silent and learns what to add; and
+        the layers ``hidden`` adds beyond its own depth inserted before the head, each starting as the identity on
+        the last hidden layer's units (exact, since what a ReLU layer passes on is never negative), then widened
+        as the others. ``ValueError`` if ``hidden`` drops a layer, narrows one, or adds one narrower than the last
+        hidden layer."""
         hidden = tuple(int(h) for h in hidden)
-        if len(hidden) != len(self.hidden) or any(new < old for new, old in zip(hidden, self.hidden)):
-            raise ValueError(f"hidden layers {list(hidden)} do not widen {list(self.hidden)}: a wider network needs "
-                             f"as many layers, none narrower")
+        check_growth(self.hidden, hidden)
+        added = len(hidden) - len(self.hidden)
         generator = torch.Generator().manual_seed(seed)
         nets = {}
         for name, net in zip(self.nets, self._nets()):
-            wider = EquityNet(net.n_inputs, hidden)
-            state = wider.state_dict()
-            old = net.state_dict()
-            linear = [f"body.{2 * k}" for k in range(len(hidden))] + ["head"]
-            for k, layer in enumerate(linear):
-                weight, bias = old[f"{layer}.weight"], old[f"{layer}.bias"]
-                out_old, in_old = weight.shape
-                new_weight = state[f"{layer}.weight"]
-                if k < len(hidden):  # the new units' incoming weights: a fresh layer's uniform initialisation
-                    bound = 1 / new_weight.shape[1] ** 0.5
-                    new_weight.copy_(torch.rand(new_weight.shape, generator=generator) * 2 * bound - bound)
-                    state[f"{layer}.bias"].copy_(torch.rand(len(new_weight), generator=generator) * 2 * bound - bound)
-                new_weight[:, in_old:] = 0  # the new units of the layer below start silent
-                new_weight[:out_old, :in_old] = weight
-                state[f"{layer}.bias"][:out_old] = bias
-            wider.load_state_dict(state)
-            nets[name] = wider
+            nets[name] = _widened(_deepened(net, added), hidden, generator)
         return EquityModel(nets, self.encoder_version)
 
     def describe(self) -> str:
         nets = " + ".join(f"{name} {list(net.hidden)}" for name, net in zip(self.nets, self._nets()))
         return f"{nets} hidden, encoder version {self.encoder_version} ({self.n_inputs} inputs)"
+
+
+def _deepened(net: EquityNet, layers: int) -> EquityNet:
+    """``net`` with ``layers`` more hidden layers before its head, each the identity on the last hidden layer."""
+    if not layers:
+        return net
+    width = net.hidden[-1]
+    deeper = EquityNet(net.n_inputs, net.hidden + (width,) * layers)
+    state = deeper.state_dict()
+    for key, value in net.state_dict().items():  # the body's layers keep their numbers; the head its name
+        state[key] = value
+    for k in range(len(net.hidden), len(deeper.hidden)):
+        state[f"body.{2 * k}.weight"] = torch.eye(width)
+        state[f"body.{2 * k}.bias"] = torch.zeros(width)
+    deeper.load_state_dict(state)
+    return deeper
+
+
+def _widened(net: EquityNet, hidden: tuple[int, ...], generator: torch.Generator) -> EquityNet:
+    """``net`` with each hidden layer widened to ``hidden``'s size (as many layers, none narrower): the new units'
+    incoming weights a fresh layer's uniform initialisation, drawn from ``generator``, their outgoing weights 0."""
+    if hidden == net.hidden:
+        return net
+    wider = EquityNet(net.n_inputs, hidden)
+    state = wider.state_dict()
+    old = net.state_dict()
+    for k, layer in enumerate([f"body.{2 * k}" for k in range(len(hidden))] + ["head"]):
+        weight, bias = old[f"{layer}.weight"], old[f"{layer}.bias"]
+        out_old, in_old = weight.shape
+        new_weight = state[f"{layer}.weight"]
+        if k < len(hidden):  # the new units' incoming weights: a fresh layer's uniform initialisation
+            bound = 1 / new_weight.shape[1] ** 0.5
+            new_weight.copy_(torch.rand(new_weight.shape, generator=generator) * 2 * bound - bound)
+            state[f"{layer}.bias"].copy_(torch.rand(len(new_weight), generator=generator) * 2 * bound - bound)
+        new_weight[:, in_old:] = 0  # the new units of the layer below start silent
+        new_weight[:out_old, :in_old] = weight
+        state[f"{layer}.bias"][:out_old] = bias
+    wider.load_state_dict(state)
+    return wider

@@ -70,6 +70,16 @@ def phase_nets(names) -> dict[str, tuple[int, ...]]:
     return {name: NET_SETS[key][name] for name in names}
 
 
+def check_growth(hidden: tuple[int, ...], grown: tuple[int, ...]) -> None:
+    """``ValueError`` unless ``EquityModel.grown`` can grow hidden layers ``hidden`` to ``grown``: every layer
+    kept, none narrower, and each added one at least as wide as the last."""
+    hidden, grown = tuple(hidden), tuple(grown)
+    if (not hidden or len(grown) < len(hidden) or any(new < old for new, old in zip(grown, hidden))
+            or any(size < hidden[-1] for size in grown[len(hidden):])):
+        raise ValueError(f"hidden layers {list(grown)} do not grow {list(hidden)}: a grown network keeps every "
+                         f"layer, none narrower, and the layers it adds are as wide as the last at least")
+
+
 def net_route(names) -> np.ndarray:
     """(``N_PHASES``,) int64: for each phase, the index in ``names`` of the net that evaluates it."""
     route = np.zeros(N_PHASES, dtype=np.int64)

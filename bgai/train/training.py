@@ -83,7 +83,7 @@ from bgai.core.workers import Pool, default_workers, open_pool
 from bgai.eval import bearoff, encoding
 from bgai.eval.bot import MAX_PLIES, PRUNE_KEEP, Bot, Ensemble, load_bot, load_pruner
 from bgai.eval.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
-from bgai.eval.network import EquityModel, ModelSnapshot, bf16_supported, equity, flip, phase_nets
+from bgai.eval.network import EquityModel, ModelSnapshot, bf16_supported, check_growth, equity, flip, phase_nets
 from bgai.players import HeuristicPlayer, PubevalPlayer
 from bgai.train.td import (
     LOSSES,
@@ -120,11 +120,29 @@ class TDStage:
     epochs: int = _field(1, "passes of the learner over each round's experience")
     epsilon: float = _field(0.0, "chance that a self-play move is random (exploration beyond the dice)")
     bench_every: int = _field(5_000, "games between benchmarks against pubeval and the heuristic player")
+    hidden: str = _field("", "hidden layer sizes the model grows to when the stage starts (EquityModel.grown: the "
+                             "same function, new units and layers silent; comma separated); empty: as it is")
+    warmup: int = _field(0, "games over which the learning rate rises linearly from 0 to lr at the stage's start "
+                            "(after a growth, so that the new units' first steps are small)")
 
     def check(self) -> None:
         """``BgaiError`` naming every setting out of its range."""
-        _refuse(self.name, _counts(self, "games", "parallel_games", "batch_size", "epochs", "bench_every")
-                + _shares(self, "lam", "epsilon") + _rates(self))
+        problems = _counts(self, "games", "parallel_games", "batch_size", "epochs", "bench_every") \
+            + _shares(self, "lam", "epsilon") + _rates(self)
+        if not 0 <= self.warmup <= self.games:
+            problems.append(f"warmup must be 0..games ({self.games}), got {self.warmup}")
+        if self.hidden:
+            try:
+                _sizes(self.hidden, "hidden")
+            except BgaiError as error:
+                problems.append(str(error))
+        _refuse(self.name, problems)
+
+    def lr_at(self, step: int) -> float:
+        """The learning rate at the stage's game ``step``: linear from ``lr`` to ``lr_end`` over the stage (constant
+        with a negative ``lr_end``), times the warm-up's share over its first ``warmup`` games."""
+        lr = self.lr if self.lr_end < 0 else self.lr + (self.lr_end - self.lr) * step / self.games
+        return lr * min(1.0, (step + 1) / self.warmup) if self.warmup else lr
 
 
 def _counts(stage, *names: str) -> list[str]:
@@ -322,10 +340,11 @@ class RunConfig:
     hidden: str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
     nets: str = _field("all", "'all' (one net for every phase), 'contact,race' (one net each) or "
                               "'contact,crashed,race' (GNU Backgammon's three classes)")
-    init: str = _field("", "checkpoint whose weights the run starts from (as many hidden layers, none wider; "
-                           "each net starts as the one that evaluated its phases there: a one-net model's weights "
-                           "start every net of a split one, a contact net a crashed one; inputs a later encoder adds "
-                           "start with zero weight, and new hidden units with zero weight out); empty: random")
+    init: str = _field("", "checkpoint whose weights the run starts from (the same network grown to hidden if "
+                           "it is smaller: EquityModel.grown; each net starts as the one that evaluated its phases "
+                           "there: a one-net model's weights start every net of a split one, a contact net a crashed "
+                           "one; inputs a later encoder adds start with zero weight, and new hidden units and layers "
+                           "with zero weight out); empty: random")
     threads: int = _field(0, "torch threads of the main process (0: 2 with workers=1, where it plays too, as "
                              "before; 1 with workers, which have the cores while it learns)")
     workers: int = _field(0, "worker processes for self-play and lookahead targets (0: one per core this process "
@@ -339,12 +358,16 @@ class RunConfig:
     stages: list = _field(None, "the stages, in order")  # type: ignore[assignment]
 
     def hidden_sizes(self) -> tuple[int, ...]:
-        try:
-            sizes = tuple(int(part) for part in str(self.hidden).split(",") if part.strip())
-        except ValueError:
-            raise BgaiError(f"hidden must be comma-separated layer sizes, got {self.hidden!r}") from None
-        if not sizes or min(sizes) < 1:
-            raise BgaiError(f"hidden must name at least one positive layer size, got {self.hidden!r}")
+        """The hidden layers the run's model starts with."""
+        return _sizes(self.hidden, "hidden")
+
+    def hidden_at(self, stage: int) -> tuple[int, ...]:
+        """The hidden layers of the model during stage number ``stage`` (0-based): the run's, grown by the stages
+        up to that one that name theirs (``TDStage.hidden``)."""
+        sizes = self.hidden_sizes()
+        for s in self.stages[:stage + 1]:
+            if getattr(s, "hidden", ""):
+                sizes = _sizes(s.hidden, "hidden")
         return sizes
 
     def net_names(self) -> tuple[str, ...]:
@@ -360,6 +383,17 @@ class RunConfig:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "stages"}
         out["stages"] = [dataclasses.asdict(stage) for stage in self.stages]
         return out
+
+
+def _sizes(text, name: str) -> tuple[int, ...]:
+    """Hidden layer sizes from their comma-separated text; ``BgaiError`` naming the setting unless they are."""
+    try:
+        sizes = tuple(int(part) for part in str(text).split(",") if part.strip())
+    except ValueError:
+        raise BgaiError(f"{name} must be comma-separated layer sizes, got {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise BgaiError(f"{name} must name at least one positive layer size, got {text!r}")
+    return sizes
 
 
 _KINDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
@@ -484,8 +518,16 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
     for stage in stages:
         stage.check()
     config.stages = stages
-    config.hidden_sizes()
     config.net_names()
+    sizes = config.hidden_sizes()
+    for i, stage in enumerate(stages):  # each growth a network EquityModel.grown can make
+        grown = config.hidden_at(i)
+        if grown != sizes:
+            try:
+                check_growth(sizes, grown)
+            except ValueError as error:
+                raise BgaiError(f"stage {stage.name}: {error}") from None
+        sizes = grown
     if config.encoder not in encoding.VERSIONS:
         raise BgaiError(f"encoder must be one of {', '.join(map(str, encoding.VERSIONS))}, got {config.encoder!r}")
     return config
@@ -534,6 +576,8 @@ class Run:
         if resume:
             state = load_checkpoint(self.path)
             saved = model_from_checkpoint(state)
+            if self.model.hidden != config.hidden_at(state["stage"]):  # a stage grew it: the model it grew to
+                self.model = EquityModel.create(config.hidden_at(state["stage"]), config.net_names(), config.encoder)
             if (saved.phases, saved.hidden, saved.encoder_version) != (
                     self.model.phases, self.model.hidden, self.model.encoder_version):
                 raise CheckpointError(f"{self.path} holds {saved.describe()}; the config asks "
@@ -557,8 +601,8 @@ class Run:
                 except ValueError as e:
                     raise BgaiError(f"--init {config.init}: {e}") from None
             if start.hidden != self.model.hidden:
-                try:  # new units start silent: the same network, free to learn what to add
-                    start = start.widened(self.model.hidden, config.seed)
+                try:  # new units and layers start silent: the same network, free to learn what to add
+                    start = start.grown(self.model.hidden, config.seed)
                 except ValueError as e:
                     raise BgaiError(f"--init {config.init}: {e}") from None
             weights = start.state_dict()
@@ -652,6 +696,10 @@ def _run(config: RunConfig, run_dir: Path, resume: bool, progress: bool, pool: P
     try:
         while state.stage < len(config.stages):
             stage = config.stages[state.stage]
+            grown = config.hidden_at(state.stage)
+            if state.model.hidden != grown:  # the stage grows the model as it starts; its optimizer starts anew
+                state.model = state.model.grown(grown, seed=config.seed + state.stage)
+                state.writer.add_text("growth", f"stage {stage.name}: {state.model.describe()}", state.games)
             if isinstance(stage, TDStage):
                 _td_stage(state, stage)
             elif isinstance(stage, RolloutStage):
@@ -702,9 +750,8 @@ def _td_stage(state: Run, stage: TDStage) -> None:
         while state.step < stage.games:
             started = time.perf_counter()
             n = min(stage.parallel_games, stage.games - state.step)
-            if stage.lr_end >= 0:
-                for group in learner.optimizer.param_groups:
-                    group["lr"] = stage.lr + (stage.lr_end - stage.lr) * state.step / stage.games
+            for group in learner.optimizer.param_groups:
+                group["lr"] = stage.lr_at(state.step)
             experience = rounds.next(n)
             play_seconds = time.perf_counter() - started
             loss = learner.update(experience, state.rng)
