@@ -25,7 +25,8 @@ from bgai.core.files import provenance, write_atomically
 from bgai.core.progress import ticking
 from bgai.eval.bot import Bot, load_bot
 from bgai.eval.network import bf16_supported, equity
-from bgai.train.training import lookahead_targets, sample_positions
+from bgai.train.lookahead import lookahead_targets
+from bgai.train.selfplay import sample_positions
 
 
 def timed(fn, *args, **kwargs):

@@ -56,7 +56,8 @@ def bgai_training(games: int, config_path: str | None = None, checkpoint: str | 
     """Games per second of bgai's TD trainer (self-play plus learning), benchmarks switched off; from scratch, or
     starting from the weights of ``checkpoint``; on the config's workers, or ``workers`` (1: in this process)."""
     from bgai.eval.checkpoint import load_checkpoint
-    from bgai.train.training import load_config, run
+    from bgai.train.config import load_config
+    from bgai.train.run import run
 
     overrides = {"games": games, "parallel_games": 512, **QUIET, **({} if workers is None else {"workers": workers})}
     if checkpoint is not None:

@@ -3,10 +3,10 @@
     python benchmarks/target_cost.py [--positions 300] [--rollouts 20] [--json FILE]
 
 The positions are met in the fast network's own self-play (0-ply, 2% random moves, as a lookahead stage samples
-them; bear-offs left out). Each kind is ``bgai.train.training.lookahead_targets`` on the fast network (``load_bot()``'s,
-512-64), as a lookahead stage's workers call it: 1-ply and 2-ply targets judging every reply, and with the fast
-network's pruning net (``LookaheadStage.pruner``: the network judges the pruning net's best 5 plays of each roll);
-rollout targets (72 trials, variance reduction, truncated at 7, ``LookaheadStage.rollouts``) on the first
+them; bear-offs left out). Each kind is ``bgai.train.lookahead.lookahead_targets`` on the fast network
+(``load_bot()``'s, 512-64), as a lookahead stage's workers call it: 1-ply and 2-ply targets judging every reply, and
+with the fast network's pruning net (``LookaheadStage.pruner``: the network judges the pruning net's best 5 plays of
+each roll); rollout targets (72 trials, variance reduction, truncated at 7, ``LookaheadStage.rollouts``) on the first
 ``--rollouts`` positions. Beside them, the same 1 and 2-ply lookahead in torch (``Bot`` of the torch model, how the
 targets were computed before they moved to the numpy pass), and how far each pruned target's equity lies from
 the unpruned one (mean absolute difference).
@@ -26,7 +26,8 @@ from bgai.core.progress import ticking
 from bgai.eval.bot import FAST_NPZ, FAST_PRUNER, Bot, load_pruner
 from bgai.eval.network import EquityModel
 from bgai.eval.weights import ModelSnapshot, equity
-from bgai.train.training import Pruning, RolloutTargets, lookahead_targets, sample_positions
+from bgai.train.lookahead import Pruning, RolloutTargets, lookahead_targets
+from bgai.train.selfplay import sample_positions
 
 
 def timed(fn, n: int) -> tuple[np.ndarray, float]:

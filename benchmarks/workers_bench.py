@@ -2,7 +2,7 @@
 
     python benchmarks/workers_bench.py [--games 8192] [--repeats 1] [--json benchmarks/results/workers.json]
 
-1. **TD training with learning** (``bgai.train.training.run``, the TD stage, continuing the shipped run from its
+1. **TD training with learning** (``bgai.train.run.run``, the TD stage, continuing the shipped run from its
    checkpoint so games have their normal length): games per second in this process as before (2 threads, and 1),
    on 1 and 2 worker processes, and on 2 Ray actors of a local Ray instance (``ray.init(num_cpus=2)``). The pools
    are started and warmed before the clock starts (a run starts them once); each setting runs ``--repeats`` times,
@@ -35,8 +35,11 @@ from bgai.core.workers import InProcessPool, ProcessPool, RayPool
 from bgai.eval.bot import load_bot
 from bgai.eval.checkpoint import load_checkpoint
 from bgai.eval.network import EquityModel, ModelSnapshot
-from bgai.train.td import Learner, merge_experience, play_task, split_games
-from bgai.train.training import Pruning, RolloutTargets, TargetsTask, _targets_task, load_config, run, sample_positions
+from bgai.train.config import load_config
+from bgai.train.learner import Learner
+from bgai.train.lookahead import Pruning, RolloutTargets, TargetsTask, _targets_task
+from bgai.train.run import run
+from bgai.train.selfplay import merge_experience, play_task, sample_positions, split_games
 
 SHIPPED = Path(__file__).parents[1] / "bgai" / "data" / "bgai-default.pt"
 
@@ -139,9 +142,9 @@ def ingredients(pool1: ProcessPool, snapshot: ModelSnapshot, parallel_games: int
                                                                                 lam=0.7, seed=5)])
     torch.set_num_threads(1)
     learner = Learner(EquityModel.of(snapshot), 1e-4, 512, 1)
-    learner.update(experience, np.random.default_rng(0))  # warm-up
+    learner.fit(experience.boards, experience.targets, np.random.default_rng(0))  # warm-up
     cpu = cpu_seconds([])
-    learner.update(experience, np.random.default_rng(1))
+    learner.fit(experience.boards, experience.targets, np.random.default_rng(1))
     learn_seconds = cpu_seconds([]) - cpu
     positions_per_game = len(experience.boards) / experience.games
     experience_bytes = len(pickle.dumps(experience, protocol=pickle.HIGHEST_PROTOCOL))

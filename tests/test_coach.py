@@ -57,7 +57,7 @@ def test_no_engine_module_imports_the_coach():
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.splitlines()[-1])
-    assert {"bgai.eval.bot", "bgai.train.training", "bgai.frontends.cli", "bgai.core.game"} <= set(result["imported"])
+    assert {"bgai.eval.bot", "bgai.train.run", "bgai.frontends.cli", "bgai.core.game"} <= set(result["imported"])
     assert result["coach"] == [], f"engine modules load {result['coach']}"
 
 

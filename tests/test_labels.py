@@ -91,7 +91,9 @@ def test_a_shards_labels_are_the_rollouts_of_its_positions_on_its_batches_dice(b
         again = rollout_batch(bot, labelled.boards[rows], trials=4, truncate=2, seed=lb.batch_seed(TINY, 4, index))
         np.testing.assert_allclose(labelled.probabilities[rows], again.probabilities, atol=1e-6)
         np.testing.assert_allclose(labelled.se[rows], again.se, atol=2e-3)  # float16
-    assert (labelled.equity_se > 0).all()
+    # every standard error is recorded; one can round to 0 in float16 where four trials agree (two checkers on the
+    # bar dancing against a five-point board), not most
+    assert (labelled.equity_se >= 0).all() and (labelled.equity_se > 0).sum() >= 10
     manifest = json.loads((shard.parent / "MANIFEST.json").read_text())
     assert manifest["positions"] == 12 and manifest["files"][0]["file"] == shard.name
 

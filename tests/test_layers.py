@@ -8,7 +8,8 @@ The layers, lowest first (``docs/architecture.md`` draws them):
 - ``bgai.players``: the simple players (random, heuristic, pubeval, gnubg's as an opponent);
 - ``bgai.formats``: ``Position`` and ``Move``, Position IDs, XGID, FIBS, SVG, match files;
 - ``bgai.eval``: the encoder, the network's weights, the bot, bear-offs, rollouts, the ONNX export;
-- ``bgai.train``: TD(lambda), the lookahead and rollout stages, the label shards;
+- ``bgai.train``: the training config, its run and state, the learner, self-play, one module a training method
+  (TD(lambda), lookahead, rollouts; none imports another), the label shards;
 - ``bgai.play`` and ``bgai.envs``: the game session, analysis and report, other people's agents, the environments;
 - ``bgai.frontends``: the command line, the terminal, the web server, the external player and UBGI;
 - ``bgai.coach``: the measuring library, which the engine never imports.
@@ -162,3 +163,31 @@ def test_a_layer_imports_only_the_layers_below_it(layer):
                     for t in GRAPH[m] if t == "bgai" or (_rank(t) or 0) > rank
                     or (t != m and _rank(t) == rank and not (t == layer or t.startswith(layer + "."))))
     assert not upward, f"{layer} imports from above itself (or the front door, or its neighbour): {upward}"
+
+
+#: The training methods (``bgai.train.run.METHODS``): one module each, none importing another.
+METHODS = ("bgai.train.td", "bgai.train.lookahead", "bgai.train.rollouts")
+
+
+def test_no_training_method_imports_another():
+    crossed = sorted(f"{m} -> {t}" for m in METHODS for t in GRAPH[m] if t in METHODS)
+    assert not crossed, f"training methods import one another: {crossed}"
+
+
+def test_every_training_method_has_its_module_and_its_settings():
+    from bgai.train.config import STAGES
+    from bgai.train.run import METHODS as TRAINS
+
+    assert set(STAGES) == set(TRAINS) == {m.rpartition(".")[2] for m in METHODS}
+    assert all(TRAINS[name].__module__ == f"bgai.train.{name}" for name in TRAINS)
+
+
+def test_the_training_config_and_bgai_train_help_import_no_torch():
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom bgai.train import config\nfrom bgai.frontends.cli import build_parser\n"
+              "build_parser(train_settings=True).parse_args(['train', '--games', '5'])\n"
+              "assert 'torch' not in sys.modules, 'torch was imported'\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

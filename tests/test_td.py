@@ -12,8 +12,9 @@ from bgai.eval.bot import Bot, load_bot
 from bgai.eval.checkpoint import CheckpointError, load_checkpoint, model_payload, save_checkpoint
 from bgai.eval.network import EquityModel, EquityNet, equity, flip
 from bgai.formats.position import START_BOARD
-from bgai.train.td import SelfPlayWorker
-from bgai.train.training import RunConfig, load_config, run
+from bgai.train.config import RunConfig, load_config
+from bgai.train.run import run
+from bgai.train.selfplay import SelfPlayWorker
 
 
 def tiny_config(**kw) -> RunConfig:

@@ -1,5 +1,5 @@
-"""Training runs (bgai.train.training): configs with stages, lookahead generations, their targets, resuming, and every
-kind of checkpoint loading as a bot."""
+"""Training runs (bgai.train.run and its methods): configs with stages, lookahead generations, their targets,
+resuming, and every kind of checkpoint loading as a bot."""
 
 import json
 import subprocess
@@ -18,20 +18,13 @@ from bgai.eval import encoding
 from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ, Bot, Ensemble, load_bot
 from bgai.eval.checkpoint import export_for_play, load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.eval.network import EquityModel, ModelSnapshot, flip
-from bgai.train import training
-from bgai.train.td import inputs
-from bgai.train.training import (
-    LookaheadStage,
-    RolloutTargets,
-    TDStage,
-    load_config,
-    lookahead_targets,
-    rollout_rows,
-    run,
-    sample_positions,
-    sample_trajectories,
-    trace_returns,
-)
+from bgai.train import lookahead, td
+from bgai.train.config import LookaheadStage, TDStage, load_config
+from bgai.train.learner import Learner, evaluation_error, inputs
+from bgai.train.lookahead import RolloutTargets, load_generation, lookahead_targets, rollout_rows, trace_returns
+from bgai.train.run import run
+from bgai.train.selfplay import sample_positions, sample_trajectories
+from bgai.train.state import Run
 from tests.test_lookahead import slow_lookahead
 
 # workers=1: these runs stay in this process (their rounds played with the numpy pass, as on workers;
@@ -285,11 +278,11 @@ def test_a_stage_with_lam_learns_the_trace_returns_of_its_games(tmp_path):
     cut = data["explored"] | np.r_[~kept[1:], False]
     returns = slow_trace_returns(np.where(kept[:, None], targets[rows], 0), np.where(kept[:, None], values[rows], 0),
                                  data["game"], cut, 0.7)
-    boards, learned = training.load_generation(folder, 0.7)
+    boards, learned = load_generation(folder, 0.7)
     for i in range(0, 150, 7):
         assert np.allclose(learned[i], returns[rows == i].mean(axis=0), atol=1e-5)
     assert not np.allclose(learned, targets, atol=1e-3)  # the traces moved the targets
-    assert np.array_equal(training.load_generation(folder, 0.0)[1], targets)
+    assert np.array_equal(load_generation(folder, 0.0)[1], targets)
 
 
 def test_a_stage_cannot_take_up_lam_on_data_sampled_without_trajectories(tmp_path):
@@ -315,7 +308,7 @@ def test_a_killed_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return lookahead_targets(*args)
 
-    monkeypatch.setattr(training, "lookahead_targets", dies_at_the_fifth_part)
+    monkeypatch.setattr(lookahead, "lookahead_targets", dies_at_the_fifth_part)
     with pytest.raises(KeyboardInterrupt):
         run(load_config(path), tmp_path / "split", progress=False)
     gen1 = tmp_path / "split" / "data" / "search-001"
@@ -459,9 +452,9 @@ def test_a_workers_part_of_ensemble_targets_carries_its_networks():
 
     two, shipped = load_bot(FAST_NPZ).model, load_bot(SHIPPED_NPZ).model
     boards = np.stack([Position.start().board, Position.from_position_id("4HPkAxDguWHAIQ").board])
-    task = training.TargetsTask(boards, 0, 0.0, False, False, training.RolloutTargets(), training.Pruning(),
+    task = lookahead.TargetsTask(boards, 0, 0.0, False, False, RolloutTargets(), lookahead.Pruning(),
                                 (shipped,))
-    got = training._targets_task(two, pickle.loads(pickle.dumps(task)))["targets"]
+    got = lookahead._targets_task(two, pickle.loads(pickle.dumps(task)))["targets"]
     mean = (Bot(two).probabilities(boards) + Bot(shipped).probabilities(boards)) / 2
     assert np.allclose(got, mean, atol=1e-6) and not np.allclose(got, Bot(two).probabilities(boards), atol=1e-3)
 
@@ -503,7 +496,7 @@ def test_a_pruning_net_that_keeps_every_play_changes_no_target_and_one_that_keep
     from bgai.eval.bot import FAST_PRUNER
     from bgai.eval.network import equity
     from bgai.eval.weights import ModelSnapshot
-    from bgai.train.training import Pruning
+    from bgai.train.lookahead import Pruning
 
     bot = load_bot()
     boards = sample_positions(bot.model, 4, 900, seed=9, epsilon=0.0, rng=np.random.default_rng(9), keep=10)
@@ -531,7 +524,7 @@ def one_generation(tmp_path, stage: LookaheadStage) -> tuple[EquityModel, np.nda
 
 def test_a_run_computes_its_targets_with_the_pruning_net_it_names(tmp_path):
     from bgai.eval.bot import FAST_PRUNER
-    from bgai.train.training import Pruning
+    from bgai.train.lookahead import Pruning
 
     stage = LookaheadStage(name="pruned", generations=1, games=4, positions=16, part=16, epochs=1, plies=2,
                            pruner=str(FAST_PRUNER))
@@ -548,7 +541,7 @@ def test_a_one_net_checkpoint_starts_every_net_of_a_split_model(tmp_path):
     save_checkpoint(tmp_path / "one.pt", model_payload(one))
     # When a split run starts from it
     config = load_config(None, {**TINY, "nets": "contact,race", "init": str(tmp_path / "one.pt")})
-    state = training.Run(config, tmp_path / "run", resume=False, progress=False)
+    state = Run(config, tmp_path / "run", resume=False, progress=False)
     try:
         # Then both nets are the one net, so the model plays exactly as it did
         assert state.model.phases == ("contact", "race")
@@ -568,7 +561,7 @@ def test_a_contact_net_starts_the_crashed_net_of_a_three_net_model(tmp_path):
     save_checkpoint(tmp_path / "two.pt", model_payload(two))
     # When a run with a crashed net too starts from it
     config = load_config(None, {**TINY, "nets": "contact,crashed,race", "init": str(tmp_path / "two.pt")})
-    state = training.Run(config, tmp_path / "run", resume=False, progress=False)
+    state = Run(config, tmp_path / "run", resume=False, progress=False)
     try:
         # Then the contact and the crashed net are the contact net, the race net the race net: it plays as before
         assert state.model.phases == ("contact", "crashed", "race")
@@ -591,7 +584,7 @@ def test_a_version_2_checkpoint_starts_a_version_3_split_model_with_the_new_inpu
     save_checkpoint(tmp_path / "v2.pt", model_payload(old))
     # When a split run on version 3's inputs starts from it
     config = load_config(None, {**TINY, "nets": "contact,race", "encoder": 3, "init": str(tmp_path / "v2.pt")})
-    state = training.Run(config, tmp_path / "run", resume=False, progress=False)
+    state = Run(config, tmp_path / "run", resume=False, progress=False)
     try:
         # Then it reads version 3, the new inputs' weights are zero, and it plays exactly as the old model
         model = state.model
@@ -609,7 +602,7 @@ def test_a_version_2_checkpoint_starts_a_version_3_split_model_with_the_new_inpu
     newer = tmp_path / "v3.pt"
     save_checkpoint(newer, model_payload(EquityModel.create((8,), ("all",), 3)))
     with pytest.raises(BgaiError, match="lacks the inputs own_mobility"):
-        training.Run(load_config(None, {**TINY, "init": str(newer)}), tmp_path / "run2", resume=False,
+        Run(load_config(None, {**TINY, "init": str(newer)}), tmp_path / "run2", resume=False,
                      progress=False)
 
 
@@ -622,7 +615,7 @@ def test_a_narrower_checkpoint_starts_a_wider_run_as_the_same_network_whose_new_
     # When a 12-6 run starts from it
     config = load_config(None, {**TINY, "nets": "contact,race", "encoder": 2, "hidden": "12,6",
                                 "init": str(tmp_path / "narrow.pt")})
-    state = training.Run(config, tmp_path / "run", resume=False, progress=False)
+    state = Run(config, tmp_path / "run", resume=False, progress=False)
     try:
         model = state.model
         assert model.hidden == (12, 6)
@@ -646,7 +639,7 @@ def test_a_narrower_checkpoint_starts_a_wider_run_as_the_same_network_whose_new_
     # A deeper or narrower network cannot start from it
     for hidden in ("12", "6,6"):
         with pytest.raises(BgaiError, match="do not grow"):
-            training.Run(load_config(None, {**TINY, "nets": "contact,race", "encoder": 2, "hidden": hidden,
+            Run(load_config(None, {**TINY, "nets": "contact,race", "encoder": 2, "hidden": hidden,
                                             "init": str(tmp_path / "narrow.pt")}), tmp_path / f"run{hidden}",
                          resume=False, progress=False)
 
@@ -707,25 +700,25 @@ def test_a_run_grows_its_model_stage_by_stage_and_resumes_grown(tmp_path, monkey
     assert [config.hidden_at(i) for i in range(3)] == [(4,), (8,), (8, 8)]
     # Given the run stopped (killed) at the end of the deep stage's first round, a checkpoint written there
     calls = []
-    real_update = training.Learner.update
+    real_fit = Learner.fit
 
-    def update_then_die(self, *args, **kwargs):
-        loss = real_update(self, *args, **kwargs)
+    def fit_then_die(self, *args, **kwargs):
+        loss = real_fit(self, *args, **kwargs)
         calls.append(tuple(self.model.hidden))
         if len(calls) == 5:
-            training.Run.save(state_holder[0], self.optimizer)
+            Run.save(state_holder[0], self.optimizer)
             raise KeyboardInterrupt
         return loss
 
     state_holder = []
-    real_init = training.Run.__init__
+    real_init = Run.__init__
 
     def keep(self, *args, **kwargs):
         real_init(self, *args, **kwargs)
         state_holder[:] = [self]
 
-    monkeypatch.setattr(training.Run, "__init__", keep)
-    monkeypatch.setattr(training.Learner, "update", update_then_die)
+    monkeypatch.setattr(Run, "__init__", keep)
+    monkeypatch.setattr(Learner, "fit", fit_then_die)
     with pytest.raises(KeyboardInterrupt):
         run(config, tmp_path / "run", progress=False)
     # Then each stage learned on its own shape, the model grown as the stage began
@@ -733,7 +726,7 @@ def test_a_run_grows_its_model_stage_by_stage_and_resumes_grown(tmp_path, monkey
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
     assert saved["stage"] == 2 and tuple(saved["hidden"]) == (8, 8)
     # And resumed, the run goes on with the grown model and ends with it
-    monkeypatch.setattr(training.Learner, "update", real_update)
+    monkeypatch.setattr(Learner, "fit", real_fit)
     summary = run(config, tmp_path / "run", resume=True, progress=False)
     assert summary["games"] == 192
     assert model_from_checkpoint(load_checkpoint(tmp_path / "run" / "checkpoint.pt")).hidden == (8, 8)
@@ -741,10 +734,10 @@ def test_a_run_grows_its_model_stage_by_stage_and_resumes_grown(tmp_path, monkey
 
 def test_the_warm_up_raises_the_learning_rate_from_zero_then_the_schedule_runs():
     stage = TDStage(games=1000, lr=1e-3, lr_end=1e-4, warmup=100)
-    assert stage.lr_at(0) == pytest.approx(1e-5)
-    assert stage.lr_at(49) == pytest.approx(0.5 * (1e-3 - 9e-4 * 49 / 1000))
-    assert stage.lr_at(500) == pytest.approx(1e-3 + (1e-4 - 1e-3) * 0.5)
-    assert TDStage(lr=2e-4, lr_end=-1).lr_at(10) == 2e-4
+    assert td.learning_rate(stage, 0) == pytest.approx(1e-5)
+    assert td.learning_rate(stage, 49) == pytest.approx(0.5 * (1e-3 - 9e-4 * 49 / 1000))
+    assert td.learning_rate(stage, 500) == pytest.approx(1e-3 + (1e-4 - 1e-3) * 0.5)
+    assert td.learning_rate(TDStage(lr=2e-4, lr_end=-1), 10) == 2e-4
 
 
 def test_a_growth_that_would_narrow_a_layer_is_refused_with_the_config(tmp_path):
@@ -919,7 +912,7 @@ def label_folder(tmp_path_factory):
 
 
 def test_held_out_positions_depend_on_the_board_alone():
-    from bgai.train.training import held_out
+    from bgai.train.rollouts import held_out
 
     boards = sample_positions(EquityModel.create((8,), ("all",), 2), 20, 0, seed=4, epsilon=0.1,
                               rng=np.random.default_rng(4), keep=400)
@@ -931,7 +924,7 @@ def test_held_out_positions_depend_on_the_board_alone():
 
 def test_labelled_positions_are_learned_once_with_their_copies_labels_averaged(label_folder):
     from bgai.train.labels import load_labels
-    from bgai.train.training import labelled_positions
+    from bgai.train.rollouts import labelled_positions
 
     raw = load_labels(label_folder)
     boards, labels, ply1, decision = labelled_positions(str(label_folder))
@@ -950,7 +943,8 @@ def test_labelled_positions_are_learned_once_with_their_copies_labels_averaged(l
 
 
 def test_a_tiny_generation_learns_its_rollout_labels_keeps_its_best_epoch_and_resumes(label_folder, tmp_path):
-    from bgai.train.training import RolloutStage, held_out, labelled_positions
+    from bgai.train.config import RolloutStage
+    from bgai.train.rollouts import held_out, labelled_positions
 
     config = load_config(None, {**TINY, "hidden": "8"})
     config.stages = [RolloutStage(labels=str(label_folder), epochs=2, lr=3e-3, lr_end=1e-3, batch_size=16,
@@ -965,7 +959,7 @@ def test_a_tiny_generation_learns_its_rollout_labels_keeps_its_best_epoch_and_re
     boards, labels, _, _ = labelled_positions(str(label_folder))
     hold = held_out(boards, 0.25)
     final = model_from_checkpoint(load_checkpoint(tmp_path / "run" / "checkpoint.pt"))
-    again = training.evaluation_error(final, boards[hold], labels[hold])
+    again = evaluation_error(final, boards[hold], labels[hold])
     assert again["equity_mae"] == pytest.approx(best["equity_mae"], abs=1e-6)
     # a longer stage resumes from the checkpoint, its optimizer and its epochs
     config.stages[0].epochs = 3
@@ -975,7 +969,8 @@ def test_a_tiny_generation_learns_its_rollout_labels_keeps_its_best_epoch_and_re
 
 def test_anchors_are_the_plays_of_labelled_positions_valued_by_the_starting_model_and_kept(label_folder, tmp_path):
     from bgai.core.movegen import afterstates
-    from bgai.train.training import RolloutStage, anchor_positions, labelled_positions
+    from bgai.train.config import RolloutStage
+    from bgai.train.rollouts import anchor_positions, labelled_positions
 
     boards = labelled_positions(str(label_folder)).boards
     start = EquityModel.create((8,), ("all",), 2)
@@ -1009,7 +1004,8 @@ def test_anchors_are_the_plays_of_labelled_positions_valued_by_the_starting_mode
 
 def test_best_play_anchors_are_the_plays_the_starting_model_chooses_for_seeded_rolls(label_folder):
     from bgai.core.movegen import afterstates
-    from bgai.train.training import RolloutStage, anchor_positions, labelled_positions
+    from bgai.train.config import RolloutStage
+    from bgai.train.rollouts import anchor_positions, labelled_positions
 
     boards = labelled_positions(str(label_folder)).boards
     start = EquityModel.create((8,), ("all",), 2)
@@ -1048,7 +1044,7 @@ def plays_folder(tmp_path_factory):
 
 
 def test_pair_loss_measures_the_differences_within_a_group_not_what_they_share():
-    from bgai.train.td import pair_loss
+    from bgai.train.learner import pair_loss
 
     target = torch.tensor([[0.5, 0.1, 0.0, 0.1, 0.0], [0.6, 0.1, 0.0, 0.1, 0.0], [0.3, 0.0, 0.0, 0.2, 0.0]])
     groups = torch.tensor([7, 7, 9])
@@ -1067,7 +1063,7 @@ def test_pair_loss_measures_the_differences_within_a_group_not_what_they_share()
 
 
 def test_the_outcome_loss_is_the_cross_entropy_of_the_six_results():
-    from bgai.train.td import Learner, outcome_loss, outcomes
+    from bgai.train.learner import outcome_loss, outcomes
 
     # win 0.6 of which gammons 0.2 and backgammons 0.05; lose 0.4 of which gammons 0.1 and backgammons 0.02
     target = torch.tensor([[0.6, 0.2, 0.05, 0.1, 0.02]])
@@ -1087,8 +1083,10 @@ def test_the_outcome_loss_is_the_cross_entropy_of_the_six_results():
 
 
 def test_a_stage_learns_its_labels_with_the_outcome_loss(label_folder, tmp_path, monkeypatch):
-    from bgai.train import td
-    from bgai.train.training import RolloutStage, labelled_positions
+    from bgai.train import learner
+    from bgai.train.config import LOSSES as config_losses
+    from bgai.train.config import RolloutStage
+    from bgai.train.rollouts import labelled_positions
 
     boards, labels, _, _ = labelled_positions(str(label_folder))
     save_checkpoint(tmp_path / "start.pt", model_payload(EquityModel.create((8,), ("all",), 2)))
@@ -1096,12 +1094,13 @@ def test_a_stage_learns_its_labels_with_the_outcome_loss(label_folder, tmp_path,
     def loss_of(path):
         model = model_from_checkpoint(load_checkpoint(path))
         with torch.inference_mode():
-            return float(td.outcome_loss(model(*inputs(model, boards)), torch.from_numpy(labels).clamp(0, 1)))
+            return float(learner.outcome_loss(model(*inputs(model, boards)), torch.from_numpy(labels).clamp(0, 1)))
 
-    calls = {name: 0 for name in td.LOSSES}
-    for name, loss in list(td.LOSSES.items()):
-        monkeypatch.setitem(td.LOSSES, name, lambda p, t, name=name, loss=loss: calls.update({name: calls[name] + 1})
-                            or loss(p, t))
+    assert tuple(learner.LOSSES) == config_losses  # (the names the config checks)
+    calls = {name: 0 for name in learner.LOSSES}
+    for name, loss in list(learner.LOSSES.items()):
+        monkeypatch.setitem(learner.LOSSES, name, lambda p, t, name=name, loss=loss:
+                            calls.update({name: calls[name] + 1}) or loss(p, t))
     config = load_config(None, {**TINY, "hidden": "8", "encoder": 2, "init": str(tmp_path / "start.pt")})
     config.stages = [RolloutStage(labels=str(label_folder), epochs=2, lr=3e-3, lr_end=1e-3, batch_size=16,
                                   validation=0.25, loss="outcomes", bench_every=2)]
@@ -1120,8 +1119,9 @@ def test_a_stage_learns_its_labels_with_the_outcome_loss(label_folder, tmp_path,
 
 
 def test_a_stage_learns_the_differences_between_a_decisions_plays(plays_folder, label_folder, tmp_path):
+    from bgai.train.config import RolloutStage
     from bgai.train.labels import load_labels
-    from bgai.train.training import RolloutStage, labelled_positions
+    from bgai.train.rollouts import labelled_positions
 
     raw = load_labels(plays_folder)
     labelled = labelled_positions(str(plays_folder))
@@ -1133,7 +1133,7 @@ def test_a_stage_learns_the_differences_between_a_decisions_plays(plays_folder, 
         assert mates == {b.tobytes() for b in labelled.boards[labelled.decision == labelled.decision[i]]}
     assert labelled.decision.min() >= 0 and len(np.unique(labelled.decision)) == len(
         np.unique(raw.shard.astype(np.int64) * 100_000 + raw.decision))
-    from bgai.train.td import pair_loss
+    from bgai.train.learner import pair_loss
 
     def differences_error(model):
         with torch.inference_mode():
@@ -1161,7 +1161,6 @@ def test_a_stage_learns_the_differences_between_a_decisions_plays(plays_folder, 
 
 def test_the_differences_loss_can_read_other_targets_than_the_levels():
     # Given one start, one seed, and positions in decisions of two
-    from bgai.train.td import Experience, Learner
 
     rng = np.random.default_rng(3)
     boards = np.stack([Position.start().play(m, d).after.board for d in ("31", "42", "65")
@@ -1175,8 +1174,8 @@ def test_the_differences_loss_can_read_other_targets_than_the_levels():
         model = EquityModel.create((8,), ("all",), 2)
         model.load_state_dict(start.state_dict())
         learner = Learner(model, 1e-2, 4, 2)
-        loss = learner.update(Experience(boards, targets, 0, 0, 0, 0), np.random.default_rng(0), groups=groups,
-                              pairs=10.0, pair_targets=pair_targets)
+        loss = learner.fit(boards, targets, np.random.default_rng(0), groups=groups, pairs=10.0,
+                           pair_targets=pair_targets)
         return loss, torch.cat([p.detach().flatten() for p in model.parameters()])
 
     # When the differences' loss reads the targets themselves, nothing changes; other targets, another model
@@ -1216,7 +1215,7 @@ def test_a_rollouts_stage_refuses_bad_settings(tmp_path, setting, message):
 
 
 def test_a_rollouts_stage_without_shards_says_so(tmp_path):
-    from bgai.train.training import RolloutStage
+    from bgai.train.config import RolloutStage
 
     config = load_config(None, TINY)
     config.stages = [RolloutStage(labels=str(tmp_path / "none"), epochs=1)]

@@ -230,7 +230,7 @@ def test_hints_and_evaluations_never_import_torch():
         "from bgai.eval.bot import load_bot\n"
         "from bgai.formats.position import Position\n"
         "load_bot(plies=1).choose_move(Position.start(), (3, 1))\n"
-        "from bgai.train.td import SelfPlayTask, play_task\n"  # nor does a self-play worker's task
+        "from bgai.train.selfplay import SelfPlayTask, play_task\n"  # nor does a self-play worker's task
         "assert play_task(load_bot().model, SelfPlayTask(0, 2, 0.7, 1)).games == 2\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )

@@ -15,11 +15,14 @@ import torch
 from bgai.core.errors import BgaiError
 from bgai.core.phase import BEAROFF, OVER, classify
 from bgai.core.workers import ProcessPool, RayPool, WorkerError, open_pool
-from bgai.eval.checkpoint import load_checkpoint, model_payload, save_checkpoint
+from bgai.eval.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.eval.network import EquityModel, ModelSnapshot
-from bgai.train import training
-from bgai.train.td import merge_experience, play_task, split_games, trajectories_task
-from bgai.train.training import LookaheadStage, load_config, lookahead_targets, run
+from bgai.train import lookahead, td
+from bgai.train.config import LookaheadStage, load_config
+from bgai.train.lookahead import lookahead_targets
+from bgai.train.run import run
+from bgai.train.selfplay import merge_experience, play_task, sample_trajectories, split_games, trajectories_task
+from bgai.train.state import benchmark
 
 TINY = dict(hidden="8", bench_games=2, final_bench_games=2, threads=1, checkpoint_minutes=10**6, games=32,
             parallel_games=16, bench_every=10**6, epsilon=0.05, workers=2)
@@ -72,7 +75,7 @@ def fails(shared, task: int) -> int:
 
 
 def play_but_die_once(snapshot, task):
-    """bgai.train.td.play_task, but the worker dies the first time it starts a task of the second round."""
+    """bgai.train.selfplay.play_task, but the worker dies the first time it starts a task of the second round."""
     if task.first_game >= 16:
         try:
             os.close(os.open(os.environ[KILL_MARKER], os.O_CREAT | os.O_EXCL))
@@ -170,7 +173,7 @@ def two_worker_run(tmp_path_factory, pool):
 
 
 def test_a_td_run_loses_nothing_when_a_worker_is_killed_mid_run(tmp_path, monkeypatch, pool, two_worker_run):
-    monkeypatch.setattr(training, "play_task", play_but_die_once)
+    monkeypatch.setattr(td, "play_task", play_but_die_once)
     replaced = pool.replaced
     summary = run(load_config(None, TINY), tmp_path, progress=False, pool=pool)
     assert Path(os.environ[KILL_MARKER]).exists() and pool.replaced == replaced + 1  # a worker did die
@@ -194,18 +197,18 @@ def test_a_td_run_on_workers_overlaps_its_rounds_and_resumes_to_the_same_weights
 
 def test_the_benchmark_on_workers_plays_the_games_this_process_plays(pool):
     model = EquityModel.create((8,))
-    assert training.benchmark(model, 5, seed=4, pool=pool) == training.benchmark(model, 5, seed=4)
+    assert benchmark(model, 5, seed=4, pool=pool) == benchmark(model, 5, seed=4)
 
 
 def test_a_td_run_on_workers_benchmarks_between_rounds_with_the_weights_it_has_then(tmp_path, pool):
     # Given a run that benchmarks after every round of 16 games, its next round already in flight on the workers
     summary = run(load_config(None, {**TINY, "bench_every": 16}), tmp_path, progress=False, pool=pool)
     # Then both benchmarks were played, the last with the final weights (as this process would play it)
-    state = load_checkpoint(tmp_path / "checkpoint.pt")
-    assert [entry["games"] for entry in state["history"]] == [16, 32] and summary["games"] == 32
-    model = training.model_from_checkpoint(state)
-    last = {name: state["history"][-1][name] for name in ("pubeval", "heuristic")}
-    assert last == training.benchmark(model, TINY["bench_games"])
+    saved = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert [entry["games"] for entry in saved["history"]] == [16, 32] and summary["games"] == 32
+    model = model_from_checkpoint(saved)
+    last = {name: saved["history"][-1][name] for name in ("pubeval", "heuristic")}
+    assert last == benchmark(model, TINY["bench_games"])
 
 
 def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_after_a_kill(tmp_path, monkeypatch,
@@ -215,7 +218,7 @@ def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_aft
     save_checkpoint(tmp_path / "start.pt", model_payload(start))
     config = load_config(None, {**TINY, "nets": "contact,race", "init": str(tmp_path / "start.pt")})
     config.stages = [LookaheadStage(name="search", generations=1, games=8, positions=120, part=30, epochs=1)]
-    write, parts_written = training.write_npz, []
+    write, parts_written = lookahead.write_npz, []
 
     def stops_after_one_part(path, **arrays):
         if "targets" in arrays:
@@ -224,7 +227,7 @@ def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_aft
             parts_written.append(path.name)
         write(path, **arrays)
 
-    monkeypatch.setattr(training, "write_npz", stops_after_one_part)
+    monkeypatch.setattr(lookahead, "write_npz", stops_after_one_part)
     with pytest.raises(KeyboardInterrupt):
         run(config, tmp_path / "run", progress=False, pool=pool)
     folder = tmp_path / "run" / "data" / "search-000"
@@ -232,7 +235,7 @@ def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_aft
     first_written = first.stat().st_mtime_ns
 
     # When it is resumed
-    monkeypatch.setattr(training, "write_npz", write)
+    monkeypatch.setattr(lookahead, "write_npz", write)
     run(config, tmp_path / "run", resume=True, progress=False, pool=pool)
 
     # Then the part written before is kept, and every target is the start model's 1-ply value
@@ -246,7 +249,7 @@ def test_a_lookahead_generation_on_two_workers_writes_every_part_and_resumes_aft
 
 def test_trajectories_sampled_on_workers_are_the_tasks_games_in_order(pool):
     model = EquityModel.create((8,))
-    sample = training.sample_trajectories(model, 10, 40, seed=6, epsilon=0.1, rng=np.random.default_rng(0),
+    sample = sample_trajectories(model, 10, 40, seed=6, epsilon=0.1, rng=np.random.default_rng(0),
                                           keep=10**6, pool=pool)
     # The same games, task by task in this process: the same trajectories, up to each game's bear-off or end
     tasks = split_games(40, 10, 2, lam=0.0, seed=6, epsilon=0.1)

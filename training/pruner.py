@@ -7,7 +7,7 @@ In an n-ply lookahead the bot picks, for each of the 21 rolls, the reply the net
 (``Bot.replies``): some twenty plays a roll go through the 512-256 network so that one is kept. A pruning net
 ranks them first and the network judges only its best few (``Bot(pruner=..., prune=K)``), as GNU Backgammon's
 pruning nets do. It learns only from bgai's own network: the positions come from the network's 0-ply self-play
-(``bgai.train.training.sample_positions``), each with one random roll, and every play of that roll the network would
+(``bgai.train.selfplay.sample_positions``), each with one random roll, and every play of that roll the network would
 evaluate (finished games and bear-offs left out: the rules and the database answer those) is a training board
 whose target is the network's own 0-ply probabilities.
 
@@ -33,8 +33,8 @@ from bgai.eval.bot import SHIPPED, Bot, MoveFilter
 from bgai.eval.checkpoint import load_checkpoint, model_from_checkpoint
 from bgai.eval.network import EquityModel, equity, flip
 from bgai.eval.weights import ModelSnapshot
-from bgai.train.td import Experience, Learner
-from bgai.train.training import sample_positions
+from bgai.train.learner import Learner
+from bgai.train.selfplay import sample_positions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,8 +101,7 @@ def main(argv=None) -> None:
     hidden = tuple(int(h) for h in args.hidden.split(","))
     encoder = model.encoder_version if args.encoder < 0 else args.encoder
     pruner = EquityModel.create(hidden, ("all",), encoder)
-    Learner(pruner, args.lr, 512, args.epochs).update(Experience(plays, targets, 0, 0, 0, 0), rng,
-                                                       lr_schedule=(args.lr, args.lr / 30), progress=True)
+    Learner(pruner, args.lr, 512, args.epochs).fit(plays, targets, rng, lr=(args.lr, args.lr / 30), progress=True)
     snapshot = ModelSnapshot.of(pruner.eval())
     test_plays, test_group = reply_groups(positions[:held], rng)
     figures = recall(bot, snapshot, test_plays, test_group)

@@ -42,8 +42,9 @@ from bgai.core.errors import BgaiError
 from bgai.eval.bot import load_bot
 from bgai.eval.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.eval.network import EquityModel
-from bgai.train.td import Experience, Learner
-from bgai.train.training import evaluation_error, load_config, load_generation
+from bgai.train.config import load_config
+from bgai.train.learner import Learner, evaluation_error
+from bgai.train.lookahead import load_generation
 
 #: name -> (encoder version, hidden layers, nets, what it changes against the row it is played against)
 VARIANTS = {
@@ -86,8 +87,7 @@ def train_variant(name: str, boards, targets, val_boards, val_targets, stage, se
                 model.state_dict()[f"nets.all.body.0.{key}"].copy_(first[f"nets.all.body.0.{key}"])
     learner = Learner(model, stage.lr, stage.batch_size, stage.epochs, loss=stage.loss)
     started = time.perf_counter()
-    learner.update(Experience(boards, targets, 0, 0, 0, 0), np.random.default_rng(seed),
-                   lr_schedule=(stage.lr, stage.lr_end), progress=True)
+    learner.fit(boards, targets, np.random.default_rng(seed), lr=(stage.lr, stage.lr_end), progress=True)
     return model, {"seconds": time.perf_counter() - started, **evaluation_error(model, val_boards, val_targets)}
 
 

@@ -11,13 +11,13 @@ cluster, with the results handed back in task order.
 the same result), and must not modify ``shared``. ``shared`` (typically a ``bgai.eval.network.ModelSnapshot``) is
 pickled once per ``map`` and sent once to each worker (with Ray: put in the object store once); ``tasks`` and results
 travel one each way. ``pool.imap`` yields ``(task index, result)`` as tasks finish, for a caller that writes each result
-as it comes (``bgai.train.training`` writes lookahead-target parts that way, so a killed run keeps every finished part).
+as it comes (``bgai.train.lookahead`` writes target parts that way, so a killed run keeps every finished part).
 
-Consumers: ``bgai.train.training`` (TD rounds: ``bgai.train.td.play_task`` on game-id ranges; lookahead generations:
-position sampling and target parts). Rollouts fit the same mould: a task is a position and a range of trial ids whose
-dice come from ``roll_dice(seed, trial, turn)``, the shared object the bot's ``ModelSnapshot``, the result its trials'
-outcomes; ``bgai rollout --jobs N`` beyond ``bgai.eval.rollout.THREAD_JOBS`` is ``open_pool(N)`` (fewer jobs play
-on threads of one process).
+Consumers: the training methods (``bgai.train.td``'s rounds: ``bgai.train.selfplay.play_task`` on game-id ranges;
+``bgai.train.lookahead``'s generations: position sampling and target parts). Rollouts fit the same mould: a task is a
+position and a range of trial ids whose dice come from ``roll_dice(seed, trial, turn)``, the shared object the bot's
+``ModelSnapshot``, the result its trials' outcomes; ``bgai rollout --jobs N`` beyond ``bgai.eval.rollout.THREAD_JOBS``
+is ``open_pool(N)`` (fewer jobs play on threads of one process).
 
 Backends (``open_pool`` picks one):
 

@@ -852,7 +852,7 @@ def rollout_batch(bot, boards: np.ndarray, settings: RolloutSettings | None = No
     fields also keywords here, as for ``rollout``; cubeless only. With ``jobs`` above 1 (0: one a core) threads of this
     process (up to ``THREAD_JOBS``; worker processes beyond) share the positions, ``chunk`` at a time
     (``rollout_chunks``); a position's result does not depend on where it was played. Training labels
-    (``bgai.train.labels``), rollout targets (``bgai.train.training``) and ``bgai rollout --positions`` are made
+    (``bgai.train.labels``), rollout targets (``bgai.train.lookahead``) and ``bgai rollout --positions`` are made
     here."""
     boards = np.asarray(boards, dtype=np.int8)
     out = BatchRollout(np.empty((len(boards), 5)), np.zeros((len(boards), 5)), np.zeros(len(boards)))
@@ -956,7 +956,7 @@ def _rollout_chunk(bot, boards: np.ndarray, settings: RolloutSettings) -> BatchR
 
 def rollout_values(bot, boards: np.ndarray, settings: RolloutSettings | None = None, **changes) -> np.ndarray:
     """(N, 5) cubeless probabilities of N positions (on-roll view, before the roll): ``rollout_batch``'s means
-    (the rollout targets of ``bgai.train.training``), in this process. Finished games count as they stand."""
+    (the rollout targets of ``bgai.train.lookahead``), in this process. Finished games count as they stand."""
     return rollout_batch(bot, boards, settings, **changes).probabilities
 
 

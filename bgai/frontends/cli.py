@@ -170,7 +170,8 @@ def _external(args: argparse.Namespace) -> None:
 
 
 def _train(args: argparse.Namespace) -> None:
-    from bgai.train.training import load_config, run
+    from bgai.train.config import load_config
+    from bgai.train.run import run
 
     overrides = {name: getattr(args, name) for name in _train_settings()}
     config = load_config(args.config, overrides, _qualified(args.set))
@@ -568,7 +569,7 @@ def _train_settings() -> dict:
     """The run and stage settings ``bgai train`` takes on the command line, by name (first definition wins)."""
     import dataclasses
 
-    from bgai.train.training import STAGES, RunConfig
+    from bgai.train.config import STAGES, RunConfig
 
     settings: dict = {}
     for cls in (RunConfig, *STAGES.values()):
@@ -756,7 +757,7 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
 
     train = commands.add_parser("train", help="train a model: TD(λ) self-play and lookahead generations",
                                 description="Train a model through the stages of a run config (see "
-                                            "bgai.train.training and training/configs/). The settings below override "
+                                            "bgai.train.run and training/configs/). The settings below override "
                                             "the config's: run settings, and a stage setting of the one stage that has "
                                             "it; a setting several stages have is refused: name the stage with "
                                             "--set STAGE.KEY=VALUE.")

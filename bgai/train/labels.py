@@ -133,7 +133,7 @@ SELFPLAY_BATCH = 512
 def _self_play_positions(bot, shard: int, settings: LabelSettings, wanted: int) -> np.ndarray:
     """At least ``wanted`` distinct live positions (or all that 2,000 batches of games give) from self-play games of
     ``bot`` at 0-ply with ``epsilon`` exploration, in a seeded random order."""
-    from bgai.train.td import SelfPlayWorker
+    from bgai.train.selfplay import SelfPlayWorker
 
     worker = SelfPlayWorker(bot.model, lam=0.0, seed=settings.seed, epsilon=settings.epsilon)
     rng = np.random.default_rng([settings.seed, shard, 0])

@@ -1,4 +1,5 @@
-"""TD(λ) self-play: one network plays both sides of hundreds of games at once and learns from them.
+"""Self-play: one network plays both sides of hundreds of games at once, for the positions they pass through and the
+λ-returns that TD(λ) learns (``bgai.train.td``).
 
 Learning target. Each position a game passes through (seen from the player on roll there) is trained towards its
 λ-return, computed backwards when the game is over:
@@ -12,12 +13,15 @@ hundreds of games in flight, traces would need one copy of every weight per game
 over finished games and let the learner train on shuffled minibatches. λ = 1 is Monte Carlo, λ = 0 is TD(0).
 Terminal targets are exact: win, gammon and backgammon as the game ended.
 
-Separation. A ``SelfPlayWorker`` owns a snapshot of the weights and plays games into ``Experience`` (boards and
-targets only, cheap to send between processes); a ``Learner`` owns the model and optimizer and trains on
-experience. The TD stage of a training run (``bgai.train.training``) drives them, the worker with a fresh snapshot each
-round; nothing in either class depends on sharing memory with the other. With worker processes or Ray actors
+Separation. A ``SelfPlayWorker`` owns a snapshot of the weights and plays games into ``Experience`` (boards and targets
+only, cheap to send between processes); a ``Learner`` (``bgai.train.learner``) owns the model and optimizer and learns
+from them. The TD stage of a training run (``bgai.train.td``) drives them, the worker with a fresh snapshot each round;
+nothing in either class depends on sharing memory with the other. With worker processes or Ray actors
 (``bgai.core.workers``) a round's games are split into ``SelfPlayTask``s of consecutive game ids, each played by
 ``play_task`` from a ``ModelSnapshot`` of the weights, and their experience merged in task order.
+
+``sample_positions`` and ``sample_trajectories`` keep the positions of self-play games rather than their targets:
+a lookahead generation's positions, the pruning net's and the tests'.
 """
 
 from __future__ import annotations
@@ -30,14 +34,14 @@ import numpy as np
 
 from bgai.core.game import game_over, id_ranges, roll_dice
 from bgai.core.movegen import afterstates, group_starts
-from bgai.core.phase import classify
-from bgai.eval import encoding, kernels
+from bgai.core.phase import BEAROFF, OVER, classify
+from bgai.core.workers import Pool
+from bgai.eval import kernels
 from bgai.eval.bot import Bot, exact_probabilities
-from bgai.eval.weights import ModelSnapshot, equity, flip, one_blas_thread
+from bgai.eval.weights import ModelSnapshot, flip, one_blas_thread
 from bgai.formats.position import START_BOARD
 
 if TYPE_CHECKING:
-    import torch
 
     from bgai.eval.network import EquityModel
 
@@ -201,143 +205,73 @@ def merge_experience(parts: list[Experience]) -> Experience:
     )
 
 
-# Learning ----------------------------------------------------------------------------------------------------
+def sample_positions(model: EquityModel, games: int, first_game: int, seed: int, epsilon: float,
+                     rng: np.random.Generator, keep: int, pool: Pool | None = None,
+                     progress: bool = False) -> np.ndarray:
+    """Up to ``keep`` distinct positions (on-roll view, before the roll) from ``games`` self-play games of
+    ``model`` at 0-ply with ``epsilon`` exploration, bear-offs and finished games left out, in random order.
+
+    With a ``pool`` the games are played by its workers, each task's exploration seeded by ``seed`` and its first
+    game; without, here, exploring with ``rng`` (as bgai did before it had workers). ``rng`` shuffles."""
+    parts = _self_play(model, games, first_game, seed, epsilon, rng, pool, progress,
+                       lambda worker, lo, n: worker.play(lo, n, rng).boards, _positions_task)
+    boards = _distinct_live(np.concatenate(parts))
+    return boards[rng.permutation(len(boards))[:keep]]
 
 
-def bce(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Binary cross-entropy of the five cumulative outputs against targets in [0, 1]: the loss of every learner."""
-    from torch import nn
+def sample_trajectories(model: EquityModel, games: int, first_game: int, seed: int, epsilon: float,
+                        rng: np.random.Generator, keep: int, pool: Pool | None = None,
+                        progress: bool = False) -> dict[str, np.ndarray]:
+    """``sample_positions`` that also keeps the order the games went through them, for ``trace_returns``.
 
-    return nn.functional.binary_cross_entropy(pred.clamp(1e-6, 1 - 1e-6), target)
-
-
-def outcomes(probs: torch.Tensor) -> torch.Tensor:
-    """(N, 5) cumulative probabilities (win, win gammon, win backgammon, lose gammon, lose backgammon) to the (N, 6)
-    chances of the six outcomes: a single win, a gammon win, a backgammon win, and the same three losses. Each
-    difference is clamped at 0 (a target averaged from rollouts with variance reduction can put a gammon a hair
-    above its win)."""
-    import torch
-
-    win, win_gammon, win_bg, lose_gammon, lose_bg = probs.unbind(1)
-    six = torch.stack([win - win_gammon, win_gammon - win_bg, win_bg,
-                       1 - win - lose_gammon, lose_gammon - lose_bg, lose_bg], dim=1)
-    return six.clamp(min=0)
-
-
-def outcome_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy of the six outcomes (``outcomes``) of ``pred`` against those of ``target``, a mean over the
-    positions: the loss of a 6-way softmax over the game's results (wildbg's), here on bgai's own head, whose chain
-    of conditional probabilities is a full parametrisation of the same six chances. Unlike ``bce`` it weighs each
-    gammon and backgammon chance by how often its win or loss happens."""
-    t = outcomes(target)
-    t = t / t.sum(1, keepdim=True).clamp(min=1e-12)
-    return -(t * outcomes(pred).clamp(min=1e-7).log()).sum(1).mean()
+    Returns ``boards``, up to ``keep`` distinct positions (as ``sample_positions``), and the games' trajectories
+    up to their bear-off or end: ``sequence`` (each position's row in ``boards``, -1 for one not kept), ``game``
+    (its game) and ``explored`` (the move made there was random)."""
+    parts = _self_play(model, games, first_game, seed, epsilon, rng, pool, progress,
+                       lambda worker, lo, n: worker.trajectories(lo, n, rng), trajectories_task)
+    paths = Trajectories(*(np.concatenate([getattr(p, name) for p in parts]) for name in ("boards", "game",
+                                                                                           "explored")))
+    live = ~np.isin(classify(paths.boards), (OVER, BEAROFF))  # a game's live positions come before all others
+    distinct, row = np.unique(paths.boards[live], axis=0, return_inverse=True)
+    order = rng.permutation(len(distinct))[:keep]
+    rows_kept = np.full(len(distinct), -1, dtype=np.int64)
+    rows_kept[order] = np.arange(len(order))
+    return {"boards": distinct[order], "sequence": rows_kept[row.reshape(-1)], "game": paths.game[live],
+            "explored": paths.explored[live]}
 
 
-#: The supervised learners' losses: ``bce`` (binary cross-entropy of the five cumulative outputs, the default) and
-#: ``outcomes`` (``outcome_loss``, the cross-entropy of the six outcomes).
-LOSSES = {"bce": bce, "outcomes": outcome_loss}
+def _self_play(model: EquityModel, games: int, first_game: int, seed: int, epsilon: float,
+               rng: np.random.Generator, pool: Pool | None, progress: bool, here, task) -> list:
+    """The results of self-play games ``first_game ..`` of ``model`` (0-ply, ``epsilon`` exploration), in game
+    order: ``here(worker, first, n)`` for batches of 1,024 played in this process (exploring with ``rng``), else
+    ``task(snapshot, SelfPlayTask)`` for tasks run by the ``pool``'s workers (each seeded by ``seed`` and its
+    first game)."""
+    from tqdm.auto import tqdm
 
-
-def pair_loss(pred: torch.Tensor, target: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
-    """Mean squared error of the cubeless equities of ``pred`` about the mean of their group, against the same of
-    ``target`` (both (n, 5) probabilities; ``groups`` (n,) int64): the error of the differences between the
-    members of a group, whatever error they share. A group of one adds nothing (its centred values are 0)."""
-    import torch
-
-    _, index = torch.unique(groups, return_inverse=True)
-    k = int(index.max()) + 1 if len(index) else 0
-    count = torch.zeros(k).index_add_(0, index, torch.ones(len(index)))
-
-    def centred(values: torch.Tensor) -> torch.Tensor:
-        return values - (torch.zeros(k).index_add_(0, index, values) / count)[index]
-
-    return ((centred(equity(pred)) - centred(equity(target))) ** 2).mean()
-
-
-def inputs(model: EquityModel, boards: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-    """The encoded positions and their phases, as ``model`` reads them."""
-    import torch
-
-    return (torch.from_numpy(encoding.encode(boards, version=model.encoder_version)),
-            torch.from_numpy(classify(boards)))
-
-
-class Learner:
-    """Owns a model and its optimizer (Adam, or AdamW: decoupled ``weight_decay``); trains on experience with
-    ``loss`` (``LOSSES``: binary cross-entropy on the 5 outputs, or the cross-entropy of the 6 outcomes)."""
-
-    def __init__(self, model: EquityModel, lr: float, batch_size: int, epochs: int, optimizer: str = "adam",
-                 weight_decay: float = 0.0, loss: str = "bce"):
-        import torch
-
-        if loss not in LOSSES:
-            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
-        self.loss = LOSSES[loss]
-        self.model = model
-        self.optimizer: torch.optim.Optimizer
-        if optimizer == "adamw":
-            self.optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-        elif optimizer == "adam":
-            self.optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    results = []
+    with tqdm(total=games, unit="game", disable=not progress, desc="sampling positions") as bar:
+        if pool is None:
+            worker = SelfPlayWorker(model, lam=0.0, seed=seed, epsilon=epsilon)
+            for lo in range(first_game, first_game + games, 1024):
+                n = min(1024, first_game + games - lo)
+                results.append(here(worker, lo, n))
+                bar.update(n)
         else:
-            raise ValueError(f"optimizer must be 'adam' or 'adamw', got {optimizer!r}")
-        self.batch_size = batch_size
-        self.epochs = epochs
+            parts = max(pool.workers, -(-games // 1024))
+            tasks = split_games(first_game, games, parts, lam=0.0, seed=seed, epsilon=epsilon)
+            results = [None] * len(tasks)
+            for i, result in pool.imap(task, tasks, ModelSnapshot.of(model)):
+                results[i] = result
+                bar.update(tasks[i].games)
+    return results
 
-    def update(self, experience: Experience, rng: np.random.Generator, lr_schedule=None,
-               progress: bool = False, groups: np.ndarray | None = None, pairs: float = 0.0,
-               pair_targets: np.ndarray | None = None) -> float:
-        """Train on the positions and targets of ``experience`` for ``epochs`` shuffled passes; returns the mean
-        loss. ``lr_schedule`` ``(start, end)`` moves the learning rate linearly from start to end over these
-        passes (else it stays as it is).
 
-        ``groups`` (N,) int: positions that are plays of one decision share a number (-1: none); with ``pairs``
-        above 0 a decision's positions are shuffled together into the same minibatch, and the loss adds ``pairs``
-        times the mean squared error of their cubeless equities about their decision's mean (``pair_loss``): the
-        differences between a decision's plays, which choosing a play reads, learned as such. ``pair_targets``
-        (N, 5): the targets whose differences that loss reads, where they are not ``experience.targets``."""
-        import torch
-        from tqdm.auto import tqdm
+def _distinct_live(boards: np.ndarray) -> np.ndarray:
+    """The distinct boards, sorted, without bear-offs and finished games."""
+    boards = np.unique(boards, axis=0)
+    return boards[~np.isin(classify(boards), (OVER, BEAROFF))]
 
-        self.model.train()
-        x, phase = inputs(self.model, experience.boards)
-        y = torch.from_numpy(experience.targets).clamp(0, 1)
-        if pair_targets is not None and np.shape(pair_targets) != tuple(y.shape):
-            raise ValueError(f"pair_targets must have the targets' shape {tuple(y.shape)}, got "
-                             f"{np.shape(pair_targets)}")
-        y_pairs = y if pair_targets is None else torch.from_numpy(np.asarray(pair_targets, np.float32)).clamp(0, 1)
-        decision = None  # with pairs: each position's decision, numbered 0.. (a group of its own where none)
-        if groups is not None and pairs > 0:
-            numbers = np.asarray(groups, dtype=np.int64)
-            if numbers.shape != (len(x),):
-                raise ValueError(f"groups must hold one number a position ({len(x)}), got shape {numbers.shape}")
-            numbers = np.where(numbers >= 0, numbers, numbers.max(initial=0) + 1 + np.arange(len(numbers)))
-            decision = np.unique(numbers, return_inverse=True)[1].reshape(-1)
-        steps = self.epochs * -(-len(x) // self.batch_size)
-        losses: list[float] = []
-        with tqdm(total=steps, unit="batch", disable=not progress, desc="training", leave=False) as bar:
-            for _ in range(self.epochs):
-                if decision is not None:  # the decisions in a random order, each one's plays together
-                    rank = rng.permutation(int(decision.max()) + 1)[decision]
-                    order = torch.from_numpy(np.argsort(rank, kind="stable"))
-                else:
-                    order = torch.from_numpy(rng.permutation(len(x)))
-                for start in range(0, len(x), self.batch_size):
-                    if lr_schedule is not None:
-                        lr = lr_schedule[0] + (lr_schedule[1] - lr_schedule[0]) * len(losses) / steps
-                        for group in self.optimizer.param_groups:
-                            group["lr"] = lr
-                    batch = order[start:start + self.batch_size]
-                    pred = self.model(x[batch], phase[batch])
-                    loss = self.loss(pred, y[batch])
-                    if decision is not None:
-                        loss = loss + pairs * pair_loss(pred, y_pairs[batch],
-                                                        torch.from_numpy(decision[batch.numpy()]))
-                    self.optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
-                    self.optimizer.step()
-                    losses.append(loss.item())
-                    bar.update()
-        self.model.eval()
-        return float(np.mean(losses)) if losses else float("nan")
+
+def _positions_task(snapshot: ModelSnapshot, task) -> np.ndarray:
+    """The distinct live positions of one task's self-play games (a worker's share of ``sample_positions``)."""
+    return _distinct_live(play_task(snapshot, task).boards)

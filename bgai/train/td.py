@@ -1,0 +1,142 @@
+"""The ``td`` training method: TD(λ) self-play (``bgai.train.selfplay``: the model plays itself, each position's target
+its λ-return), ``lam = 0`` being TD(0) with sampled backups, each position's target the model's value of the next
+position its game reached. A stage with ``hidden`` first grows the model (``EquityModel.grown``: wider and deeper,
+computing the same function) and ``warmup`` raises the learning rate from 0 over its first games, so that the new
+units' first steps are small; growth by self-play is a sequence of such stages (training/configs/deep.toml).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+
+from bgai.eval.network import ModelSnapshot
+from bgai.train.config import TDStage
+from bgai.train.learner import Learner, linear_lr
+from bgai.train.selfplay import Experience, SelfPlayWorker, merge_experience, play_task, split_games
+from bgai.train.state import Run
+
+
+def train(state: Run, stage: TDStage) -> None:
+    """TD(λ) self-play; ``state.step`` counts the stage's games.
+
+    In this process, each round is played with the latest weights, then learned from. On a worker pool the rounds
+    overlap: while the learner trains on round k, the workers already play round k + 1 with the weights from
+    before that update (one update, ``parallel_games`` games, behind), so neither waits for the other, except at a
+    benchmark, whose games wait for the round in flight to end (they go to the workers too). The checkpoint keeps
+    those weights too, so a resumed run plays exactly what it would have.
+    """
+    from tqdm.auto import tqdm
+
+    rounds = _TDRounds(state, stage)  # on workers, the first round is played while the learner is made
+    try:
+        learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs)
+        if state.optimizer_state is not None:
+            learner.optimizer.load_state_dict(state.optimizer_state)
+    except BaseException:
+        rounds.close()  # (the round in flight must not outlive the pool it plays on)
+        raise
+    next_bench = (state.step // stage.bench_every + 1) * stage.bench_every
+    last = state.history[-1]["pubeval"] if state.history else None
+    bar = tqdm(total=stage.games, initial=state.step, unit="game", disable=not state.progress,
+               desc=f"{state.config.run_name}/{stage.name}")
+    try:
+        while state.step < stage.games:
+            started = time.perf_counter()
+            n = min(stage.parallel_games, stage.games - state.step)
+            for group in learner.optimizer.param_groups:
+                group["lr"] = learning_rate(stage, state.step)
+            experience = rounds.next(n)
+            play_seconds = time.perf_counter() - started
+            loss = learner.fit(experience.boards, experience.targets, state.rng)
+            elapsed = time.perf_counter() - started
+            state.seconds += elapsed
+            state.step += n
+            state.games += n
+            bar.update(n)
+            w, x = state.writer, state.games
+            w.add_scalar(f"{stage.name}/loss/td", loss, x)
+            w.add_scalar(f"{stage.name}/opt/lr", learner.optimizer.param_groups[0]["lr"], x)
+            w.add_scalar(f"{stage.name}/perf/games_per_s", n / elapsed, x)
+            w.add_scalar(f"{stage.name}/perf/selfplay_wait_s", play_seconds, x)
+            w.add_scalar(f"{stage.name}/selfplay/gammon_rate", experience.gammons / n, x)
+            w.add_scalar(f"{stage.name}/selfplay/backgammon_rate", experience.backgammons / n, x)
+            if state.step >= next_bench or state.step >= stage.games:
+                rounds.settle()  # the benchmark's games go to the workers too
+                last = state.bench(stage.name, x)
+                next_bench += stage.bench_every
+            # (tqdm shows the games a second itself; pubeval's figure once there is one)
+            shown = {"td_loss": f"{loss:.4f}"}
+            if last is not None and last["games"]:
+                shown["v_pubeval"] = f"{last['ppg']:+.3f}±{last['ppg_se']:.3f}"
+            bar.set_postfix(shown)
+            state.save_if_due(learner.optimizer)
+        state.save(learner.optimizer)
+    finally:
+        rounds.close()
+        bar.close()
+
+
+def learning_rate(stage: TDStage, step: int) -> float:
+    """The learning rate at the stage's game ``step``: from ``lr`` to ``lr_end`` over the stage's games
+    (``linear_lr``), times the warm-up's share over its first ``warmup`` games."""
+    lr = linear_lr(stage.lr, stage.lr_end, step / stage.games)
+    return lr * min(1.0, (step + 1) / stage.warmup) if stage.warmup else lr
+
+
+class _TDRounds:
+    """The self-play rounds of a TD stage (see ``_td_stage``): ``next(n)`` is the experience of the run's next ``n``
+    games. Game ids follow the run's games, so every stage and round plays new dice."""
+
+    def __init__(self, state: Run, stage: TDStage) -> None:
+        self.state, self.stage = state, stage
+        self.worker: SelfPlayWorker | None = None
+        self.ahead: tuple[int, concurrent.futures.Future] | None = None  # the round the workers are playing
+        self.executor: concurrent.futures.ThreadPoolExecutor | None = None
+        if state.pool is None:
+            self.worker = SelfPlayWorker(ModelSnapshot.of(state.model), stage.lam, state.config.seed, stage.epsilon)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.executor = ThreadPoolExecutor(1, thread_name_prefix="bgai-td-round")
+            if state.step < stage.games:
+                self._submit(state.games, min(stage.parallel_games, stage.games - state.step),
+                             state.play_weights or ModelSnapshot.of(state.model))
+
+    def _submit(self, first_game: int, n: int, weights) -> None:
+        stage, pool, executor = self.stage, self.state.pool, self.executor
+        assert pool is not None and executor is not None  # (rounds on workers only)
+        tasks = split_games(first_game, n, pool.workers, lam=stage.lam, seed=self.state.config.seed,
+                            epsilon=stage.epsilon)
+        self.ahead = (n, executor.submit(lambda: merge_experience(pool.map(play_task, tasks, weights))))
+
+    def next(self, n: int) -> Experience:
+        state = self.state
+        if self.worker is not None:
+            # The round's games are played with the numpy pass on a snapshot of the weights, as on workers: several
+            # times faster than the torch model's small batches.
+            self.worker.load_snapshot(ModelSnapshot.of(state.model))
+            return self.worker.play(state.games, n, state.rng)
+        assert self.ahead is not None  # the stage's first round was submitted when it started, each next one below
+        games, future = self.ahead
+        if games != n:
+            raise AssertionError(f"the round in flight has {games} games, the stage wants {n}")
+        experience = future.result()
+        # The next round starts now, with the weights as they are: the learner has not learned from this one yet.
+        following = min(self.stage.parallel_games, self.stage.games - state.step - n)
+        state.play_weights = ModelSnapshot.of(state.model)
+        if following > 0:
+            self._submit(state.games + n, following, state.play_weights)
+        else:
+            self.ahead = None
+        return experience
+
+    def settle(self) -> None:
+        """Return once the round in flight, if any, has been played: the workers are free for other work (its
+        experience is still the next one ``next`` returns)."""
+        if self.ahead is not None:
+            concurrent.futures.wait([self.ahead[1]])
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
