@@ -3,9 +3,11 @@ Backgammon self-play loop (``gnubg_nn.best_move`` at 0-ply for both sides, C, on
 
 bgai is timed twice: from scratch with the default config (its first games, played by a near-random network,
 run long) and continuing the shipped run from its checkpoint (a trained network: games of normal length, like
-gnubg's).
+gnubg's). Then the speed table by network size: the TD trainer's games per second for each size of a growth run
+(``--sizes``), each the same trained network grown to that size (``--grow-from``; growth keeps its function, so every
+size plays the same games and only the network's cost differs).
 
-    python benchmarks/selfplay_bench.py [--games 4096] [--gnubg-games 400] [--json FILE]
+    python benchmarks/selfplay_bench.py [--games 4096] [--gnubg-games 400] [--sizes 80 256,256 ...] [--json FILE]
 
 Prints games per second of each and the ratios, and a JSON line; ``--json`` also writes them, with the command, date,
 commit and machine.
@@ -48,13 +50,16 @@ def gnubg_selfplay(games: int, seed: int) -> float:
 
 # Benchmarks off: none during the stage, and the one a stage ends with and the run's last one on a single dice
 # sequence (neither is in the games per second, which count the stage's rounds; they only cost the wait).
+#: The network sizes of a growth run (training/configs/deep.toml), smallest first.
+SIZES = ["80", "150", "150,150", "256,256", "256,256,256", "512,512,256,256"]
 QUIET = {"bench_every": 10**9, "bench_games": 1, "final_bench_games": 1, "checkpoint_minutes": 10**6}
 
 
 def bgai_training(games: int, config_path: str | None = None, checkpoint: str | None = None,
-                  workers: int | None = None) -> float:
+                  workers: int | None = None, hidden: tuple[int, ...] | None = None) -> float:
     """Games per second of bgai's TD trainer (self-play plus learning), benchmarks switched off; from scratch, or
-    starting from the weights of ``checkpoint``; on the config's workers, or ``workers`` (1: in this process)."""
+    starting from the weights of ``checkpoint`` (grown to ``hidden`` if given: ``EquityModel.grown``, the same
+    network, so the same games); on the config's workers, or ``workers`` (1: in this process)."""
     from bgai.eval.checkpoint import load_checkpoint
     from bgai.train.config import load_config
     from bgai.train.run import run
@@ -62,11 +67,23 @@ def bgai_training(games: int, config_path: str | None = None, checkpoint: str | 
     overrides = {"games": games, "parallel_games": 512, **QUIET, **({} if workers is None else {"workers": workers})}
     if checkpoint is not None:
         state = load_checkpoint(checkpoint)
-        overrides.update(init=checkpoint, hidden=",".join(map(str, state["hidden"])),
+        overrides.update(init=checkpoint, hidden=",".join(map(str, hidden or state["hidden"])),
                          encoder=state["encoder_version"], nets=",".join(state.get("phases", ["all"])))
     with tempfile.TemporaryDirectory() as run_dir:
         summary = run(load_config(config_path, overrides), run_dir, progress=False)
     return summary["games"] / (3600 * summary["hours"])
+
+
+def by_size(games: int, checkpoint: str, sizes: list[str], workers: int | None) -> dict[str, float]:
+    """TD training games per second for each network size in ``sizes`` (comma-separated hidden layers), every one
+    ``checkpoint``'s network grown to that size, so that each plays the same games and only the network's cost
+    differs."""
+    out = {}
+    for size in sizes:
+        hidden = tuple(int(h) for h in size.split(","))
+        out[size] = bgai_training(games, checkpoint=checkpoint, workers=workers, hidden=hidden)
+        print(f"  {size:<20} {out[size]:,.1f} games/s", flush=True)
+    return out
 
 
 def main(argv=None) -> None:
@@ -79,8 +96,14 @@ def main(argv=None) -> None:
     parser.add_argument("--workers", type=int, help="bgai's worker processes (default: the config's, one per core; "
                                                     "1: all in this process)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sizes", nargs="*", default=SIZES,
+                        help="network sizes of the speed table, each its hidden layers comma separated (default: a "
+                             "growth run's, training/configs/deep.toml; none: no table)")
+    parser.add_argument("--grow-from", default="checkpoints/deep/generations/td80.pt",
+                        help="the network grown to each size: one no larger than any of them")
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args(argv)
+    sizes = by_size(args.games, args.grow_from, args.sizes, args.workers) if args.sizes else {}
     figures = {
         "bgai_train_from_scratch_games_per_s": bgai_training(args.games, config_path=args.config,
                                                              workers=args.workers),
@@ -96,7 +119,7 @@ def main(argv=None) -> None:
     print(json.dumps(figures))
     if args.json:
         result = {**provenance(), "games": args.games, "gnubg_games": args.gnubg_games, "workers": args.workers,
-                  **figures}
+                  **figures, "grown_from": args.grow_from if sizes else None, "games_per_s_by_size": sizes}
         write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))
 
 

@@ -72,6 +72,8 @@ def selfplay_bench(r: dict) -> None:
         assert positive(r[f"bgai_train_{way}_games_per_s"])
         assert r[f"ratio_{way}_vs_gnubg"] == pytest.approx(r[f"bgai_train_{way}_games_per_s"]
                                                            / r["gnubg_selfplay_games_per_s"])
+    assert r["grown_from"] == "checkpoints/td-v1/checkpoint.pt" and list(r["games_per_s_by_size"]) == ["256", "256,256"]
+    assert positive(*r["games_per_s_by_size"].values())
 
 
 def lookahead_bench(r: dict) -> None:
@@ -255,7 +257,8 @@ def env_bench(r: dict) -> None:
 SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
     "workers_bench": (["--games", "4", "--parallel-games", "4", "--positions", "4", "--part", "2", "--self-play",
                        "2", "--no-ray"], workers_bench),
-    "selfplay_bench": (["--games", "8", "--gnubg-games", "1", "--workers", "1"], selfplay_bench),
+    "selfplay_bench": (["--games", "8", "--gnubg-games", "1", "--workers", "1", "--sizes", "256", "256,256",
+                        "--grow-from", "checkpoints/td-v1/checkpoint.pt"], selfplay_bench),
     "ply_speed": (["--positions", "2", "--positions-2ply", "1"], ply_speed),
     "fast_network_bench": (["--positions", "2", "--trials", "4"], fast_network_bench),
     "target_cost": (["--positions", "1", "--rollouts", "1", "--self-play", "1"], target_cost),

@@ -730,6 +730,9 @@ def test_a_run_grows_its_model_stage_by_stage_and_resumes_grown(tmp_path, monkey
     summary = run(config, tmp_path / "run", resume=True, progress=False)
     assert summary["games"] == 192
     assert model_from_checkpoint(load_checkpoint(tmp_path / "run" / "checkpoint.pt")).hidden == (8, 8)
+    # and each stage's network stays playable: the growth's milestones
+    for name, hidden in (("small", (4,)), ("wide", (8,)), ("deep", (8, 8))):
+        assert load_bot(tmp_path / "run" / "generations" / f"{name}.pt").model.hidden == hidden
 
 
 def test_the_warm_up_raises_the_learning_rate_from_zero_then_the_schedule_runs():

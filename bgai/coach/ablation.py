@@ -63,6 +63,12 @@ VARIANTS = {
     "s-1024-64": (2, (1024, 64), ("all",), "hidden layers of 1024 and 64"),
     "s-512-128": (2, (512, 128), ("all",), "hidden layers of 512 and 128"),
     "s-512-64-init": (2, (512, 64), ("all",), "hidden layers of 512 and 64, the first starting as the teacher's"),
+    # Depth on the same data (training/configs/depth.toml: the fast network's own 1-ply lookahead), contact and race
+    # nets as the fast network's
+    "d-512-64": (2, (512, 64), ("contact", "race"), "the fast network's shape: two hidden layers, 512 and 64"),
+    "d-256x3": (2, (256, 256, 256), ("contact", "race"), "three hidden layers of 256 (about the same cost)"),
+    "d-256x4": (2, (256, 256, 256, 256), ("contact", "race"), "a fourth hidden layer of 256"),
+    "d-512-256-128": (2, (512, 256, 128), ("contact", "race"), "three hidden layers, 512, 256 and 128"),
 }
 #: variants whose first hidden layer starts as the teacher's (the same width and inputs)
 FIRST_LAYER_FROM_TEACHER = {"s-512-64-init"}
@@ -70,7 +76,8 @@ FIRST_LAYER_FROM_TEACHER = {"s-512-64-init"}
 BASE = {"v1-256": "td-v1", "v2-256": "v1-256", "v2-512": "v2-256", "v2-512-split": "v2-512", "v2-512-256": "v2-512",
         "v2-1024-512": "v2-512-256", "s-256": "teacher", "s-512": "teacher", "s-1024": "teacher",
         "s-512-64": "teacher", "s-1024-64": "teacher", "s-512-128": "teacher",
-        "s-512-64-init": "teacher"}
+        "s-512-64-init": "teacher", "d-512-64": "teacher", "d-256x3": "d-512-64", "d-256x4": "d-256x3",
+        "d-512-256-128": "d-512-64"}
 
 
 def train_variant(name: str, boards, targets, val_boards, val_targets, stage, seed: int,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures
 import time
 
+from bgai.eval.checkpoint import model_payload, save_checkpoint
 from bgai.eval.network import ModelSnapshot
 from bgai.train.config import TDStage
 from bgai.train.learner import Learner, linear_lr
@@ -72,6 +73,9 @@ def train(state: Run, stage: TDStage) -> None:
             bar.set_postfix(shown)
             state.save_if_due(learner.optimizer)
         state.save(learner.optimizer)
+        # The stage's network stays playable (load_bot), as a lookahead generation's: a growth run's milestones.
+        save_checkpoint(state.run_dir / "generations" / f"{stage.name}.pt",
+                        {**model_payload(state.model), "games": state.games, "seconds": state.seconds})
     finally:
         rounds.close()
         bar.close()
