@@ -414,3 +414,13 @@ def test_a_stopped_rollout_run_leaves_no_gnubg_behind(tmp_path):
         time.sleep(0.2)
     assert not [p for p in below if _alive(p)] and run.returncode != 0
     assert not (tmp_path / "rollouts.json").exists()  # nothing finished, nothing written
+
+
+def test_gnubg_judges_a_cube_decision_in_its_own_process_through_the_job_runner():
+    # (bgai.coach.gnubg_job: cube_reference.gnubg_evaluate runs in Debian gnubg's embedded Python, without numpy)
+    from bgai.coach.cube_reference import run_gnubg
+
+    [start] = run_gnubg([["4HPwATDgc/ABMA", "centered", 1]], 0, True)
+    assert start["class"] == "contact" and start["decision"].startswith("No double")
+    assert start["no_double"] > min(start["double_take"], start["double_pass"])  # (what "no double" says)
+    assert 0.45 < start["probabilities"][0] < 0.6

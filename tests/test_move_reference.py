@@ -132,3 +132,27 @@ def test_bgai_0ply_is_scored_on_a_slice(reference):
     assert score["decisions"] == len(entries)
     assert 0 <= score["mp_per_move"] < 50
     assert 0.3 < score["best_play"] <= 1
+
+
+def test_gnubg_evaluates_afterstates_in_its_own_process_through_the_job_runner():
+    # (bgai.coach.gnubg_job: the function runs in Debian gnubg's embedded Python, its result comes back as JSON)
+    from bgai.coach.move_reference import run_gnubg
+
+    start = Position.start()
+    out = run_gnubg([start.position_id(), "4HPwATDgc/ABMA"], [0])
+    first, second = out["results"]
+    # the start position, the side on roll to move: gnubg's 0-ply equity of it is a small edge, its chances coherent
+    for result in (first, second):
+        win, win_gammon, win_bg, lose_gammon, lose_bg, equity = result["0"]
+        assert 0.45 < win < 0.6 and 0 <= win_bg <= win_gammon <= win and 0 <= lose_bg <= lose_gammon <= 1 - win
+        assert abs(equity - (2 * win - 1 + win_gammon - lose_gammon + win_bg - lose_bg)) < 1e-4
+    assert first == second and out["cpu_seconds"] >= 0
+
+
+def test_gnubg_plays_a_match_of_its_own_and_saves_it(tmp_path):
+    from bgai.coach.gnubg_matches import make_match
+    from bgai.formats.matchfile import read_match
+
+    paths = make_match(tmp_path, 1, 5)
+    match = read_match(paths["mat"])
+    assert paths["sgf"].exists() and match.length == 1 and len(match.games) >= 1

@@ -25,11 +25,11 @@ them. About 100 s an entry on one core: a background job across sessions.
 
 GNU Backgammon is the judge here only; nothing in this file becomes a training target.
 
-This one file runs in two interpreters. The project's Python plays the games, screens and writes the result.
-GNU Backgammon's embedded Python (``gnubg -t -q -r -p cube_reference.py``, with ``CUBE_REFERENCE_JOB`` naming a
-job file) does the evaluations. That Python has neither numpy nor bgai, so the module imports only the standard
-library at its top. It needs the Debian package (``apt-get install gnubg``) and is not run in CI;
-tests/test_cube_reference.py checks the file it wrote and ``score_decisions``.
+This one file runs in two interpreters. The project's Python plays the games, screens and writes the result. GNU
+Backgammon's embedded Python (``bgai.coach.gnubg_job``, calling ``gnubg_evaluate``) does the evaluations. That Python
+has neither numpy nor bgai, so the module imports no bgai at its top, and numpy only where there is one. It needs the
+Debian package (``apt-get install gnubg``) and is not run in CI; tests/test_cube_reference.py checks the file it wrote
+and ``score_decisions``.
 """
 
 from __future__ import annotations
@@ -46,9 +46,11 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # gnubg's embedded Python, which runs only gnubg_evaluate (bgai.coach.gnubg_job)
+    pass
 
-JOB_ENV = "CUBE_REFERENCE_JOB"
 #: The money-game set (``bgai.coach.cube_accuracy``'s default); ``--match`` writes cube_reference_match.json.
 REFERENCE = Path(__file__).resolve().parent / "data" / "cube_reference.json"
 GNUBG = "/usr/games/gnubg"
@@ -217,33 +219,15 @@ def gnubg_evaluate(job: dict) -> list[dict]:
     return results
 
 
-def gnubg_job_main(job_path: str) -> None:
-    with open(job_path) as f:
-        job = json.load(f)
-    results = gnubg_evaluate(job)
-    with open(job["out"], "w") as f:
-        json.dump(results, f)
-
-
 # --- the project side ------------------------------------------------------------------------------------------
 
 
 def run_gnubg(items: list, plies: int, probabilities: bool, gnubg: str = GNUBG) -> list[dict]:
-    """Evaluate [position id, owner, cube] items in one Debian gnubg process running this file.
+    """Evaluate [position id, owner, cube] items in one Debian gnubg process (``gnubg_evaluate``, there)."""
+    from bgai.coach import gnubg_job  # (here, not at the top: gnubg's Python, which reads this file, has no bgai)
 
-    Each gnubg call waits about 10 ms however little it computes (gnubg runs it as an asynchronous task), so this
-    takes time but hardly any CPU."""
-    with tempfile.TemporaryDirectory() as tmp:
-        job_path, out_path = Path(tmp, "job.json"), Path(tmp, "out.json")
-        job = {"items": items, "plies": plies, "probabilities": probabilities, "out": str(out_path)}
-        job_path.write_text(json.dumps(job))
-        env = dict(os.environ, **{JOB_ENV: str(job_path)})
-        proc = subprocess.run([gnubg, "-t", "-q", "-r", "-p", str(Path(__file__).resolve())], env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True)
-        if not out_path.exists():
-            raise RuntimeError(f"gnubg wrote no results (exit {proc.returncode}):\n{proc.stdout[-3000:]}"
-                               f"\n{proc.stderr[-3000:]}")
-        return json.loads(out_path.read_text())
+    return gnubg_job.run(Path(__file__), "gnubg_evaluate", {"items": items, "plies": plies,
+                                                            "probabilities": probabilities}, gnubg)
 
 
 def gnubg_rollout_commands(position_id: str, cube: int, owner: str, trials: int, seed: int) -> str:
@@ -749,7 +733,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    if os.environ.get(JOB_ENV):
-        gnubg_job_main(os.environ[JOB_ENV])
-    else:
-        main()
+    main()

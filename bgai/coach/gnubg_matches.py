@@ -10,10 +10,10 @@ evaluations gnubg stores while it plays). With ``--analyse`` gnubg also analyses
 analysis settings (2-ply, cubeful) and writes ``-analysis.json``: its statistics and, for every decision, its
 evaluations (``gnubg.match(analysis=1)``), which ``benchmarks/analysis_vs_gnubg.py`` compares with bgai's.
 
-How a match is made (Debian's gnubg 1.07, ``gnubg -t -q -r -p`` running this file in its embedded Python): both
-players are gnubg at 0-ply, with evaluation noise (``--noise`` for checker play, ``--cube-noise`` for the cube;
-gnubg's "pseudo-random", deterministic noise) so that there are errors to find; ``set seed`` fixes the dice. The
-same seed and settings give the same match. Player names are set after the play (``new match`` resets them).
+How a match is made (Debian's gnubg 1.07 running ``run_in_gnubg`` in its embedded Python: ``bgai.coach.gnubg_job``):
+both players are gnubg at 0-ply, with evaluation noise (``--noise`` for checker play, ``--cube-noise`` for the cube;
+gnubg's "pseudo-random", deterministic noise) so that there are errors to find; ``set seed`` fixes the dice. The same
+seed and settings give the same match. Player names are set after the play (``new match`` resets them).
 
 GNU Backgammon is a source of test data and a judge here; nothing it computes becomes a training target.
 """
@@ -22,14 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 GNUBG = "/usr/games/gnubg"
-JOB_ENV = "GNUBG_MATCHES_JOB"
 
 
 def match_name(length: int, seed: int) -> str:
@@ -94,15 +90,10 @@ def make_match(out: Path, length: int, seed: int, *, games: int = 3, noise: floa
     name = match_name(length, seed)
     job = {"out": str(out.resolve()), "name": name, "length": length, "seed": seed, "games": games, "noise": noise,
            "cube_noise": cube_noise, "players": list(players), "analyse": analyse, "analysis_plies": analysis_plies}
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(job, f)
+    from bgai.coach import gnubg_job  # (here, not at the top: gnubg's Python, which reads this file, has no bgai)
+
     started = time.time()
-    try:
-        subprocess.run([GNUBG, "-t", "-q", "-r", "-p", str(Path(__file__).resolve())],
-                       env={**os.environ, JOB_ENV: f.name}, check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, timeout=1800)
-    finally:
-        os.unlink(f.name)
+    gnubg_job.run(Path(__file__), "run_in_gnubg", job, GNUBG, timeout=1800)
     paths = {"mat": out / f"{name}.mat", "sgf": out / f"{name}.sgf", "seconds": time.time() - started}
     if analyse:
         paths["analysis"] = out / f"{name}-analysis.json"
@@ -127,7 +118,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    if os.environ.get(JOB_ENV):
-        run_in_gnubg(json.loads(Path(os.environ[JOB_ENV]).read_text()))
-    else:
-        main()
+    main()

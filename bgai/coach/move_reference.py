@@ -18,11 +18,11 @@ How the set is made:
 
 GNU Backgammon is the judge here only; nothing in this file becomes a training target.
 
-This one file runs in two interpreters. The project's Python plays the games, lists the plays and writes the result.
-GNU Backgammon's embedded Python (``gnubg -t -q -r -p move_reference.py``, with ``MOVE_REFERENCE_JOB`` naming a
-job file) does the evaluations. That Python has neither numpy nor bgai, so the module imports only the standard
-library at its top. It needs the Debian package (``apt-get install gnubg``) and is not run in CI;
-tests/test_move_reference.py checks the file it wrote and ``score_moves``.
+This one file runs in two interpreters. The project's Python plays the games, lists the plays and writes the result. GNU
+Backgammon's embedded Python (``bgai.coach.gnubg_job``, calling ``gnubg_evaluate``) does the evaluations. That Python
+has neither numpy nor bgai, so the module imports only the standard library at its top. It needs the Debian package
+(``apt-get install gnubg``) and is not run in CI; tests/test_move_reference.py checks the file it wrote and
+``score_moves``.
 """
 
 from __future__ import annotations
@@ -31,14 +31,11 @@ import argparse
 import datetime
 import json
 import math
-import os
 import random
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
-JOB_ENV = "MOVE_REFERENCE_JOB"
 GNUBG = "/usr/games/gnubg"
 CLASSES = ("contact", "crashed", "race", "bearoff")  # bgai.core.phase names, the ones a decision can have
 DIGITS = 5  # equities are stored rounded to 1e-5
@@ -141,33 +138,14 @@ def gnubg_evaluate(job: dict) -> dict:
     return {"results": results, "seconds": time.time() - started, "cpu_seconds": time.process_time() - cpu}
 
 
-def gnubg_job_main(job_path: str) -> None:
-    with open(job_path) as f:
-        job = json.load(f)
-    out = gnubg_evaluate(job)
-    with open(job["out"], "w") as f:
-        json.dump(out, f)
-
-
 # --- the project side ------------------------------------------------------------------------------------------
 
 
 def run_gnubg(items: list[str], plies: list[int], gnubg: str = GNUBG) -> dict:
-    """Evaluate afterstate Position IDs in one Debian gnubg process running this file.
+    """Evaluate afterstate Position IDs in one Debian gnubg process (``gnubg_evaluate``, there)."""
+    from bgai.coach import gnubg_job  # (here, not at the top: gnubg's Python, which reads this file, has no bgai)
 
-    Each gnubg call waits about 10 ms however little it computes (gnubg runs it as an asynchronous task), so the
-    cheap evaluations take time but hardly any CPU."""
-    with tempfile.TemporaryDirectory() as tmp:
-        job_path, out_path = Path(tmp, "job.json"), Path(tmp, "out.json")
-        job = {"items": items, "plies": plies, "out": str(out_path)}
-        job_path.write_text(json.dumps(job))
-        env = dict(os.environ, **{JOB_ENV: str(job_path)})
-        proc = subprocess.run([gnubg, "-t", "-q", "-r", "-p", str(Path(__file__).resolve())], env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True)
-        if not out_path.exists():
-            raise RuntimeError(f"gnubg wrote no results (exit {proc.returncode}):\n{proc.stdout[-3000:]}"
-                               f"\n{proc.stderr[-3000:]}")
-        return json.loads(out_path.read_text())
+    return gnubg_job.run(Path(__file__), "gnubg_evaluate", {"items": items, "plies": plies}, gnubg)
 
 
 def evaluate_in_parts(items: list[str], plies: list[int], part: int, gnubg: str = GNUBG) -> dict:
@@ -342,7 +320,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    if os.environ.get(JOB_ENV):
-        gnubg_job_main(os.environ[JOB_ENV])
-    else:
-        main()
+    main()
