@@ -1224,3 +1224,41 @@ def test_a_rollouts_stage_without_shards_says_so(tmp_path):
     config.stages = [RolloutStage(labels=str(tmp_path / "none"), epochs=1)]
     with pytest.raises(BgaiError, match="no label shards"):
         run(config, tmp_path / "run", progress=False)
+
+
+#: The learner's devices on this machine: the CPU, and CUDA where torch sees one (a lent GPU machine).
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_learner_takes_the_same_steps_on_every_device_and_leaves_the_model_on_the_cpu(device):
+    # Given a model, positions and targets (decisions' plays in pairs, for the differences' loss too)
+    boards = sample_positions(EquityModel.create((8,), ("all",), 2), 4, 0, seed=3, epsilon=0.1,
+                              rng=np.random.default_rng(3), keep=64)
+    targets = Bot(EquityModel.create((8,), ("all",), 2)).probabilities(boards)
+    groups = np.repeat(np.arange(len(boards) // 2), 2)
+    torch.manual_seed(4)
+    start = EquityModel.create((12, 6), ("contact", "race"), 2)
+
+    def trained(on: str) -> EquityModel:
+        model = EquityModel.create((12, 6), ("contact", "race"), 2)
+        model.load_state_dict(start.state_dict())
+        learner = Learner(model, 1e-2, 16, 2, device=on)
+        for seed in (0, 1):  # two fits: the optimizer's state goes to the device and back in between
+            learner.fit(boards, targets, np.random.default_rng(seed), lr=(1e-2, 1e-3), groups=groups, pairs=1.0)
+        return model
+
+    # When it learns them on the CPU and on the device
+    reference, moved = trained("cpu"), trained(device)
+    # Then the weights agree within float tolerance, and the model is back on the CPU
+    for (name, a), b in zip(reference.state_dict().items(), moved.state_dict().values()):
+        assert b.device.type == "cpu" and torch.allclose(a, b, atol=1e-5), name
+
+
+def test_a_device_that_is_not_there_is_refused_by_name(tmp_path):
+    with pytest.raises(BgaiError, match="device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got 'tpu'"):
+        load_config(None, {**TINY, "device": "tpu"})
+    missing = f"cuda:{torch.cuda.device_count()}"  # (one past the last there is)
+    with pytest.raises(BgaiError, match=f"device '{missing}': torch sees {torch.cuda.device_count()} CUDA device"):
+        Run(load_config(None, {**TINY, "device": missing}), tmp_path / "run", resume=False, progress=False)
+    assert load_config(None, TINY).device == "auto"

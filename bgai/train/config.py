@@ -9,6 +9,7 @@ format).
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -275,6 +276,8 @@ class RunConfig:
     ray: str = _field("", "run the workers as Ray actors (pip install 'bgai[ray]'): 'local', or --ray alone (the "
                           "cluster `ray start` made on this machine, else a new local Ray instance), 'auto' (a "
                           "running cluster, an error if none) or a cluster's address; empty: worker processes")
+    device: str = _field("auto", "where the learner computes: 'cpu', 'cuda' (or 'cuda:N'), or 'auto' (CUDA where "
+                                 "torch sees a device, else the CPU); self-play plays on the CPU's workers either way")
     checkpoint_minutes: float = _field(5.0, "minutes between checkpoints (one is also written at stage ends)")
     bench_games: int = _field(250, "dice sequences per benchmark (each played twice, seats swapped)")
     final_bench_games: int = _field(1_000, "dice sequences of the benchmark at the end of the run")
@@ -451,6 +454,8 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
             except ValueError as error:
                 raise BgaiError(f"stage {stage.name}: {error}") from None
         sizes = grown
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", config.device):
+        raise BgaiError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {config.device!r}")
     if config.encoder not in encoding.VERSIONS:
         raise BgaiError(f"encoder must be one of {', '.join(map(str, encoding.VERSIONS))}, got {config.encoder!r}")
     return config

@@ -24,6 +24,22 @@ def linear_lr(lr: float, lr_end: float, share: float) -> float:
     return lr if lr_end < 0 else lr + (lr_end - lr) * share
 
 
+def resolve_device(device: str) -> str:
+    """The torch device a run's ``device`` setting names: ``"auto"`` is ``"cuda"`` where torch sees a CUDA device,
+    else ``"cpu"``; ``"cpu"``, ``"cuda"`` and ``"cuda:N"`` as they are. ``ValueError`` for a CUDA device that is not
+    there."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        index = int(device.partition(":")[2] or 0)
+        if not torch.cuda.is_available() or index >= torch.cuda.device_count():
+            raise ValueError(f"device {device!r}: torch sees {torch.cuda.device_count()} CUDA device(s) here; use "
+                             f"'cpu' or 'auto'")
+    return device
+
+
 def bce(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Binary cross-entropy of the five cumulative outputs against targets in [0, 1]: the loss of every learner."""
     from torch import nn
@@ -67,10 +83,10 @@ def pair_loss(pred: torch.Tensor, target: torch.Tensor, groups: torch.Tensor) ->
 
     _, index = torch.unique(groups, return_inverse=True)
     k = int(index.max()) + 1 if len(index) else 0
-    count = torch.zeros(k).index_add_(0, index, torch.ones(len(index)))
+    count = torch.zeros(k, device=pred.device).index_add_(0, index, torch.ones(len(index), device=pred.device))
 
     def centred(values: torch.Tensor) -> torch.Tensor:
-        return values - (torch.zeros(k).index_add_(0, index, values) / count)[index]
+        return values - (torch.zeros(k, device=values.device).index_add_(0, index, values) / count)[index]
 
     return ((centred(equity(pred)) - centred(equity(target))) ** 2).mean()
 
@@ -85,10 +101,14 @@ def inputs(model: EquityModel, boards: np.ndarray) -> tuple[torch.Tensor, torch.
 
 class Learner:
     """Owns a model and its optimizer (Adam, or AdamW: decoupled ``weight_decay``); trains on experience with
-    ``loss`` (``LOSSES``: binary cross-entropy on the 5 outputs, or the cross-entropy of the 6 outcomes)."""
+    ``loss`` (``LOSSES``: binary cross-entropy on the 5 outputs, or the cross-entropy of the 6 outcomes).
+
+    ``device``: where ``fit`` computes (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...; ``resolve_device``). The model and
+    the optimizer's state go there for each ``fit`` and come back to the CPU after it, so everything else (self-play
+    on snapshots of the weights, checkpoints, benchmarks) sees a CPU model whatever the device."""
 
     def __init__(self, model: EquityModel, lr: float, batch_size: int, epochs: int, optimizer: str = "adam",
-                 weight_decay: float = 0.0, loss: str = "bce"):
+                 weight_decay: float = 0.0, loss: str = "bce", device: str = "cpu"):
         import torch
 
         if loss not in LOSSES:
@@ -104,6 +124,17 @@ class Learner:
             raise ValueError(f"optimizer must be 'adam' or 'adamw', got {optimizer!r}")
         self.batch_size = batch_size
         self.epochs = epochs
+        self.device = torch.device(device)
+
+    def _move(self, device) -> None:
+        """The model and the optimizer's state to ``device``."""
+        import torch
+
+        self.model.to(device)
+        for state in self.optimizer.state.values():
+            for key, value in state.items():
+                if torch.is_tensor(value) and key != "step":  # (Adam keeps its step count on the CPU)
+                    state[key] = value.to(device)
 
     def fit(self, boards: np.ndarray, targets: np.ndarray, rng: np.random.Generator,
             lr: tuple[float, float] | None = None, progress: bool = False, groups: np.ndarray | None = None,
@@ -123,10 +154,15 @@ class Learner:
         self.model.train()
         x, phase = inputs(self.model, boards)
         y = torch.from_numpy(np.asarray(targets, np.float32)).clamp(0, 1)
+        on_device = self.device.type != "cpu"
+        if on_device:
+            self._move(self.device)
+            x, phase, y = x.to(self.device), phase.to(self.device), y.to(self.device)
         if pair_targets is not None and np.shape(pair_targets) != tuple(y.shape):
             raise ValueError(f"pair_targets must have the targets' shape {tuple(y.shape)}, got "
                              f"{np.shape(pair_targets)}")
-        y_pairs = y if pair_targets is None else torch.from_numpy(np.asarray(pair_targets, np.float32)).clamp(0, 1)
+        y_pairs = y if pair_targets is None else \
+            torch.from_numpy(np.asarray(pair_targets, np.float32)).clamp(0, 1).to(self.device)
         decision = None  # with pairs: each position's decision, numbered 0.. (a group of its own where none)
         if groups is not None and pairs > 0:
             numbers = np.asarray(groups, dtype=np.int64)
@@ -143,6 +179,7 @@ class Learner:
                     order = torch.from_numpy(np.argsort(rank, kind="stable"))
                 else:
                     order = torch.from_numpy(rng.permutation(len(x)))
+                order = order.to(self.device)
                 for start in range(0, len(x), self.batch_size):
                     if lr is not None:
                         for group in self.optimizer.param_groups:
@@ -152,12 +189,14 @@ class Learner:
                     loss = self.loss(pred, y[batch])
                     if decision is not None:
                         loss = loss + pairs * pair_loss(pred, y_pairs[batch],
-                                                        torch.from_numpy(decision[batch.numpy()]))
+                                                        torch.from_numpy(decision[batch.cpu().numpy()]).to(self.device))
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()
                     self.optimizer.step()
                     losses.append(loss.item())
                     bar.update()
+        if on_device:
+            self._move("cpu")
         self.model.eval()
         return float(np.mean(losses)) if losses else float("nan")
 

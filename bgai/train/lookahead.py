@@ -324,7 +324,8 @@ def train(state: Run, stage: LookaheadStage) -> None:
         targets = np.concatenate([t for _, t in data])
         before = evaluation_error(state.model, val_boards, val_targets)
         started = time.perf_counter()
-        learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs, loss=stage.loss)
+        learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs, loss=stage.loss,
+                          device=state.device)
         loss = learner.fit(boards, targets, state.rng, lr=(stage.lr, stage.lr_end), progress=state.progress)
         state.seconds += time.perf_counter() - started
         after = evaluation_error(state.model, val_boards, val_targets)

@@ -22,6 +22,7 @@ from bgai.eval.checkpoint import CheckpointError, load_checkpoint, model_from_ch
 from bgai.eval.network import EquityModel, ModelSnapshot, phase_nets
 from bgai.players import HeuristicPlayer, PubevalPlayer
 from bgai.train.config import RunConfig
+from bgai.train.learner import resolve_device
 
 
 def benchmark(model: EquityModel, sequences: int, seed: int = 12345, pool: Pool | None = None) -> dict:
@@ -53,6 +54,10 @@ class Run:
         # a busy machine (measured: benchmarks/workers_bench.py).
         torch.set_num_threads(config.threads if config.threads > 0 else 2 if in_process else 1)
         torch.manual_seed(config.seed)
+        try:
+            self.device = resolve_device(config.device)  # the learner's
+        except ValueError as error:
+            raise BgaiError(str(error)) from None
         self.model = EquityModel.create(config.hidden_sizes(), config.net_names(), config.encoder)
         self.rng = np.random.default_rng(config.seed)
         self.stage, self.step, self.games, self.seconds, self.history = 0, 0, 0, 0.0, []
