@@ -33,7 +33,7 @@ def engine_modules() -> list[str]:
     names = []
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
-        if "coach" in parts or "__pycache__" in parts:
+        if "coach" in parts or "__pycache__" in parts or parts[-1] == "__main__":  # (a program: importing it runs it)
             continue
         names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return names

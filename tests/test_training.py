@@ -90,7 +90,8 @@ def test_a_setting_of_several_stages_must_name_one(tmp_path, overrides, qualifie
 
 
 def test_train_set_on_the_command_line(tmp_path, capsys):
-    from bgai.frontends.cli import _qualified, main
+    from bgai.frontends.cli import main
+    from bgai.frontends.cli.network import _qualified
 
     assert _qualified(["ply1.lr=1e-4", "search.precision=bf16", 'run_name="x y"', "warm-up.games=40"]) == {
         "ply1.lr": 1e-4, "search.precision": "bf16", "run_name": "x y", "warm-up.games": 40}

@@ -505,13 +505,14 @@ def test_the_terminal_the_page_and_the_hint_share_one_default_ply(monkeypatch):
 
     import bgai.frontends.cli as cli
     from bgai.eval.bot import PLAY_PLIES
+    from bgai.frontends.cli.common import PERSON_PLIES_DEFAULT, person_plies
 
     parser = cli.build_parser(train_settings=False, label_settings=False)
     commands = {"play": [], "serve": [], "hint": [START, "31"], "eval": [START]}
     for command, rest in commands.items():
-        assert cli._person_plies(parser.parse_args([command, *rest])) == PLAY_PLIES, command
-        assert cli._person_plies(parser.parse_args([command, *rest, "--plies", "2"])) == 2, command
-    assert cli.PERSON_PLIES_DEFAULT.startswith(f"default {PLAY_PLIES},")
+        assert person_plies(parser.parse_args([command, *rest])) == PLAY_PLIES, command
+        assert person_plies(parser.parse_args([command, *rest, "--plies", "2"])) == 2, command
+    assert PERSON_PLIES_DEFAULT.startswith(f"default {PLAY_PLIES},")
     served = {}
     monkeypatch.setattr("uvicorn.run", lambda app, **options: served.update(app=app))
     monkeypatch.setattr("bgai.frontends.terminal.Terminal.run",
@@ -522,5 +523,5 @@ def test_the_terminal_the_page_and_the_hint_share_one_default_ply(monkeypatch):
         assert c.app.state.bots.default_plies == PLAY_PLIES
         assert c.post("/api/sessions", json={"seed": 1}).json()["plies"] == PLAY_PLIES
         assert c.post("/api/moves", json={"position": START, "dice": "31"}).json()["plies"] == PLAY_PLIES
-    page = (Path(cli.__file__).parent / "web" / "static" / "index.html").read_text()
+    page = (Path(cli.__file__).parents[1] / "web" / "static" / "index.html").read_text()
     assert f'<option value="{PLAY_PLIES}" selected>' in page

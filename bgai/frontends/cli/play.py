@@ -1,0 +1,184 @@
+"""The commands to play and analyse: ``bgai play``, ``serve``, ``external``, ``analyse`` and ``ubgi``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from bgai.core.errors import BgaiError
+from bgai.frontends.cli.common import (
+    PERSON_PLIES_DEFAULT,
+    person_plies,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+def _play(args: argparse.Namespace) -> None:
+    import datetime
+
+    from bgai.eval.bot import load_bot
+    from bgai.frontends.terminal import Terminal
+    from bgai.play.session import Session
+
+    if args.match is not None and args.match < 1:
+        raise BgaiError(f"--match must be at least 1 point, got {args.match}")
+    bot = load_bot(args.checkpoint, plies=person_plies(args))
+    session = Session(bot, match_length=args.match or 0, seed=args.seed, jacoby=args.jacoby)
+    if args.position:
+        session.setup(args.position)
+    from bgai.core.files import games_dir
+
+    stamp = datetime.datetime.now().strftime("bgai-%Y%m%d-%H%M%S.mat")
+    save = None if args.no_save else args.save or str(games_dir() / stamp)
+    Terminal(session, save_path=save).run()
+
+
+def add_play(commands) -> None:
+    """``bgai play``: its arguments."""
+    play = commands.add_parser("play", help="play the bot in the terminal (money games or a match, with the cube)")
+    play.add_argument("--match", type=int, metavar="N", help="a match to N points (default: money games)")
+    play.add_argument("--plies", type=int, help=f"the bot's lookahead: 0, 1 or 2 ({PERSON_PLIES_DEFAULT})")
+    play.add_argument("--seed", type=int, help="seed of the dice, to replay a session (default: random)")
+    play.add_argument("--jacoby", action="store_true", help="money: the Jacoby rule")
+    play.add_argument("--position", help="start from this Position ID or XGID (an XGID's cube, turn, dice and "
+                                         "score too; X is you)")
+    play.add_argument("--save", metavar="FILE", help="save the games as a .mat file on exit (default "
+                                                     "~/.local/share/bgai/games/bgai-DATE-TIME.mat, or under "
+                                                     "$BGAI_GAMES_DIR or $XDG_DATA_HOME/bgai/games)")
+    play.add_argument("--no-save", action="store_true", help="do not save the games")
+    play.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    play.set_defaults(run=_play)
+
+
+def _serve(args: argparse.Namespace) -> None:
+    try:
+        import uvicorn
+
+        from bgai.frontends.web import create_app
+    except ImportError as error:
+        if (error.name or "").partition(".")[0] == "bgai":
+            raise  # a bug in bgai.frontends.web, not a missing extra
+        raise BgaiError(f"the web app needs the web extra: pip install 'bgai[web]' ({error})") from None
+    from bgai.eval.bot import MAX_PLIES
+
+    plies = person_plies(args)
+    if not 0 <= plies <= MAX_PLIES:
+        raise BgaiError(f"plies must be an integer 0..{MAX_PLIES}, got {plies}")
+    if not 0 < args.port < 65536:
+        raise BgaiError(f"--port must be 1..65535, got {args.port}")
+    from bgai.frontends.web.app import LOCAL_HOSTS
+
+    hosts = (*LOCAL_HOSTS, *([] if args.host in ("0.0.0.0", "::") else [args.host]), *args.allow_host)
+    app = create_app(plies=plies, checkpoint=args.checkpoint, hosts=hosts)
+    app.state.bots.get()  # load the bot before the first request
+    print(f"bgai serve: play at http://{args.host}:{args.port}/  (API docs: /docs; Ctrl-C to stop)", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
+def add_serve(commands) -> None:
+    """``bgai serve``: its arguments."""
+    serve = commands.add_parser("serve", help="the web app: play the bot in the browser, and the JSON API (/docs)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--plies", type=int, help="default lookahead of the bot and its hints: 0, 1 or 2 "
+                                                 f"({PERSON_PLIES_DEFAULT})")
+    serve.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="a further name the Host header may give (this machine's names and --host are allowed; "
+                            "repeat for several; '*' allows any, which lets web pages of other sites reach the API "
+                            "through DNS rebinding)")
+    serve.set_defaults(run=_serve)
+
+
+def _external(args: argparse.Namespace) -> None:
+    from bgai.frontends.external import main
+
+    main(args)
+
+
+def add_external(commands) -> None:
+    """``bgai external``: its arguments."""
+    external = commands.add_parser("external", help="be GNU Backgammon's external player (gnubg: set player 0 external "
+                                                     "127.0.0.1:5555)")
+    external.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
+                                                              "only)")
+    external.add_argument("--port", type=int, default=5555, help="port (default 5555; 0 picks a free one)")
+    external.add_argument("--plies", type=int, default=0, help="the bot's lookahead: 0, 1 or 2 (default 0)")
+    external.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    external.add_argument("--no-jacoby", dest="jacoby", action="store_false",
+                          help="money games without the Jacoby rule (gnubg's 'set jacoby off'; its default is on)")
+    external.add_argument("--beavers", action="store_true",
+                          help="bgai may beaver in money games (only if gnubg allows them: 'set beavers')")
+    external.add_argument("--verbose", action="store_true", help="print every board gnubg sends and bgai's answer")
+    external.set_defaults(run=_external)
+
+
+def _analyse(args: argparse.Namespace) -> None:
+    import os
+    from pathlib import Path
+
+    from bgai.core.errors import MatchFileError
+    from bgai.eval.bot import load_bot
+    from bgai.formats.matchfile import read_match
+    from bgai.play.analysis import analyse_match
+    from bgai.play.report import html_report, text_report
+
+    if not os.path.isfile(args.file):  # unlike Path.is_file, never raises (a name too long is no file)
+        raise BgaiError(f"no match file {args.file}")
+    try:
+        record = read_match(Path(args.file))
+    except MatchFileError as error:  # the file's name, then the line and what is wrong there
+        raise BgaiError(str(error) if args.file in str(error) else f"{args.file}: {error}") from None
+    if not record.games:
+        raise BgaiError(f"{args.file} holds no game to analyse")
+    bot = load_bot(args.checkpoint, plies=args.plies)
+    analysis = analyse_match(record, bot, progress=not args.quiet, cube_rollout=args.cube_rollout)
+    if args.json:
+        text = json.dumps(analysis.to_dict(), indent=1)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n")
+    if args.html:
+        Path(args.html).write_text(html_report(analysis))
+    if args.json != "-":
+        print(text_report(analysis), end="")
+
+
+def add_analyse(commands) -> None:
+    """``bgai analyse``: its arguments."""
+    analyse = commands.add_parser("analyse", aliases=["analyze"],
+                                  help="judge every decision of a match file (.mat or SGF): errors, error rates, luck")
+    analyse.add_argument("file", help="a .mat (Jellyfish, GNU Backgammon, eXtreme Gammon) or GNU Backgammon SGF file")
+    analyse.add_argument("--plies", type=int, default=0, help="lookahead of the judge: 0, 1 or 2 (default 0)")
+    analyse.add_argument("--json", metavar="PATH", help="write the analysis as JSON to PATH ('-': standard output, "
+                                                        "instead of the text report)")
+    analyse.add_argument("--html", metavar="PATH", help="write an HTML report (boards of the marked errors, equity "
+                                                        "graph) to PATH")
+    analyse.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    analyse.add_argument("--cube-rollout", action="store_true",
+                         help="judge the cube decisions by a cubeful rollout (as bgai eval --rollout; about a second "
+                              "a decision) instead of the formula: money sessions without the Jacoby rule only, a "
+                              "match keeps the formula and the report says so")
+    analyse.add_argument("--quiet", action="store_true", help="no progress bar")
+    analyse.set_defaults(run=_analyse)
+
+
+def _ubgi(args: argparse.Namespace) -> None:
+    from bgai.frontends.ubgi import main
+
+    main(plies=args.plies, checkpoint=args.checkpoint)
+
+
+def add_ubgi(commands) -> None:
+    """``bgai ubgi``: its arguments."""
+    ubgi = commands.add_parser("ubgi", help="be an engine for UBGI GUIs and duellers (the UBGI v0.1 text protocol "
+                                            "on standard input and output)")
+    ubgi.add_argument("--plies", type=int, default=0, help="default lookahead: 0, 1 or 2 (default 0; the GUI's "
+                                                           "Plies option changes it)")
+    ubgi.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    ubgi.set_defaults(run=_ubgi)
