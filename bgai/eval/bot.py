@@ -123,17 +123,14 @@ class RankedPlay:
 
 MAX_PLIES = 2
 #: The lookahead of the bot a person plays and asks (``bgai play``, ``bgai serve``'s page and API, ``bgai hint``,
-#: ``bgai eval``) unless told otherwise: the deepest. 2-ply: a play takes about 13 ms and a hint about 15 ms
-#: (docs/figures.md), so nobody waits, and it plays +0.017 points a game better than 1-ply head to head,
-#: luck-adjusted (1-ply +0.034 better than 0-ply), losing 0.77 millipoints a move to GNU Backgammon 2-ply's
-#: judgement (README's figures).
+#: ``bgai eval``) unless told otherwise: the deepest, which plays best and still answers at once (its time and
+#: strength by ply: docs/figures.md and the README).
 PLAY_PLIES = 2
 #: The lookahead of a bot's cube decisions, by the lookahead of its checker play (``Bot``'s ``cube_plies`` when not
-#: given): an even ply. A 1-ply bot decides its cube at 2-ply with its own network: judged by GNU Backgammon 2-ply
-#: the 1-ply cube loses 3.13 mp a decision, the 2-ply cube 1.32, for about 15 ms a decision in a batch against 0.5
-#: (``benchmarks/results/cube_accuracy.json``; docs/cube.md). One ply's lookahead leaves the opponent
-#: on roll at the leaves, where the formula's errors fall on the other side; GNU Backgammon's odd plies are known
-#: for the same weakness.
+#: given): an even ply. A 1-ply bot decides its cube at 2-ply with its own network, which loses less than half as
+#: much as the 1-ply cube (``benchmarks/results/cube_accuracy.json``; docs/cube.md). One ply's lookahead leaves the
+#: opponent on roll at the leaves, where the formula's errors fall on the other side; GNU Backgammon's odd plies are
+#: known for the same weakness.
 CUBE_PLIES = {0: 0, 1: 2, 2: 2}
 
 # Memory bounds. A network pass takes at most NET_CHUNK boards; the encoder's temporaries make that about 5 KB a
@@ -248,10 +245,9 @@ class Bot:
     (``bgai.eval.weights``), one of a torch model (the trainers') in torch; the values agree within 5e-6.
 
     **Precision.** With ``bf16`` the network's matrix products run in bfloat16 (inputs and outputs stay float32):
-    on a CPU with bfloat16 instructions (``bf16_supported()``) a 512-256 network evaluates about 7 times faster
-    and 1-ply lookahead about 2.3 times, its values within about 0.002 equity of float32's on average. Training
-    targets use it (``LookaheadStage.precision``); play stays in float32 by default, where close plays are told
-    apart.
+    on a CPU with bfloat16 instructions (``bf16_supported()``) it evaluates several times faster, its values a
+    little less exact (docs/training.md gives both). Training targets use it (``LookaheadStage.precision``); play
+    stays in float32 by default, where close plays are told apart.
     """
 
     #: Threads may share a bot: nothing in it changes while it plays (its tables are built whole, once), so a

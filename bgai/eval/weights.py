@@ -2,9 +2,8 @@
 
 ``bgai.eval.network`` defines the equity network in torch, for training. Playing needs only its forward pass, which this
 module does in numpy on a ``ModelSnapshot`` of the weights: a bot loaded from a checkpoint (``bgai.eval.bot.load_bot``)
-evaluates with it, so a hint or an evaluation never imports torch (about 1.4 s of start-up), and a pass over a
-few positions skips torch's per-call overhead (a 0-ply move's 20-odd afterstates: 0.20 ms in numpy against
-0.26 ms in torch on one thread, the same within 10% on batches of hundreds or thousands). The same snapshot is what
+evaluates with it, so a hint or an evaluation never imports torch (seconds of start-up), and a pass over a
+few positions skips torch's per-call overhead (docs/figures.md measures both). The same snapshot is what
 worker processes get once per round (``bgai.core.workers``) and what the shipped network is stored as for play
 (``save_npz`` / ``load_npz``, beside its checkpoint).
 
@@ -216,7 +215,7 @@ def check_finite(weights: dict[str, np.ndarray], where) -> None:
 def check_outputs(snapshot: ModelSnapshot, where) -> None:
     """``CheckpointError`` naming ``where`` unless ``snapshot``'s outputs on ``PROBE_BOARDS`` are probabilities
     (finite, in [0, 1]): a net that answers NaN or overflows is never played. Each net evaluates the probes of
-    its phases by the dense forward pass, on its weights as stored (about 0.1 ms for the shipped network)."""
+    its phases by the dense forward pass, on its weights as stored."""
     if snapshot.encoder_version not in _PROBES:
         from bgai.core.phase import reference_classify
         from bgai.eval import encoding

@@ -143,8 +143,8 @@ class LookaheadStage:
                                "(bgai.eval.bot.Ensemble): a teacher of several networks, the games still played "
                                "by the first; empty: none")
     precision: str = _field("fp32", "'fp32', or 'bf16': the targets' network passes in bfloat16 where the CPU has "
-                                    "bfloat16 instructions (about 2.3x faster 1-ply targets, within about 0.001 "
-                                    "equity of fp32's on average), fp32 elsewhere")
+                                    "bfloat16 instructions (faster targets, a little less exact: docs/training.md "
+                                    "gives the figures), fp32 elsewhere")
     loss: str = _loss_field()
     lam: float = _field(0.0, "λ of the targets' returns along the self-play games (see trace_returns): 0 is the "
                              "lookahead value alone; above 0 each target adds the λ-discounted lookahead "
