@@ -249,6 +249,15 @@ def calibration(r: dict) -> None:
     assert all(b["bin"][0] <= b["ply0"] <= b["bin"][1] for b in r["reliability_win"])
 
 
+def train_speed(r: dict) -> None:
+    # (the tree against itself: the same moves, each part timed in both)
+    assert r["runs"] == 1 and r["same_moves"] and len(r["every_run"]["new"]) == len(r["every_run"]["old"]) == 1
+    for part in ("td", "lookahead", "rollouts"):
+        assert positive(r["median_seconds"]["new"][part], r["median_seconds"]["old"][part])
+        assert r["ratio_new_over_old"][part] == pytest.approx(r["median_seconds"]["new"][part]
+                                                              / r["median_seconds"]["old"][part])
+
+
 def env_bench(r: dict) -> None:
     assert positive(r["bgai_vector_env"]["games_per_s"])
 
@@ -283,6 +292,7 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
                          "checkpoints/shipped/experiments/split-scale.pt"], rollout_ranking),
     "bench": (["--pairs", "200", "--games", "20", "--repeats", "1"], bench),
     "cube_shift": (["--limit", "5"], cube_shift),
+    "train_speed": (["--vs-tree", ".", "--runs", "1", "--games", "64", "--positions", "60"], train_speed),
 }
 
 
