@@ -328,7 +328,7 @@ class Bot:
         boards = np.ascontiguousarray(boards, dtype=np.int8)
         phase = classify(boards)
         if len(phase) and phase.min() > (BEAROFF if self.use_bearoff else OVER):  # the network answers them all
-            probs = self._network(boards, net, phase)
+            probs = self._network_values(boards, net, phase)
             eval_kernels.rule_out(boards, probs)
             return probs
         known = (phase <= BEAROFF) if self.use_bearoff else (phase == OVER)
@@ -342,12 +342,12 @@ class Bot:
         rows = np.flatnonzero(~known)
         if len(rows):
             live = boards[rows]
-            out = self._network(live, net, phase[rows])
+            out = self._network_values(live, net, phase[rows])
             eval_kernels.rule_out(live, out)
             probs[rows] = out
         return probs
 
-    def _network(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
+    def _network_values(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
         """(N, 5) the network's own probabilities of N boards, each distinct board evaluated once (``_evaluate``)
         in a batch of at least ``DISTINCT_MIN`` boards that holds enough of them twice (``DISTINCT_SHARE``). The
         pruning net (``net``) costs too little a board for that to pay."""
@@ -809,13 +809,13 @@ class Ensemble(Bot):
     def _rebuilt(self, model, settings: dict) -> Bot:
         return Ensemble(model, [other.model for other in self.others], **settings)
 
-    def _network(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
-        mine = super()._network(boards, net, phase)
+    def _network_values(self, boards: np.ndarray, net=None, phase: np.ndarray | None = None) -> np.ndarray:
+        mine = super()._network_values(boards, net, phase)
         if net is not None:  # the pruning net's pass stays the first bot's
             return mine
         total = np.array(mine, dtype=np.float32)
         for other in self.others:
-            total += other._network(boards, None, phase)
+            total += other._network_values(boards, None, phase)
         return total / np.float32(1 + len(self.others))
 
 

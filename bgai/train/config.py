@@ -57,8 +57,8 @@ class TDStage:
 
     def check(self) -> None:
         """``BgaiError`` naming every setting out of its range."""
-        problems = _counts(self, "games", "parallel_games", "batch_size", "epochs", "bench_every") \
-            + _shares(self, "lam", "epsilon") + _rates(self)
+        problems = _count_problems(self, "games", "parallel_games", "batch_size", "epochs", "bench_every") \
+            + _share_problems(self, "lam", "epsilon") + _rate_problems(self)
         if not 0 <= self.warmup <= self.games:
             problems.append(f"warmup must be 0..games ({self.games}), got {self.warmup}")
         if self.hidden:
@@ -69,22 +69,22 @@ class TDStage:
         _refuse(self.name, problems)
 
 
-def _counts(stage, *names: str) -> list[str]:
+def _count_problems(stage, *names: str) -> list[str]:
     """The problems of settings that count something, each at least 1."""
     return [f"{name} must be at least 1, got {getattr(stage, name)}" for name in names if getattr(stage, name) < 1]
 
 
-def _shares(stage, *names: str) -> list[str]:
+def _share_problems(stage, *names: str) -> list[str]:
     """The problems of settings that are shares or weights, each in 0..1."""
     return [f"{name} must be in 0..1, got {getattr(stage, name)}" for name in names
             if not 0 <= getattr(stage, name) <= 1]
 
 
-def _rates(stage) -> list[str]:
+def _rate_problems(stage) -> list[str]:
     return [] if stage.lr > 0 else [f"lr must be above 0, got {stage.lr}"]
 
 
-def _one_of(stage, name: str, choices) -> list[str]:
+def _choice_problems(stage, name: str, choices) -> list[str]:
     """The problem of a setting that must be one of ``choices``, if it is not."""
     value = getattr(stage, name)
     return [] if value in choices else [f"{name} must be one of {', '.join(choices)}, got {value!r}"]
@@ -153,8 +153,9 @@ class LookaheadStage:
 
     def check(self) -> None:
         """``BgaiError`` naming every setting out of its range (and a pruner that is not a file)."""
-        problems = _counts(self, "generations", "games", "positions", "buffer", "epochs", "batch_size", "part",
-                           "bench_every") + _shares(self, "epsilon", "lam") + _rates(self)
+        problems = _count_problems(self, "generations", "games", "positions", "buffer", "epochs", "batch_size",
+                                   "part", "bench_every")
+        problems += _share_problems(self, "epsilon", "lam") + _rate_problems(self)
         if self.plies not in ((0, 1, 2) if self.ensemble else (1, 2)):
             problems.append(f"plies must be 1 or 2 (or 0 with an ensemble), got {self.plies}")
         for path in self.ensemble_paths():
@@ -168,7 +169,7 @@ class LookaheadStage:
         if not (0 <= self.rollouts <= 1 and self.rollout_trials >= 1 and self.rollout_truncate >= 0):
             problems.append(f"rollouts must be a share 0..1, rollout_trials at least 1 and rollout_truncate 0 or "
                             f"more, got {self.rollouts}, {self.rollout_trials} and {self.rollout_truncate}")
-        problems += _one_of(self, "rollout_pick", ROLLOUT_PICKS) + _one_of(self, "loss", LOSSES)
+        problems += _choice_problems(self, "rollout_pick", ROLLOUT_PICKS) + _choice_problems(self, "loss", LOSSES)
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
         if self.pruner and not Path(self.pruner).is_file():
@@ -224,19 +225,19 @@ class RolloutStage:
         problems: list[str] = []
         if self.epochs < 1 or self.batch_size < 1:
             problems.append(f"epochs and batch_size must be at least 1, got {self.epochs} and {self.batch_size}")
-        problems += _rates(self)
+        problems += _rate_problems(self)
         if self.optimizer not in ("adam", "adamw"):
             problems.append(f"optimizer must be 'adam' or 'adamw', got {self.optimizer!r}")
         if self.weight_decay < 0:
             problems.append(f"weight_decay must be 0 or more, got {self.weight_decay}")
-        problems += _one_of(self, "loss", LOSSES)
+        problems += _choice_problems(self, "loss", LOSSES)
         if not 0 < self.validation < 1:
             problems.append(f"validation must be a share between 0 and 1, got {self.validation}")
         if not 0 <= self.ply1 <= 1:
             problems.append(f"ply1 must be a weight 0..1, got {self.ply1}")
         if self.bench_every < 1:
             problems.append(f"bench_every must be at least 1, got {self.bench_every}")
-        problems += _one_of(self, "picks", LABEL_PICKS)
+        problems += _choice_problems(self, "picks", LABEL_PICKS)
         if not self.anchor >= 0:
             problems.append(f"anchor must be 0 or more (a multiple of the labelled positions), got {self.anchor}")
         if self.anchor_plays not in ANCHOR_PLAYS:
