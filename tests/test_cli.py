@@ -251,3 +251,17 @@ def test_under_ci_a_skipped_test_fails(pytester, monkeypatch):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*skipped under CI=true*no_such_oracle*"])
+
+
+def test_hint_takes_the_roll_an_xgid_carries_and_asks_for_dice_where_there_is_none(capsys):
+    # Given the start as eXtreme Gammon copies it after a roll of 31 (its dice field: 31)
+    carried = "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10"
+    assert main(["hint", carried, "--plies", "0", "--top", "3"]) == 0
+    with_roll = capsys.readouterr().out
+    # Then the hint is the one for 31, as if the dice were given
+    assert main(["hint", carried, "31", "--plies", "0", "--top", "3"]) == 0
+    assert capsys.readouterr().out == with_roll and "legal plays of 31" in with_roll
+    # and a position with no roll (a Position ID, or an XGID before the roll) needs DICE, and says so
+    for position in ("4HPwATDgc/ABMA", carried.replace(":31:", ":00:")):
+        assert main(["hint", position]) == 2
+        assert "give the DICE" in capsys.readouterr().err

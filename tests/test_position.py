@@ -426,3 +426,16 @@ def test_a_moves_journeys_say_where_its_checkers_started_and_ended():
     assert start.play("13/6", "61").checker_journeys() == [(13, 6)]  # one checker, two steps
     assert sorted(start.play("13/7 8/7", "61").checker_journeys()) == [(8, 7), (13, 7)]
     assert sorted(start.play("13/9(2) 6/2(2)", "44").checker_journeys()) == [(6, 2), (6, 2), (13, 9), (13, 9)]
+
+
+def test_an_xgid_carries_a_roll_no_roll_or_a_cube_action():
+    from bgai.core.errors import InvalidPositionError
+    from bgai.formats.xgid import xgid_dice
+
+    start = "XGID=-b----E-C---eE---c-e----B-:0:0:1:{}:0:0:0:0:10"
+    assert xgid_dice(start.format("52")) == (5, 2) and xgid_dice(start.format("66")) == (6, 6)
+    assert xgid_dice(start.format("00")) is None and xgid_dice("-b----E-C---eE---c-e----B-") is None
+    assert [xgid_dice(start.format(action)) for action in "DBR"] == ["D", "B", "R"]
+    for bad in ("70", "5", "XY"):
+        with pytest.raises(InvalidPositionError, match="dice field"):
+            xgid_dice(start.format(bad))

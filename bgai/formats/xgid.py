@@ -49,6 +49,27 @@ def xgid_fields(xgid: str) -> list[str]:
     return (text[5:] if text[:5].upper() == "XGID=" else text).split(":")
 
 
+#: An XGID's dice field before the roll (``00``, or ``0``) and after a cube action (``D`` doubled, ``B`` beavered,
+#: ``R`` raccooned), when there is no roll yet.
+NOT_ROLLED, CUBE_ACTIONS = ("00", "0"), ("D", "B", "R")
+
+
+def xgid_dice(xgid: str) -> tuple[int, int] | str | None:
+    """The dice an XGID carries: the roll of the player on roll, ``(6, 3)`` for ``63``; ``None`` before the roll
+    (``00``, or no dice field); the cube action's letter (``D``, ``B`` or ``R``) after one.
+    ``InvalidPositionError`` for anything else."""
+    fields = xgid_fields(xgid)
+    roll = fields[4] if len(fields) > 4 else "00"
+    if roll in NOT_ROLLED:
+        return None
+    if roll in CUBE_ACTIONS:
+        return roll
+    if not re.fullmatch(r"[1-6]{2}", roll, re.ASCII):
+        raise InvalidPositionError(f"an XGID's dice field is a roll such as 63, 00 before the roll, or D after a "
+                                   f"double; got {shown(roll)}")
+    return int(roll[0]), int(roll[1])
+
+
 def decode_xgid(xgid: str) -> np.ndarray:
     if not isinstance(xgid, str):
         raise InvalidPositionError(f"an XGID is a string, got {type(xgid).__name__}")

@@ -113,7 +113,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from bgai._version import __version__
-from bgai.core.errors import BgaiError, shown
+from bgai.core.errors import BgaiError, InvalidPositionError, shown
 
 if TYPE_CHECKING:
     from bgai.formats.position import Position
@@ -516,19 +516,18 @@ class Engine:
     def _read_xgid(self, text: str) -> None:
         """Board, turn, cube, score, match and dice from an XGID (X is p0), all checked before any is kept."""
         from bgai.formats.position import Position
-        from bgai.formats.xgid import xgid_context, xgid_fields
+        from bgai.formats.xgid import xgid_context, xgid_dice, xgid_fields
 
         position = Position.from_xgid(text)
         cube, _, _ = xgid_context(text)  # checks the numeric fields, the score against the length
         fields = xgid_fields(text)
-        cube_at, turn, roll = int(fields[2]), int(fields[3]), fields[4]
+        cube_at, turn = int(fields[2]), int(fields[3])
         score, flag, length = (int(fields[5]), int(fields[6])), int(fields[7]), int(fields[8])
-        if re.fullmatch(r"[1-6]{2}", roll, re.ASCII):
-            dice = (int(roll[0]), int(roll[1]))
-        elif roll in ("00", "0", "D", "B", "R"):  # not rolled yet; doubled, beavered, raccooned
-            dice = None
-        else:
-            raise UbgiError("bad_argument", f"an XGID's dice are two digits 1..6, 00 or D, got {shown(roll)}")
+        try:
+            roll = xgid_dice(text)
+        except InvalidPositionError as error:
+            raise UbgiError("bad_argument", str(error)) from None
+        dice = roll if isinstance(roll, tuple) else None  # (not rolled yet, or doubled, beavered, raccooned)
         if (cube == 1) != (cube_at == 0):
             raise UbgiError("bad_argument", "an XGID's cube is centered (cube position 0) exactly when it is at 1")
         self._new_session(length, jacoby=length == 0 and bool(flag & 1), crawford_rule=True)

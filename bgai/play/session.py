@@ -43,9 +43,9 @@ from bgai.core.errors import BgaiError, GameStateError, InvalidPositionError
 from bgai.core.game import result_points
 from bgai.core.match import MatchScore, crawford_next
 from bgai.eval.bot import Bot, RankedPlay, cube_rollout_refusal
-from bgai.formats.position import Move, Position, parse_dice
+from bgai.formats.position import Move, Position
 from bgai.formats.steps import PartialPlay, Step
-from bgai.formats.xgid import decode_xgid, format_xgid, is_xgid, xgid_context, xgid_fields
+from bgai.formats.xgid import decode_xgid, format_xgid, is_xgid, xgid_context, xgid_dice, xgid_fields
 
 HUMAN, BOT = 0, 1
 RESIGN_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
@@ -471,11 +471,10 @@ class Session:
             cube, owner_rel, match = xgid_context(text)
             fields = xgid_fields(text)
             human_on_roll = fields[3] == "1"
-            roll = fields[4] if len(fields) > 4 else "00"
-            if roll not in ("00", "D") and not (len(roll) == 2 and roll.isdigit()):
-                raise InvalidPositionError(f"XGID dice field must be 00 (to roll), D (doubled) or a roll such as "
-                                           f"63, got {roll!r}")
-            dice = None if roll == "00" else roll if roll == "D" else parse_dice(roll)
+            dice = xgid_dice(text)
+            if dice in ("B", "R"):
+                raise InvalidPositionError("an XGID after a beaver or a raccoon is not a position a session takes up: "
+                                           "give the one before it (dice 00, or D after the double)")
             if match is not None:
                 self.match_length = match.length
                 on_roll, other = match.score

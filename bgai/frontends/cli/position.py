@@ -152,7 +152,7 @@ def _hint(args: argparse.Namespace) -> None:
     from bgai.eval.bot import load_bot
 
     pos = Position.parse(args.position)
-    dice = parse_dice(args.dice)
+    dice = _roll(args)
     bot = load_bot(args.checkpoint, plies=person_plies(args))
     ranked = bot.hint(pos, dice)
     print(pos)
@@ -173,11 +173,23 @@ def _hint(args: argparse.Namespace) -> None:
         print(f"      ... {len(ranked) - args.top} more (--top)")
 
 
+def _roll(args: argparse.Namespace) -> tuple[int, int]:
+    """``hint``'s roll: DICE, else the roll its XGID carries (``XGID=...:52:...``, as eXtreme Gammon copies it)."""
+    from bgai.formats.xgid import is_xgid, xgid_dice
+
+    if args.dice is not None:
+        return parse_dice(args.dice)
+    carried = xgid_dice(args.position) if is_xgid(args.position) else None
+    if not isinstance(carried, tuple):
+        raise BgaiError("give the DICE to play (e.g. bgai hint POSITION 63): this position carries no roll")
+    return carried
+
+
 def add_hint(commands) -> None:
     """``bgai hint``: its arguments."""
     hint = commands.add_parser("hint", help="rank the plays of a position and roll")
     hint.add_argument("position", help="GNU Backgammon Position ID or XGID")
-    hint.add_argument("dice", help="the roll, e.g. 63 or 6-3")
+    hint.add_argument("dice", nargs="?", help="the roll, e.g. 63 or 6-3 (default: the roll an XGID carries)")
     hint.add_argument("--plies", type=int, help=f"lookahead: 0, 1 or 2 ({PERSON_PLIES_DEFAULT})")
     hint.add_argument("--top", type=int, default=10, help="plays shown (default 10)")
     hint.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
