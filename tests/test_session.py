@@ -85,6 +85,21 @@ def test_the_same_seed_and_the_same_actions_give_the_same_session(bot):
     assert one.game.actions == two.game.actions
 
 
+def test_the_opening_roll_is_told_as_one_die_each_and_only_the_first_move(bot):
+    told = {}
+    for seed in range(20):
+        session = Session(bot, seed=seed)
+        if not session.game.actions:  # the person won it: its play is recorded as the opening too
+            session.play(str(bot.choose_move(session.position, session.dice)))
+        first = session.game.actions[0]
+        high, low = first.dice
+        said = first.describe(session.names)
+        assert first.opening and f"the opening roll, {high} against {low}, and " in said, said
+        assert not any(a.opening for a in session.game.actions[1:])
+        told[first.player] = said
+    assert told[HUMAN].startswith("You win the opening roll") and told[BOT].startswith("bgai wins the opening roll")
+
+
 def test_the_opening_roll_is_never_a_double_and_the_higher_die_moves_first(bot):
     for seed in range(20):
         session = Session(bot, seed=seed)
@@ -419,6 +434,20 @@ def test_an_unfinished_game_is_saved_as_far_as_it_went(bot):
     assert record.games[0].result is None and len(record.games[0].actions) >= 2
 
 
+def test_a_game_quit_before_anything_was_done_in_it_is_no_game_of_the_record(bot):
+    from bgai.formats.matchfile import read_mat
+
+    for seed in range(40):  # a session whose second game the person's opening roll starts, nothing played yet
+        session = Session(bot, seed=seed)
+        play_out(session)
+        session.next_game()
+        if not session.game.actions:
+            break
+    assert len(session.games) == 2 and not session.game.actions and session.phase is Phase.MOVE
+    text = session.mat_text()
+    assert "Game 1" in text and "Game 2" not in text and len(read_mat(text).games) == 1
+
+
 def _state(s: Session):
     """Everything a person can see of a session, to compare before and after a refused action."""
     return (s.phase, s.turn, s.dice, s.cube, s.cube_owner(), s.match_length, tuple(s.score), s.crawford,
@@ -465,8 +494,8 @@ def test_resigning_on_the_opening_roll_leaves_a_writable_record(bot):
     assert s.resign(1) and s.phase is Phase.GAME_OVER
     record = read_mat(s.mat_text())
     assert record.games[0].result.player == BOT and record.games[0].result.points == 1
-    s.next_game()
-    assert "Game 2" in s.mat_text()
+    s.next_game()  # (game 2 is in the record once something is done in it)
+    assert ("Game 2" in s.mat_text()) == bool(s.game.actions) and read_mat(s.mat_text()).games[0] == record.games[0]
 
 
 def test_cubeful_equities_of_plays_count_the_cube_as_it_is(bot):

@@ -64,7 +64,8 @@ class Action:
     """One thing a player did. ``kind``: ``move`` (``dice`` and ``play`` in the mover's numbering; ``play`` is
     ``"no play"`` when the roll cannot be played), ``double`` (``cube`` is the new value), ``take``, ``drop``,
     ``resign`` (``points`` offered), ``accept``/``reject`` (a resignation), ``win`` (``points`` won).
-    ``position_id``: the position before the action, from the side of the player acting."""
+    ``position_id``: the position before the action, from the side of the player acting. ``opening``: the move is
+    the game's first, its dice the opening roll, one die each (the higher one the mover's)."""
 
     player: int
     kind: str
@@ -73,6 +74,7 @@ class Action:
     cube: int | None = None
     points: int | None = None
     position_id: str | None = None
+    opening: bool = False
 
     def describe(self, names: tuple[str, str] = ("You", "bgai")) -> str:
         """The action in words, e.g. ``bgai rolls 52 and plays 13/11 13/8`` (``You roll ...`` for "You")."""
@@ -84,6 +86,9 @@ class Action:
         if self.kind == "move":
             dice = self.dice or (0, 0)  # (a move's action has its dice)
             roll = f"{who} {verb('roll')} {dice[0]}{dice[1]}"
+            if self.opening:  # one die each: the mover's the higher
+                roll = f"{who} {verb('win')} the opening roll, {dice[0]} against {dice[1]},"
+                return f"{roll} and {verb('play')} {self.play}"
             return f"{roll}: no play" if self.play == "no play" else f"{roll} and {verb('play')} {self.play}"
         if self.kind == "double":
             return f"{who} {verb('double')} to {self.cube}"
@@ -416,12 +421,15 @@ class Session:
         """The games so far as a ``bgai.formats.matchfile.MatchRecord`` (the person is seat 0, the bot seat 1), replayed
         through its rules. A .mat file has no way to start from a set-up position, so the record holds the games
         played from the opening position since the last set-up one (``games_left_out`` says how many are not in
-        it); accepted resignations are recorded, rejected offers are not."""
+        it), and a game in which nothing has been done yet (its opening roll not played: the person quits there) is
+        no game of it; accepted resignations are recorded, rejected offers are not."""
         from bgai.formats.matchfile import MatchRecord
 
         record = MatchRecord(self.names, self.match_length, jacoby=self.jacoby,
                              metadata={"Seed": str(self.seed), "Bot": f"{self.bot.name} {self.bot.plies}-ply"})
         for game in self.games[self._first_recorded():]:
+            if not game.actions:
+                continue
             first = not record.games
             rec = record.new_game(score=game.score if first else None, crawford=game.crawford if first else None)
             actions = game.actions
@@ -575,7 +583,7 @@ class Session:
         return True
 
     def _human_moved(self, move: Move, advance: bool = True) -> None:
-        self._record(HUMAN, "move", dice=self.dice, play=str(move))
+        self._record(HUMAN, "move", dice=self.dice, play=str(move), opening=self._opening)
         self._opening = False
         self.partial = None
         self.phase = Phase.ROLL
@@ -586,7 +594,7 @@ class Session:
     def _bot_plays(self, dice: tuple[int, int]) -> None:
         self.dice = (max(dice), min(dice))
         move = self.bot.choose_move(self.position, dice)
-        self._record(BOT, "move", dice=self.dice, play=str(move))
+        self._record(BOT, "move", dice=self.dice, play=str(move), opening=self._opening)
         self._opening = False
         self._last = (BOT, move)
         self._moved(move, BOT)
