@@ -27,8 +27,10 @@ def test_show_accepts_an_xgid(capsys):
 def test_moves_lists_every_legal_play(capsys):
     assert main(["moves", "4HPwATDgc/ABMA", "6-5"]) == 0
     out = capsys.readouterr().out
-    assert "7 legal plays of 65:" in out
-    assert "24/13" in out and "13/2" in out
+    assert "7 legal plays of 65, the farthest checker first:" in out
+    plays = re.findall(r"^ +\d+\. (.+)$", out, re.M)
+    # in reading order: the plays that move a back checker first, and among them the farthest journey first
+    assert plays == ["24/18 13/8", "24/18 8/3", "24/13", "13/8 13/7", "13/7 8/3", "13/2", "8/3 8/2"]
 
 
 @pytest.mark.parametrize(

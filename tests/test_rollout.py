@@ -1,6 +1,7 @@
 """Rollouts (bgai.eval.rollout): stratified dice, variance reduction, the bear-off database, self-play, the CLI."""
 
 import json
+import re
 from collections import Counter
 
 import numpy as np
@@ -302,6 +303,15 @@ def test_cli_rolls_out_the_plays_of_a_roll(capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["dice"] == "64" and len(d["plays"]) == 2
     assert all(p["trials"] == 36 for p in d["plays"])
+    # and the table says what each column is, the second play's Diff against the first's equity on screen
+    assert main(["rollout", START, "64", "--top", "2", "--trials", "36", "--truncate", "2", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^   #  Play +cubeless equity ± se +95% interval +Diff +win win g win b los g los b$", out, re.M)
+    lines = [line for line in out.splitlines() if re.match(r" +\d\. ", line)]
+    rows = [(float(re.search(r"([+-]\d\.\d{3}) ±", line)[1]),
+             re.search(r"\.\. [+-]\d\.\d{3} +([+-]\d\.\d{3})?", line)[1]) for line in lines]
+    assert len(rows) == 2 and rows[0][1] is None
+    assert float(rows[1][1]) == pytest.approx(rows[1][0] - rows[0][0], abs=1.5e-3)
 
 
 @pytest.mark.parametrize("argv, message", [

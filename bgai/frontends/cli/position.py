@@ -89,9 +89,11 @@ def add_show(commands) -> None:
 def _moves(args: argparse.Namespace) -> None:
     pos = Position.parse(args.position)
     dice = parse_dice(args.dice)
-    moves = pos.legal_moves(dice)
+    # in reading order: by the checkers' journeys, the farthest from home first (the bar before 24, 24 before 13)
+    moves = sorted(pos.legal_moves(dice), key=lambda m: sorted(((-f, -t) for f, t in m.checker_journeys())))
     print(pos)
-    print(f"{len(moves)} legal play{'s' if len(moves) != 1 else ''} of {dice[0]}{dice[1]}:")
+    print(f"{len(moves)} legal play{'s' if len(moves) != 1 else ''} of {dice[0]}{dice[1]}, the farthest checker "
+          f"first:")
     for i, move in enumerate(moves, 1):
         print(f"{i:4d}. {move}")
 
@@ -239,14 +241,18 @@ def _rollout(args: argparse.Namespace) -> None:
           f"{s['plies']}-ply play, {depth}, {vr} variance reduction, seed {s['seed']} (equities for the mover)")
     key = "cubeful" if args.cubeful else "equity"
     best = getattr(first, key).mean
+    label = "cubeful" if args.cubeful else "cubeless"
+    print(f"   #  {'Play':<24} {label + ' equity ± se':<22} {'95% interval':<18} {'Diff':>7}   "
+          f"{'win':>5} {'win g':>5} {'win b':>5} {'los g':>5} {'los b':>5}")
     for i, r in enumerate(results, 1):
         e = getattr(r, key)
         lo, hi = e.ci
-        diff = "" if i == 1 else f"({e.mean - best:+.3f})"
+        diff = "" if i == 1 else f"{e.mean - best:+.3f}"
         probs = " ".join(f"{100 * p.mean:5.1f}" for p in r.probabilities)
-        print(f"{i:4d}. {r.play:<24} {e.mean:+.3f} ± {e.se:.3f} (95% CI {lo:+.3f} .. {hi:+.3f}) {diff:>8}   {probs}")
-    label = "cubeful equity" if args.cubeful else "cubeless equity"
-    print(f"      ({label}; then win, win gammon, win bg, lose gammon, lose bg in %; {first.seconds:.1f} s)")
+        shown, interval = f"{e.mean:+.3f} ± {e.se:.3f}", f"{lo:+.3f} .. {hi:+.3f}"
+        print(f"{i:4d}. {r.play:<24} {shown:<22} {interval:<18} {diff:>7}   {probs}")
+    print(f"      (chances in %: win, win a gammon, win a backgammon, lose a gammon, lose a backgammon; Diff: the "
+          f"play's equity minus the first's; {first.seconds:.1f} s)")
 
 
 def add_rollout(commands) -> None:
