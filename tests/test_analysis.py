@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bgai import Position
-from bgai.eval.bot import load_bot
+from bgai.eval.bot import PLAY_PLIES, load_bot
 from bgai.formats.matchfile import MatchRecord, read_mat, write_mat
 from bgai.formats.svg import board_svg
 from bgai.frontends.cli import main
@@ -176,10 +176,10 @@ def test_cli_analyse_cube_rollout(money_without_jacoby, capsys, monkeypatch):
     data = json.loads(capsys.readouterr().out)
     assert data["cube_method"] == "rollout" and data["cube_rollout"] == {**FEW_TRIALS, "plies": 0}
     assert {d["method"] for d in data["decisions"] if d["kind"] != "move"} == {"rollout"}
-    assert main(["analyse", str(DATA / "edge-cases.mat"), "--cube-rollout", "--quiet"]) == 0
+    assert main(["analyse", str(DATA / "edge-cases.mat"), "--cube-rollout", "--quiet", "--plies", "0"]) == 0
     assert "formula at 0-ply: a rollout cube decision is for money games" in capsys.readouterr().out
-    assert main(["analyse", str(money_without_jacoby), "--quiet"]) == 0  # without it: the formula
-    assert "Cube decisions judged by the bot's formula at 0-ply.\n" in capsys.readouterr().out
+    assert main(["analyse", str(money_without_jacoby), "--quiet"]) == 0  # without it: the formula, at PLAY_PLIES
+    assert f"Cube decisions judged by the bot's formula at {PLAY_PLIES}-ply.\n" in capsys.readouterr().out
 
 
 def test_the_opening_rolls_luck_averages_to_zero(bot):
@@ -264,7 +264,7 @@ def test_cli_analyse_prints_a_report_and_writes_json_and_html(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.startswith("Alice v Bob: 3-point match, 4 games, final score 5-2, Alice wins")
     data = json.loads(out_json.read_text())
-    assert data["plies"] == 0 and data["players"][0]["name"] == "Alice"
+    assert data["plies"] == PLAY_PLIES and data["players"][0]["name"] == "Alice"  # (the default: play's)
     assert "<svg" in out_html.read_text()
 
 

@@ -508,7 +508,7 @@ def test_the_terminal_the_page_and_the_hint_share_one_default_ply(monkeypatch):
     from bgai.frontends.cli.common import PERSON_PLIES_DEFAULT, person_plies
 
     parser = cli.build_parser(train_settings=False, label_settings=False)
-    commands = {"play": [], "serve": [], "hint": [START, "31"], "eval": [START]}
+    commands = {"play": [], "serve": [], "hint": [START, "31"], "eval": [START], "analyse": ["match.mat"]}
     for command, rest in commands.items():
         assert person_plies(parser.parse_args([command, *rest])) == PLAY_PLIES, command
         assert person_plies(parser.parse_args([command, *rest, "--plies", "2"])) == 2, command

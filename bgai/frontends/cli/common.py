@@ -64,10 +64,10 @@ def print_record(args: argparse.Namespace, record: dict) -> None:
         write_atomically(path, lambda handle: handle.write(text.encode()))
 
 
-# The commands a person plays or asks (play, serve, hint, eval) share one default lookahead, bgai.eval.bot.PLAY_PLIES.
-# The parser leaves --plies None so as not to import the bot (about a second) for every command; its help says the
-# value, which tests/test_cli.py holds to the constant.
-PERSON_PLIES_DEFAULT = "default 2, shared by bgai play, serve, hint and eval"
+# The commands a person plays or asks (play, serve, hint, eval, analyse) share one default lookahead,
+# bgai.eval.bot.PLAY_PLIES. The parser leaves --plies None so as not to import the bot for every command; its help
+# says the value, which tests/test_web_api.py holds to the constant.
+PERSON_PLIES_DEFAULT = "default 2, shared by bgai play, serve, hint, eval and analyse"
 
 
 def person_plies(args: argparse.Namespace) -> int:

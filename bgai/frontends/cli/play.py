@@ -135,7 +135,7 @@ def _analyse(args: argparse.Namespace) -> None:
         raise BgaiError(str(error) if args.file in str(error) else f"{args.file}: {error}") from None
     if not record.games:
         raise BgaiError(f"{args.file} holds no game to analyse")
-    bot = load_bot(args.checkpoint, plies=args.plies)
+    bot = load_bot(args.checkpoint, plies=person_plies(args))
     analysis = analyse_match(record, bot, progress=not args.quiet, cube_rollout=args.cube_rollout)
     if args.json:
         text = json.dumps(analysis.to_dict(), indent=1)
@@ -154,7 +154,7 @@ def add_analyse(commands) -> None:
     analyse = commands.add_parser("analyse", aliases=["analyze"],
                                   help="judge every decision of a match file (.mat or SGF): errors, error rates, luck")
     analyse.add_argument("file", help="a .mat (Jellyfish, GNU Backgammon, eXtreme Gammon) or GNU Backgammon SGF file")
-    analyse.add_argument("--plies", type=int, default=0, help="lookahead of the judge: 0, 1 or 2 (default 0)")
+    analyse.add_argument("--plies", type=int, help=f"lookahead of the judge: 0, 1 or 2 ({PERSON_PLIES_DEFAULT})")
     analyse.add_argument("--json", metavar="PATH", help="write the analysis as JSON to PATH ('-': standard output, "
                                                         "instead of the text report)")
     analyse.add_argument("--html", metavar="PATH", help="write an HTML report (boards of the marked errors, equity "
