@@ -237,6 +237,12 @@ def test_reports_text_json_html(gnubg_match):
     data = json.loads(json.dumps(gnubg_match.to_dict()))
     assert data["match"]["players"] == ["Alice", "Bob"] and data["units"] == {"error": "EMG", "cost": "MWC"}
     assert len(data["decisions"]) == len(gnubg_match.decisions)
+    # each marked cube error gives the three cubeful equities it was judged by, as the HTML report does
+    cube = [d for d in gnubg_match.marked if d.kind != "move"]
+    assert cube
+    for d in cube:
+        nd, dt, dp = (value for _, value in d.candidates)
+        assert f"(no double {nd:+.3f}, double/take {dt:+.3f}, double/pass {dp:+.3f}; EMG for the doubler)" in text
     html = html_report(gnubg_match)
     assert html.startswith("<!doctype html>") and html.count("<svg") == 1 + len(gnubg_match.marked)
     assert "http" not in re.sub(r'xmlns="http://www.w3.org/2000/svg"', "", html)  # self-contained

@@ -39,8 +39,15 @@ def _decision_text(analysis: MatchAnalysis, d: Decision) -> str:
     if d.kind == "move":
         return f"{_dice(d)}: played {d.played}, best {d.best}"
     if d.kind == "double":
-        return f"cube: {d.played}, best {d.best}"
-    return f"answer to a double: {d.played}, best {d.best}"
+        return f"cube: {d.played}, best {d.best}{_cube_equities(d)}"
+    return f"answer to a double: {d.played}, best {d.best}{_cube_equities(d)}"
+
+
+def _cube_equities(d: Decision) -> str:
+    """A cube decision's cubeful equities as the text report gives them, in EMG for the doubler (the HTML report's
+    table in one line)."""
+    shown = ", ".join(f"{text.lower().replace(', ', '/')} {value:+.3f}" for text, value in d.candidates)
+    return f" ({shown}; EMG for the doubler)" if shown else ""
 
 
 def _summary_rows(analysis: MatchAnalysis) -> list[tuple[str, str, str]]:
