@@ -168,23 +168,24 @@ def test_eval_takes_cube_and_score_from_an_xgid_and_flags(capsys):
     assert "No double: Crawford game" in capsys.readouterr().out
 
 
-def _hint_rows(out: str) -> list[tuple[str, int, float, float | None]]:
-    """(play, ply, equity, diff) of each row of ``bgai hint``'s table (diff None on the first row)."""
+def _hint_rows(out: str) -> list[tuple[str, int, float, float | str | None]]:
+    """(play, ply, equity, diff) of each row of ``bgai hint``'s table (diff None on the first row, "—" where not
+    compared)."""
     rows = []
     for line in out.splitlines():
-        match = re.match(r"\s*\d+\. (.+?)\s+(\d)\s+([+-]\d\.\d{3})(?:\s+([+-]\d\.\d{3}))?$", line)
+        match = re.match(r"\s*\d+\. (.+?)\s+(\d)\s+([+-]\d\.\d{3})(?:\s+([+-]\d\.\d{3}|—))?$", line)
         if match:
             play, ply, value, diff = match.groups()
-            rows.append((play, int(ply), float(value), None if diff is None else float(diff)))
+            rows.append((play, int(ply), float(value), diff if diff in (None, "—") else float(diff)))
     return rows
 
 
 def test_hint_ranks_the_plays_best_first(capsys):
     """At 0-ply every play is judged at the same ply: the header names the network once and says nothing of move
-    filtering, the table has its column headings, and each difference is from the first play."""
+    filtering, the table has its column headings, and each difference is from the first play, on screen."""
     assert main(["hint", "4HPwATDgc/ABMA", "31", "--top", "16", "--plies", "0"]) == 0
     out = capsys.readouterr().out
-    assert "16 legal plays of 31, ranked by bgai:bgai-fast at 0-ply" in out
+    assert "16 legal plays of 31 by bgai:bgai-fast: the mover's cubeless equity at each play's Ply" in out
     assert "filter" not in out.lower() and "@" not in out and out.count("bgai:") == 1
     assert re.search(r"^   #  Play +Ply +Equity +Diff$", out, re.M)
     rows = _hint_rows(out)
@@ -194,24 +195,23 @@ def test_hint_ranks_the_plays_best_first(capsys):
     assert all(diff == pytest.approx(value - values[0], abs=2e-3) for _, _, value, diff in rows[1:])
 
 
-def test_hint_never_compares_equities_of_different_plies(capsys):
+def test_hint_compares_a_play_only_with_a_number_on_screen_of_its_own_ply(capsys):
     """Given 64 from the opening at 1-ply (move filtering keeps 5 of its 14 plays to 1-ply), Then every row says its
-    ply, the plays kept come first, the header says that filtering happened and names one network, and a play left
-    at 0-ply is compared with the first play's own 0-ply equity (the 0-ply hint's), never with its 1-ply one."""
+    ply, the plays kept come first, each in the order of its equity, the header says that filtering happened and
+    names one network, and a play kept to 1-ply shows its difference from the first row's equity, a play left at
+    0-ply none (—): the first play's 0-ply equity is not on the screen."""
     assert main(["hint", "4HPwATDgc/ABMA", "64", "--plies", "1", "--top", "20"]) == 0
     out = capsys.readouterr().out
     rows = _hint_rows(out)
     plies = [ply for _, ply, _, _ in rows]
     assert len(rows) == 14 and plies[0] == 1 and plies == sorted(plies, reverse=True) and 0 in plies
-    assert "ranked by bgai:bgai-fast at 1-ply" in out and out.count("bgai:") == 1
-    assert "Move filtering kept 5 plays to 1-ply" in out
-    assert main(["hint", "4HPwATDgc/ABMA", "64", "--plies", "0", "--top", "20"]) == 0
-    at_zero = {play: value for play, _, value, _ in _hint_rows(capsys.readouterr().out)}
-    first, first_value = rows[0][0], rows[0][2]
+    assert "by bgai:bgai-fast" in out and out.count("bgai:") == 1
+    assert "Move filtering kept 5 to 1-ply" in out
+    for ply in (0, 1):
+        values = [value for _, p, value, _ in rows if p == ply]
+        assert values == sorted(values, reverse=True)
     for play, ply, value, diff in rows[1:]:
-        reference = first_value if ply == 1 else at_zero[first]
-        assert diff == pytest.approx(value - reference, abs=2e-3), play
-    assert abs(at_zero[first] - first_value) > 2e-3  # the first play's two plies differ: the test tells them apart
+        assert diff == "—" if ply == 0 else diff == pytest.approx(value - rows[0][2], abs=2e-3), play
 
 
 def test_version(capsys):

@@ -238,23 +238,29 @@ def test_the_terminal_fits_80_columns_and_says_who_leads_the_race(plies):
 
 
 @pytest.mark.parametrize("plies", [0, 1])
-def test_the_terminals_hint_has_column_headings_and_compares_plays_only_at_one_ply(plies):
+def test_the_terminals_hint_is_in_the_order_of_what_it_shows(plies):
     """Given the opening 64 to play (14 plays; at 1-ply move filtering keeps 5 to 1-ply), When the person asks for
-    all of them, Then the hint has its column headings, names one network, says each play's ply, mentions move
-    filtering only when it dropped plays, and gives each play's difference from the first play's equity at the same
-    ply (the bot's own ``difference``), never across plies."""
+    all of them, Then the hint has its column headings under a legend of two lines that says the unit once, ranks
+    the plays by the cubeful equity of its first column (every play's at the bot's ply), and gives each play's
+    Diff from the first row's cubeful equity, a number on the screen; each play's cubeless equity is at its Ply."""
     import re
 
     session = Session(load_bot(plies=plies), seed=1)
     session.setup(xgid(Position.start(), dice=(6, 4)))
     out = run_terminal(session, Script(["hint 14", "quit"], session=session))
     hint = out[out.index("Your plays of 64"):]
-    assert re.search(r"^   #  Play +Cubeful +Cubeless +Ply +Diff +Win +Gam +Bg +LGam +LBg$", hint, re.M)
-    assert f"ranked by bgai:bgai-fast at {plies}-ply" in hint.replace("\n  ", " ") and "@" not in hint
-    assert ("move filtering" in hint.replace("\n  ", " ")) == (plies == 1)
-    rows = re.findall(r"^ +\d+\. (.+?) +[+-]\d\.\d{3} +([+-]\d\.\d{3}) +(\d) +([+-]\d\.\d{3})?", hint, re.M)
-    ranked = session.bot.hint(session.position, (6, 4))
-    assert [(play, int(ply)) for play, _, ply, _ in rows] == [(str(r.move), r.plies) for r in ranked]
-    assert {int(ply) for _, _, ply, _ in rows} == ({0, 1} if plies else {0})
-    for (_, _, _, diff), r in zip(rows[1:], ranked[1:]):
-        assert float(diff) == pytest.approx(r.difference, abs=6e-4)
+    lines = hint.splitlines()
+    assert re.match(r"^   #  Play +Cubeful +Diff +Cubeless +Ply +Win +Gam +Bg +LGam +LBg$", lines[2]), lines[:3]
+    legend = " ".join(line.strip() for line in lines[:2])
+    assert "bgai:bgai-fast" in legend and "units of the stake" in legend and "@" not in hint
+    rows = re.findall(r"^ +\d+\. (.+?) +([+-]\d\.\d{3}) +([+-]\d\.\d{3})? +([+-]\d\.\d{3}) +(\d) ", hint, re.M)
+    hints = session.play_hints(14)
+    assert [play for play, *_ in rows] == [str(h.ranked.move) for h in hints] and len(rows) == 14
+    cubeful = [float(c) for _, c, *_ in rows]
+    assert cubeful == sorted(cubeful, reverse=True) and rows[0][2] == ""
+    for _, c, diff, *_ in rows[1:]:
+        assert float(diff) == pytest.approx(float(c) - cubeful[0], abs=1.5e-3)
+    assert {int(ply) for *_, ply in rows} == ({0, 1} if plies else {0})
+    by_play = {str(h.ranked.move): h for h in hints}
+    assert all(float(cubeless) == pytest.approx(by_play[play].ranked.equity, abs=6e-4)
+               and int(ply) == by_play[play].ranked.plies for play, _, _, cubeless, ply in rows)

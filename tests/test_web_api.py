@@ -487,6 +487,16 @@ def test_a_session_hint_gives_each_play_its_cubeful_equity_too(client):
     key = client.post("/api/sessions", json={"seed": 5, "match_length": 5}).json()["id"]  # the person's 53
     plays = client.get(f"/api/sessions/{key}/hint?limit=3").json()["plays"]
     assert len(plays) == 3 and all(0.0 < p["cubeful_equity"] < 1.0 for p in plays)  # match-winning chances
+    # ranked by it, each play's difference from the first's
+    cubeful = [p["cubeful_equity"] for p in plays]
+    assert cubeful == sorted(cubeful, reverse=True)
+    assert [p["cubeful_difference"] for p in plays] == pytest.approx([c - cubeful[0] for c in cubeful])
+    # and past the first 10, the rest follow by cubeless equity, without one (the opening 64's 14 plays)
+    session = client.post("/api/sessions", json={"seed": 1, "position": format_xgid(Position.start().board,
+                                                                                       dice=(6, 4))}).json()
+    every = client.get(f"/api/sessions/{session['id']}/hint").json()["plays"]
+    assert len(every) == 14 and all(p["cubeful_equity"] is None for p in every[10:])
+    assert all(p["cubeful_equity"] is not None for p in every[:10])
     bare = client.post("/api/moves", json={"position": START, "dice": "53"}).json()["plays"]
     assert all(p["cubeful_equity"] is None for p in bare)  # a position without a cube has none
 

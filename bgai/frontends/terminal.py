@@ -194,38 +194,32 @@ class Terminal:
         return f"{cube} · {kind}: {s.names[HUMAN]} {s.score[HUMAN]}, {s.names[BOT]} {s.score[BOT]}{flag}"
 
     def hint(self, top: int) -> None:
-        """The ``top`` plays of the roll, under column headings. Each play's cubeless equity and chances are of the
-        ply it was judged at (Ply: move filtering drops plays at a shallower ply), and Diff compares it with the
-        first play at that same ply; the cubeful equity is at the bot's plies for every play."""
+        """The ``top`` plays of the roll (``Session.play_hints``), ranked by the cubeful equity the first columns
+        show, Diff against the first row's; then each play's cubeless equity and chances at the ply it was judged
+        at."""
         s = self.session
-        ranked = s.hint()
-        cubeful = s.cubeful_equities([r.move for r in ranked[:top]])
-        plies = s.bot.plies
-        unit = "winning the match" if s.is_match else "points"
-        filtered = any(r.plies < plies for r in ranked[:top])
-        text = (f"Your plays of {s.roll_text}, ranked by {s.bot.network} at {plies}-ply, for you after each "
-                f"play: Cubeful, the equity ({unit}, the cube as it is) at {plies}-ply; Cubeless, the equity at the "
-                f"play's Ply, and Diff, the difference from the first play's"
-                + (" at the same ply" if filtered else "") + "; the chances in % to win, win a gammon (Gam) or a "
-                "backgammon (Bg), lose a gammon (LGam) or a backgammon (LBg)."
-                + (f" Plays of a lower Ply were dropped by move filtering before {plies}-ply." if filtered else ""))
-        self.say(textwrap.fill(text, 78, initial_indent="  ", subsequent_indent="  "))
-        self.say(f"   #  {'Play':<19}{'Cubeful':>8}{'Cubeless':>9}{'Ply':>4}{'Diff':>8}{'Win':>5}{'Gam':>5}{'Bg':>5}"
+        hints = s.play_hints(top)
+        unit = "match winning %" if s.is_match else "units of the stake"
+        legend = (f"Your plays of {s.roll_text} by {s.bot.network}, your equity after each: Cubeful at "
+                  f"{s.bot.plies}-ply in {unit}, the cube as it is; Cubeless, chances (%) at its Ply.")
+        self.say(textwrap.fill(legend, 78, initial_indent="  ", subsequent_indent="  "))
+        self.say(f"   #  {'Play':<19}{'Cubeful':>8}{'Diff':>8}{'Cubeless':>9}{'Ply':>4}{'Win':>5}{'Gam':>5}{'Bg':>5}"
                  f"{'LGam':>5}{'LBg':>5}")
-        for i, (r, c) in enumerate(zip(ranked[:top], cubeful), 1):
-            e = r.evaluation
-            diff = "" if i == 1 else f"{r.difference:+.3f}"
-            full = f"{100 * c:.1f}%" if s.is_match else f"{c:+.3f}"
+        for i, h in enumerate(hints, 1):
+            e, r = h.ranked.evaluation, h.ranked
+            diff = "" if i == 1 else f"{100 * h.difference:+.1f}%" if s.is_match else f"{h.difference:+.3f}"
+            full = f"{100 * h.cubeful:.1f}%" if s.is_match else f"{h.cubeful:+.3f}"
             chances = "".join(f"{100 * p:5.1f}" for p in (e.win, e.win_gammon, e.win_backgammon, e.lose_gammon,
                                                           e.lose_backgammon))
-            self.say(f"  {i:2d}. {str(r.move):<19}{full:>8}{r.equity:>+9.3f}{r.plies:>4}{diff:>8}{chances}")
-        if len(ranked) > top:
-            self.say(f"      ... {len(ranked) - top} more (hint {len(ranked)})")
+            self.say(f"  {i:2d}. {str(r.move):<19}{full:>8}{diff:>8}{r.equity:>+9.3f}{r.plies:>4}{chances}")
+        more = len(s.partial.legal) - len(hints) if s.partial is not None else 0
+        if more > 0:
+            self.say(f"      ... {more} more (hint {len(hints) + more})")
 
     def cube_hint(self) -> None:
         s = self.session
         h = s.cube_hint()
-        unit = "match-winning chances" if s.is_match else "units of the current stake"
+        unit = "match-winning chances" if s.is_match else "units of the stake"
         if h.kind == "double":
             self.say(f"  Your cube decision ({unit}, your view):")
             for line in str(h.decision).splitlines()[1:]:

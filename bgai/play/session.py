@@ -60,6 +60,18 @@ class Phase(str, enum.Enum):  # noqa: UP042 (str() stays "Phase.ROLL"; the API s
 
 
 @dataclass(frozen=True)
+class PlayHint:
+    """One play of a session's hint (``Session.play_hints``): the bot's cubeless judgement of it (``ranked``: the
+    equity and chances at the ply it was judged at), the person's ``cubeful`` equity after it, the cube as it is
+    (money: in units of the current stake, as GNU Backgammon normalises; a match: the match-winning chance), and
+    ``difference``, that cubeful equity minus the first play's."""
+
+    ranked: RankedPlay
+    cubeful: float
+    difference: float
+
+
+@dataclass(frozen=True)
 class Action:
     """One thing a player did. ``kind``: ``move`` (``dice`` and ``play`` in the mover's numbering; ``play`` is
     ``"no play"`` when the roll cannot be played), ``double`` (``cube`` is the new value), ``take``, ``drop``,
@@ -380,6 +392,18 @@ class Session:
         if self.phase is not Phase.MOVE:
             raise GameStateError(f"a hint on the plays needs your roll (now: {self._phase_text()})")
         return self.bot.hint(self.position, self.dice)
+
+    def play_hints(self, top: int, ranked: list[RankedPlay] | None = None) -> list[PlayHint]:
+        """The person's ``top`` best plays of this roll by the bot (phase ``MOVE``), each with its cubeful equity for
+        the person, the cube as it is (``cubeful_equities``), and ranked by it: the bot's ``top`` best by cubeless
+        equity (``hint``, or ``ranked`` when the caller has it), then in the order of what the cube makes of them,
+        ``difference`` each one's cubeful equity minus the first's. One rule for the terminal's, the page's and the
+        API's hint."""
+        ranked = (self.hint() if ranked is None else ranked)[:top]
+        cubeful = self.cubeful_equities([r.move for r in ranked])
+        order = sorted(range(len(ranked)), key=lambda i: -cubeful[i])  # (stable: ties keep the cubeless order)
+        best = cubeful[order[0]] if order else 0.0
+        return [PlayHint(ranked[i], cubeful[i], cubeful[i] - best) for i in order]
 
     def cubeful_equities(self, moves: list[Move]) -> list[float]:
         """The person's cubeful equity after each of its ``moves`` of this roll, the cube as it is (money: in units

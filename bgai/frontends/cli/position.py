@@ -158,18 +158,15 @@ def _hint(args: argparse.Namespace) -> None:
     bot = load_bot(args.checkpoint, plies=person_plies(args))
     ranked = bot.hint(pos, dice)
     print(pos)
-    print(f"{len(ranked)} legal play{'s' if len(ranked) != 1 else ''} of {dice[0]}{dice[1]}, ranked by {bot.network} "
-          f"at {bot.plies}-ply: the mover's cubeless equity after each play.")
     deep = sum(r.plies == bot.plies for r in ranked)
-    if deep < len(ranked):  # some plays were dropped by move filtering: their values are of a shallower ply
-        print(f"Move filtering kept {deep} play{'s' if deep != 1 else ''} to {bot.plies}-ply; each of the others "
-              f"keeps the equity of the ply where it was dropped (Ply).")
-        print("Diff: the play's equity minus the first play's at the same ply.")
-    else:
-        print("Diff: the play's equity minus the first play's.")
+    print(f"{len(ranked)} legal play{'s' if len(ranked) != 1 else ''} of {dice[0]}{dice[1]} by {bot.network}: the "
+          f"mover's cubeless equity at each play's Ply, Diff from the first's.")
+    if deep < len(ranked):  # the plays move filtering dropped keep a shallower ply's equity: not compared
+        print(f"Move filtering kept {deep} to {bot.plies}-ply; the others keep the equity of a lower Ply, not "
+              f"compared (—).")
     print(f"   #  {'Play':<28} Ply  {'Equity':>6}  {'Diff':>7}")
     for i, r in enumerate(ranked[: args.top], 1):
-        diff = "" if i == 1 else f"{r.difference:+.3f}"
+        diff = "" if i == 1 else "—" if r.plies != ranked[0].plies else f"{r.equity - ranked[0].equity:+.3f}"
         print(f"{i:4d}. {str(r.move):<28} {r.plies:>3}  {r.equity:+.3f}  {diff:>7}".rstrip())
     if len(ranked) > args.top:
         print(f"      ... {len(ranked) - args.top} more (--top)")

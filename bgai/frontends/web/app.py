@@ -359,11 +359,12 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
         session, lock = sessions.get(key)
         with work.slot(), lock:
             ranked = session.hint()[:limit]
-            cubeful = session.cubeful_equities([r.move for r in ranked[:CUBEFUL_PLAYS]])
+            hints = session.play_hints(CUBEFUL_PLAYS, ranked)  # (the rest, if asked, come after, as ranked)
             pos, dice, bot = session.position, session.dice, session.bot
         assert dice is not None  # (hint refuses a session without a roll)
+        plays = [*(h.ranked for h in hints), *ranked[len(hints):]]
         return m.MovesOut(position_id=pos.position_id(), dice=dice, plies=bot.plies, network=bot.network,
-                          perspective="you", plays=_plays(ranked, None, cubeful))
+                          perspective="you", plays=_plays(plays, None, hints))
 
     @app.get("/api/sessions/{key}/cube-hint", response_model=m.CubeHintOut, tags=["sessions"],
              summary="The bot's advice on your cube decision: to double, or to take")
@@ -415,12 +416,14 @@ def _cube_out(d: CubeDecision, rollout: bool = False) -> m.CubeOut:
                      plies=None if rollout else d.plies)
 
 
-def _plays(ranked, limit: int | None, cubeful: Sequence[float] = ()) -> list[m.RankedPlayOut]:
+def _plays(ranked, limit: int | None, hints: Sequence = ()) -> list[m.RankedPlayOut]:
+    """The plays of a hint; the first ``len(hints)`` with their cubeful equities (a session's ``PlayHint``s)."""
     return [
         m.RankedPlayOut(play=str(r.move), steps=r.move.checker_steps(), equity=r.equity,
                         difference=r.difference, plies=r.plies,
                         chances=m.Probabilities(**r.evaluation.__dict__), position_id=r.move.after.position_id(),
-                        cubeful_equity=cubeful[i] if i < len(cubeful) else None)
+                        cubeful_equity=hints[i].cubeful if i < len(hints) else None,
+                        cubeful_difference=hints[i].difference if i < len(hints) else None)
         for i, r in enumerate(ranked[:limit])
     ]
 

@@ -172,7 +172,12 @@ class RankedPlayOut(BaseModel):
     cubeful_equity: float | None = Field(
         None, description="In a session: your cubeful equity after the play, the cube as it is (money: units of the "
                           "current stake; a match: match-winning chances), the bot answering with its best cube "
-                          "action. None for positions given without a cube.")
+                          "action, at the bot's ply. A session's hint gives it for its first 10 plays and ranks them "
+                          "by it (the rest, when asked for, follow by cubeless equity). None for positions given "
+                          "without a cube.")
+    cubeful_difference: float | None = Field(
+        None, description="In a session: the play's cubeful equity minus the first play's. None where "
+                          "cubeful_equity is.")
 
 
 class MovesOut(BaseModel):

@@ -392,19 +392,19 @@ async function showHint() {
     box.innerHTML = `<h3>Your best plays of ${hint.dice[0]}-${hint.dice[1]}</h3>`;
     const table = document.createElement("table");
     const match = state.match_length > 0;
-    // A play's cubeless equity and chances are of the ply it was judged at (Ply), and its Diff compares it with the
-    // first play at that same ply: values of different plies are never compared.
-    table.innerHTML = "<tr><th>#</th><th>Play</th><th class=num>Cubeful</th><th class=num>Cubeless</th>" +
-      "<th class=num>Ply</th><th class=num>Diff</th><th class=num>Win</th><th class='num extra'>Gammon</th>" +
+    // The plays come ranked by the cubeful equity of the first column (the API's rule, every play's at the bot's
+    // ply), Diff from the first row's; the cubeless equity and chances are each play's at its own Ply.
+    table.innerHTML = "<tr><th>#</th><th>Play</th><th class=num>Cubeful</th><th class=num>Diff</th>" +
+      "<th class=num>Cubeless</th><th class=num>Ply</th><th class=num>Win</th><th class='num extra'>Gammon</th>" +
       "<th class='num extra'>Lose g</th></tr>";
+    const cube = (value) => value === null ? "—" : match ? pct(value) : eq(value);
     hint.plays.forEach((p, i) => {
       const row = document.createElement("tr");
       row.className = "pick" + (i === 0 ? " best" : "");
       row.title = `win ${pct(p.chances.win)}, win a gammon ${pct(p.chances.win_gammon)}, lose a gammon ` +
         `${pct(p.chances.lose_gammon)} (at ${p.plies}-ply); click to put this play on the board`;
-      const cubeful = p.cubeful_equity === null ? "—" : match ? pct(p.cubeful_equity) : eq(p.cubeful_equity);
-      const cells = [i + 1, p.play, cubeful, eq(p.equity), p.plies, i === 0 ? "" : eq(p.difference),
-        pct(p.chances.win), pct(p.chances.win_gammon), pct(p.chances.lose_gammon)];
+      const cells = [i + 1, p.play, cube(p.cubeful_equity), i === 0 ? "" : cube(p.cubeful_difference),
+        eq(p.equity), p.plies, pct(p.chances.win), pct(p.chances.win_gammon), pct(p.chances.lose_gammon)];
       cells.forEach((value, j) => {
         const td = document.createElement("td");
         td.textContent = value;
@@ -416,15 +416,11 @@ async function showHint() {
       table.appendChild(row);
     });
     box.appendChild(table);
-    const filtered = hint.plays.some((p) => p.plies < hint.plies);
     const note = document.createElement("div");
     note.className = "note";
     const unit = match ? "match-winning chances" : "units of the stake";
-    note.textContent = `Ranked by ${hint.network} at ${hint.plies}-ply, for you after each play: the cubeful ` +
-      `equity at ${hint.plies}-ply with the cube as it is (${unit}; the bot answering with its best cube action), ` +
-      "the cubeless equity and chances at the play's Ply, and Diff, the cubeless difference from the first play" +
-      (filtered ? ` at the same ply. Plays of a lower Ply were dropped by move filtering before ${hint.plies}-ply.`
-        : ".");
+    note.textContent = `By ${hint.network}, your equity after each play: Cubeful at ${hint.plies}-ply in ${unit}, ` +
+      "the cube as it is; Cubeless and the chances at the play's Ply.";
     box.appendChild(note);
     showAdvice("plays", key);
   } catch (error) {
@@ -547,7 +543,7 @@ for (const id of ["position-id", "xgid"]) {
   $(id).addEventListener("focus", (event) => event.target.select());
 }
 document.addEventListener("keydown", (event) => {
-  if (event.target.tagName === "INPUT" || event.target.tagName === "SELECT" || !state) return;
+  if (["INPUT", "SELECT", "TEXTAREA"].includes(event.target.tagName) || !state) return;
   const keys = { r: "roll", d: "double", t: "take", p: "pass", u: "undo", n: "next", Enter: "finish" };
   if (event.key === "h") return showHint();
   if (event.key === "c") return showCubeHint();
