@@ -147,14 +147,14 @@ def test_eval_prints_probabilities_and_the_cube_action(capsys):
     assert "Proper cube action: No double, take" in out  # the opening position is nowhere near a double
     # the default 2-ply bot decides its cube 2 plies deep and says so; --cube-plies 1 asks for another ply's
     assert "2-ply, player on roll's view" in out
-    assert "centered cube; 2-ply, the formula at its leaves; at the root cube efficiency" in out
-    assert ", fitted)" in out  # the shipped network's own cube efficiency model
+    assert "centered cube; the bot at 2-ply)" in out
+    assert re.search(r"^  cube efficiency +0\.\d\d \(fitted to the bot's own rollouts\)$", out, re.M)  # its model
     assert main(["eval", "m1kJZAjvAQAAAQ", "--cube-plies", "1"]) == 0
     one = capsys.readouterr().out
     assert main(["eval", "m1kJZAjvAQAAAQ"]) == 0
     two = capsys.readouterr().out
     cube_lines = lambda out: out[out.index("Cube decision"):]  # noqa: E731
-    assert "; 1-ply, the formula at its leaves" in one and "; 2-ply, the formula" in two
+    assert "; the bot at 1-ply)" in one and "; the bot at 2-ply)" in two
     assert cube_lines(one) != cube_lines(two)
 
 
@@ -267,3 +267,18 @@ def test_hint_takes_the_roll_an_xgid_carries_and_asks_for_dice_where_there_is_no
     for position in ("4HPwATDgc/ABMA", carried.replace(":31:", ":00:")):
         assert main(["hint", position]) == 2
         assert "give the DICE" in capsys.readouterr().err
+
+
+def test_eval_by_rollout_shows_the_rollouts_own_chances_and_equities_with_their_errors(capsys, monkeypatch):
+    monkeypatch.setattr("bgai.eval.bot.CUBE_ROLLOUT", {"trials": 36, "truncate": 3, "plies": 0, "jobs": 1})
+    assert main(["eval", "4HPwATDgc/ABMA", "--rollout"]) == 0
+    out = capsys.readouterr().out
+    # the rollout's chances and cubeless equity, each with its standard error, and its trials; not the network's
+    assert "36 trials" in out and re.search(r"^  ± SE ", out, re.M) and "evaluated by" not in out
+    rolled = float(re.search(r"^  cubeless equity +([+-]\d\.\d{3}) ± \d\.\d{3}", out, re.M)[1])
+    # the cube block's equities are the rollout's, no double and double/take with theirs
+    block = out[out.index("Cube decision"):]
+    assert "a cubeful rollout, 36 trials" in block and float(block.split()[block.split().index("equity") + 1]) == rolled
+    assert re.search(r"^  No double +[+-]\d\.\d{3} ± \d\.\d{3}", block, re.M)
+    assert re.search(r"^  Double, take +[+-]\d\.\d{3} ± \d\.\d{3}", block, re.M)
+    assert "Proper cube action: No double, take" in block

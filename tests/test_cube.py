@@ -409,7 +409,7 @@ def test_a_one_ply_bot_decides_its_cube_two_plies_deep_with_its_own_network():
     assert np.array_equal(asked.no_double, own_ply.no_double) and np.array_equal(asked.double_take, own_ply.double_take)
     # and its decision says the ply it came from
     decision = one.cube_decision(Position(boards[1]))
-    assert decision.plies == 2 and "2-ply, the formula at its leaves" in str(decision) and decision.fitted
+    assert decision.plies == 2 and "the bot at 2-ply" in str(decision) and decision.fitted
     # A new lookahead brings its own cube's unless told; a rollout's cube decisions stay at 0-ply
     assert one.replace(plies=0).cube_plies == 0 and one.replace(cube_plies=1).cube_plies == 1
     assert one.replace(plies=2, cube_plies=0).cube_plies == 0

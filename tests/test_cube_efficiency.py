@@ -162,10 +162,10 @@ def test_each_shipped_network_decides_its_cube_with_its_own_fitted_efficiency(tm
     decision = bot.cube_decision(Position(boards[0]))
     assert decision.efficiency == pytest.approx(float(bot.cube_efficiency(boards[:1], bot.probabilities(boards[:1]),
                                                                           np.array([CENTERED]))[0]))
-    assert decision.fitted and not decision.exact and "; 0-ply, cube efficiency" in str(decision)
-    assert f"cube efficiency {decision.efficiency:.2f}, fitted)" in str(decision)
+    assert decision.fitted and not decision.exact and "; the bot at 0-ply)" in str(decision)
+    assert f"  cube efficiency        {decision.efficiency:.2f} (fitted to the bot's own rollouts)" in str(decision)
     manual = bot.replace(cube_efficiency=None).cube_decision(Position(boards[0]))
-    assert manual.fitted is False and ", the manual's)" in str(manual)
+    assert manual.fitted is False and "(the manual's)" in str(manual)
     alone = decide(bot.probabilities(boards[:1])[0], boards[0])  # no bot: nothing said of where x came from
     assert alone.fitted is None and "fitted" not in str(alone) and "manual" not in str(alone)
     # a bear-off the database knows: its money equities are exact, whatever x, and the text says so

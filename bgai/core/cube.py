@@ -587,7 +587,8 @@ class CubeDecision:
     formula decides at the tree's leaves, and ``efficiency`` is the root position's own. ``fitted``: whether the
     cube efficiency (and the shift of the win chance the formula reads, where the model has one) is the bot's model
     fitted to its own rollouts (``EfficiencyModel``) rather than the manual's x, where a bot said it. ``exact``: the
-    equities are the two-sided bear-off database's, not the formula's.
+    equities are the two-sided bear-off database's, not the formula's. ``rollout``: the cubeful rollout the
+    equities come from (a ``bgai.eval.rollout.RolloutResult``), where a bot rolled one out.
     """
 
     should_double: bool
@@ -608,22 +609,21 @@ class CubeDecision:
     plies: int | None = None
     fitted: bool | None = None
     exact: bool = False
+    rollout: object | None = None
 
     def __str__(self) -> str:
         owner = {CENTERED: "centered cube", ON_ROLL: f"cube {self.cube} owned by the player on roll",
                  OPPONENT: f"cube {self.cube} owned by the opponent"}[self.owner]
         setting = "money game" if self.match is None else str(self.match)
         unit = "MWC" if self.match is not None else "equity"
-        x = f"cube efficiency {self.efficiency:.2f}" + {None: "", True: ", fitted", False: ", the manual's"}[
-            self.fitted]
+        x = {None: "", True: " (fitted to the bot's own rollouts)", False: " (the manual's)"}[self.fitted]
         if math.isnan(self.efficiency):
-            how = "a cubeful rollout"
+            trials = getattr(self.rollout, "trials", None)
+            how = "a cubeful rollout" + (f", {trials} trials" if trials else "")
         elif self.exact:
             how = "exact, from the bear-off database"
-        elif self.plies:
-            how = f"{self.plies}-ply, the formula at its leaves; at the root {x}"
         else:
-            how = ("" if self.plies is None else "0-ply, ") + x
+            how = "the bot" if self.plies is None else f"the bot at {self.plies}-ply"
         lines = [f"Cube decision ({setting}, {owner}; {how})"]
 
         def fmt(v, emg=None):
@@ -638,10 +638,15 @@ class CubeDecision:
         if self.may_double and take is not None and drop is not None:
             best = max(self.no_double, min(take, drop))
             rows += [("Double, take" + (" (beaver)" if self.beaver else ""), take, 1), ("Double, pass", drop, 2)]
+        # a rollout's standard errors, where the equities are a rollout's (double/pass is +1 exactly)
+        errors = [getattr(getattr(self.rollout, name, None), "se", None) for name in ("no_double", "double_take")]
         for label, v, i in rows:
             emg = self.emg[i] if self.emg else None
             diff = "" if self.match is not None else f"  ({v - best:+.3f})"
-            lines.append(f"  {label:<22} {fmt(v, emg)}{diff}")
+            se = f" ± {errors[i]:.3f}" if i < 2 and errors[i] is not None else ""
+            lines.append(f"  {label:<22} {fmt(v, emg)}{se}{diff}")
+        if not (math.isnan(self.efficiency) or self.exact):
+            lines.append(f"  cube efficiency        {self.efficiency:.2f}{x}")
         lines.append(f"Proper cube action: {self.action}")
         return "\n".join(lines)
 

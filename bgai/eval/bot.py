@@ -738,7 +738,7 @@ class Bot:
                           double_pass=np.where(allowed, 1.0, nan), may_double=allowed, beaver=np.zeros(1, bool),
                           efficiency=nan, cubeless=np.array([result.equity.mean]),
                           stake=np.array([[-1.0, 1.0]]))
-        return decision(eq, state, None)
+        return dataclasses.replace(decision(eq, state, None), rollout=result)
 
 
 #: The settings of a rollout cube decision (``Bot.cube_decision(..., rollout=True)``): 72 trials truncated after 11

@@ -212,6 +212,11 @@ class RolloutResult:
         return json.dumps(self.to_dict(), **kwargs)
 
     def __str__(self) -> str:
+        return self.describe()
+
+    def describe(self, cube: bool = True) -> str:
+        """The rollout in lines: its settings, the chances and the cubeless equity with their standard errors, and
+        with ``cube`` the cubeful equities there are."""
         s = self.settings
         what = f"play {self.play} (for its mover)" if self.play else "position (player on roll, before the roll)"
         depth = f"truncated at {s['truncate']} plies" if s["truncate"] else "played to the end"
@@ -225,11 +230,11 @@ class RolloutResult:
             "  ± SE       " + "  ".join(f"{100 * e.se:14.2f}%" for e in self.probabilities),
             _line("cubeless equity", self.equity, s["variance_reduction"]),
         ]
-        if self.no_double is not None and self.double_take is not None:
+        if cube and self.no_double is not None and self.double_take is not None:
             lines.append(_line("no double", self.no_double, s["variance_reduction"]))
             lines.append(_line("double/take", self.double_take, s["variance_reduction"]))
             lines.append("  double/pass      +1.000")
-        if self.cubeful is not None:
+        if cube and self.cubeful is not None:
             action = f"  ({self.cube_action})" if self.cube_action else ""
             lines.append(_line("cubeful equity", self.cubeful, s["variance_reduction"]) + action)
         lines.append(f"  {self.seconds:.1f} s, {self.trials_per_s:.1f} trials/s")

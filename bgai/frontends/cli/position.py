@@ -108,6 +108,7 @@ def add_moves(commands) -> None:
 
 def _eval(args: argparse.Namespace) -> None:
     from bgai.eval.bot import SOURCES, load_bot
+    from bgai.eval.rollout import RolloutResult
 
     pos = Position.parse(args.position)
     cube, owner, match = _cube_context(args, args.position)
@@ -118,11 +119,17 @@ def _eval(args: argparse.Namespace) -> None:
     decision = bot.cube_decision(pos, cube, owner, match, jacoby=args.jacoby, beavers=args.beavers,
                                  rollout=args.rollout)
     print(pos)
-    print(f"Position ID: {pos.position_id()}   ({bot.network}, {bot.plies}-ply, player on roll's view, before the "
-          "roll)")
-    evaluation = bot.evaluate(pos)
-    print(evaluation)
-    print(f"evaluated by {SOURCES[evaluation.source]}")
+    rolled = decision.rollout
+    if isinstance(rolled, RolloutResult):  # the rollout's own chances and equities, with their standard errors
+        print(f"Position ID: {pos.position_id()}   ({bot.network} rolling out at {rolled.settings['plies']}-ply, "
+              f"player on roll's view, before the roll)")
+        print(rolled.describe(cube=False))
+    else:
+        print(f"Position ID: {pos.position_id()}   ({bot.network}, {bot.plies}-ply, player on roll's view, before "
+              "the roll)")
+        evaluation = bot.evaluate(pos)
+        print(evaluation)
+        print(f"evaluated by {SOURCES[evaluation.source]}")
     print(decision)
 
 
