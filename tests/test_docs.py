@@ -156,3 +156,41 @@ def test_the_examples_run(path, monkeypatch):
     report = []
     runner.run(test, out=report.append)
     assert runner.failures == 0, "".join(report)
+
+
+def _shell_commands(path: Path) -> list[tuple[int, str]]:
+    """(line number, command) of each ``bgai`` command in the file's ``sh`` blocks, its comment cut off."""
+    found = []
+    for language, first, lines in _blocks(path.read_text()):
+        if language not in ("sh", "bash", "shell", "console"):
+            continue
+        joined: list[tuple[int, str]] = []  # (a line continued with a backslash, joined to the next)
+        for n, line in enumerate(lines, first):
+            if joined and joined[-1][1].endswith("\\"):
+                joined[-1] = (joined[-1][0], joined[-1][1][:-1] + " " + line.strip())
+            else:
+                joined.append((n, line.strip().removeprefix("$ ")))
+        found += [(n, line.split("  #")[0].split(" # ")[0].strip()) for n, line in joined if line.startswith("bgai ")]
+    return found
+
+
+@pytest.mark.parametrize("path", [README, *PAGES], ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_bgai_command_in_a_shell_block_parses(path):
+    """Each ``bgai ...`` line of the README's and the pages' shell blocks is one the parser accepts: its command,
+    and every option with a value of the right kind (a shell substitution stands for one word; a synopsis's
+    optional ``[...]`` parts are read as given)."""
+    import shlex
+
+    from bgai.frontends.cli import build_parser
+
+    parser = build_parser()
+    for n, command in _shell_commands(path):
+        words = shlex.split(re.sub(r"\$\([^)]*\)", "WORD", command).replace("[", "").replace("]", ""))[1:]
+        try:
+            parser.parse_args(words)
+        except SystemExit:
+            pytest.fail(f"{path.name}:{n}: the parser refuses `{command}`")
+
+
+def test_the_shell_commands_are_found():
+    assert len(_shell_commands(README)) >= 5 and any("bgai train" in c for p in PAGES for _, c in _shell_commands(p))

@@ -535,3 +535,20 @@ def test_the_terminal_the_page_and_the_hint_share_one_default_ply(monkeypatch):
         assert c.post("/api/moves", json={"position": START, "dice": "31"}).json()["plies"] == PLAY_PLIES
     page = (Path(cli.__file__).parents[1] / "web" / "static" / "index.html").read_text()
     assert f'<option value="{PLAY_PLIES}" selected>' in page
+
+
+def test_the_playing_page_names_every_endpoint_of_the_api_as_the_api_names_it():
+    """docs/playing.md's table of endpoints and the app's routes (the OpenAPI page's) are the same paths, written
+    the same way: the table's cells give a path, then siblings of it as /suffix."""
+    import re
+    from pathlib import Path
+
+    table = (Path(__file__).resolve().parents[1] / "docs" / "playing.md").read_text()
+    named = set()
+    for cell in re.findall(r"^\| `(?:GET|POST|DELETE) (/api/[^`]+)`(.*?)\|", table, re.M):
+        base = cell[0].split("?")[0]
+        named.add(base)
+        for suffix in re.findall(r"`(/[a-z.-]+)", cell[1]):
+            named.add(base.rsplit("/", 1)[0] + suffix if base.count("/") > 3 else base + suffix)
+    routes = {route.path for route in create_app(plies=0).routes if getattr(route, "path", "").startswith("/api/")}
+    assert named == routes, (sorted(named - routes), sorted(routes - named))
