@@ -1,10 +1,12 @@
-"""mkdocs hooks (``hooks:`` in mkdocs.yml): the parts of the site written from the code itself, at build time.
+"""The parts of the docs written from the code itself.
 
-- ``docs/cli.md``: its marker line becomes one section per ``bgai`` command, made from
-``bgai.frontends.cli.build_parser()``:   the usage line, then every argument with its help, group by group. So the
-reference says what   ``bgai COMMAND --help`` says, and cannot drift from it.
-- ``docs/architecture.md``: its marker line becomes the table of ``bgai/``'s modules, each with the first
-  paragraph of its docstring (read with ``ast``, nothing imported), linked to its API page where it has one.
+- ``docs/cli.md``: between its two marker lines, one section per ``bgai`` command, made from
+  ``bgai.frontends.cli.build_parser()``: the usage line, then every argument with its help, group by group. So the
+  reference says what ``bgai COMMAND --help`` says. It is committed, so that the page reads as Markdown in the
+  repository too: ``python docs/hooks.py`` writes it again, and a test (and the site's build) refuses a stale one.
+- ``docs/architecture.md``: its marker line becomes the table of ``bgai/``'s modules at build time (an mkdocs hook,
+  ``hooks:`` in mkdocs.yml), each with the first paragraph of its docstring (read with ``ast``, nothing imported),
+  linked to its API page where it has one.
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MARKERS = {"cli.md": "<!-- bgai-cli-reference -->", "architecture.md": "<!-- bgai-layout -->"}
+MARKERS = {"architecture.md": "<!-- bgai-layout -->"}
+#: The lines around the command-line reference in docs/cli.md.
+CLI_BEGIN, CLI_END = ("<!-- bgai-cli-reference: written by python docs/hooks.py from the parser; do not edit -->",
+                      "<!-- /bgai-cli-reference -->")
+CLI_PAGE = ROOT / "docs" / "cli.md"
 
 
 def _escape(text: str) -> str:
@@ -60,10 +66,41 @@ def _command(name: str, parser: argparse.ArgumentParser, summary: str, aliases: 
 
 
 def cli_reference() -> str:
-    """The reference of every ``bgai`` command, in Markdown."""
+    """The reference of every ``bgai`` command, in Markdown (usage lines wrapped at 100 columns, whatever the
+    terminal)."""
+    import os
+
     from bgai.frontends.cli import build_parser
 
-    parser = build_parser()
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"  # argparse wraps its usage lines to the terminal it finds
+    try:
+        parser = build_parser()
+        return _cli_sections(parser).strip("\n")
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+
+
+def committed_cli_reference(text: str | None = None) -> str:
+    """The reference committed between docs/cli.md's markers."""
+    text = CLI_PAGE.read_text(encoding="utf-8") if text is None else text
+    if CLI_BEGIN not in text or CLI_END not in text:
+        raise ValueError(f"docs/cli.md lost its marker lines {CLI_BEGIN} and {CLI_END}")
+    return text.split(CLI_BEGIN, 1)[1].split(CLI_END, 1)[0].strip("\n")
+
+
+def write_cli_reference() -> None:
+    """docs/cli.md with the reference between its markers made anew."""
+    text = CLI_PAGE.read_text(encoding="utf-8")
+    old = committed_cli_reference(text)
+    CLI_PAGE.write_text(text.replace(f"{CLI_BEGIN}\n{old}\n{CLI_END}" if old else f"{CLI_BEGIN}\n{CLI_END}",
+                                     f"{CLI_BEGIN}\n{cli_reference()}\n{CLI_END}"), encoding="utf-8")
+
+
+def _cli_sections(parser: argparse.ArgumentParser) -> str:
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     summaries = {choice.dest: choice.help or "" for choice in commands._choices_actions}
     seen: dict[int, str] = {}
@@ -109,10 +146,16 @@ def layout_table() -> str:
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
+    if page.file.src_uri == "cli.md" and committed_cli_reference(markdown) != cli_reference():
+        raise ValueError("docs/cli.md's command-line reference is stale: run python docs/hooks.py")
     marker = MARKERS.get(page.file.src_uri)
     if marker is None:
         return markdown
     if marker not in markdown:
         raise ValueError(f"docs/{page.file.src_uri} lost its marker line {marker}")
-    text = cli_reference() if page.file.src_uri == "cli.md" else layout_table()
-    return markdown.replace(marker, text)
+    return markdown.replace(marker, layout_table())
+
+
+if __name__ == "__main__":
+    write_cli_reference()
+    print(f"wrote the command-line reference into {CLI_PAGE}")

@@ -100,6 +100,17 @@ def test_the_site_builds_strictly_with_a_reference_for_every_command(tmp_path):
     assert not missing, f"README.md links to anchors the site does not have: {missing}"
 
 
+def test_the_committed_command_line_reference_is_the_parsers():
+    """docs/cli.md holds the reference between its markers, as Markdown a reader sees without the site: the same
+    text ``python docs/hooks.py`` writes from the parser now (after a change to an option, run it)."""
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    committed = hooks.committed_cli_reference()
+    assert committed == hooks.cli_reference(), "docs/cli.md's reference is stale: run python docs/hooks.py"
+    assert committed.count("\n## bgai ") >= 14 and "| `--rollout` |" in committed
+
+
 # Size and links -------------------------------------------------------------------------------------------------
 
 def test_the_readme_is_at_most_12_kb():
