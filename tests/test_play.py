@@ -264,3 +264,28 @@ def test_the_terminals_hint_is_in_the_order_of_what_it_shows(plies):
     by_play = {str(h.ranked.move): h for h in hints}
     assert all(float(cubeless) == pytest.approx(by_play[play].ranked.equity, abs=6e-4)
                and int(ply) == by_play[play].ranked.plies for play, _, _, cubeless, ply in rows)
+
+
+def test_the_terminals_tutor_warns_before_a_bad_play_and_asks_whether_to_make_it(bot):
+    from bgai.frontends.cli.play import add_play
+    from bgai.play.session import TUTOR_THRESHOLD
+
+    # Given the opening 31 with the tutor on (bgai play --tutor: the analysis's doubtful threshold)
+    import argparse
+
+    commands = argparse.ArgumentParser().add_subparsers()
+    add_play(commands)
+    assert commands.choices["play"].parse_args(["--tutor"]).tutor == TUTOR_THRESHOLD
+    session = Session(bot, seed=1, tutor=TUTOR_THRESHOLD)
+    session.setup(xgid(Position.start(), dice=(3, 1)))
+    # When the person types a bad play, declines to make it, then makes it after a second warning
+    out = run_terminal(session, Script(["24/21 24/23", "n", "24/21 24/23", "y", "quit"], session=session))
+    # Then the tutor named the error and the best play twice, the first time took it back, the second made it
+    assert out.count("The tutor: 24/23 24/21 loses") == 2 and "8/5 6/5 is best" in out
+    assert "Taken back: choose again." in out
+    assert session.game.actions[0].play == "24/23 24/21"
+    # and the tutor can be switched off from the terminal
+    quiet = Session(bot, seed=1, tutor=TUTOR_THRESHOLD)
+    quiet.setup(xgid(Position.start(), dice=(3, 1)))
+    out = run_terminal(quiet, Script(["tutor off", "24/21 24/23", "quit"], session=quiet))
+    assert "The tutor is off." in out and "The tutor:" not in out and quiet.game.actions[0].play == "24/23 24/21"

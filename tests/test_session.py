@@ -530,3 +530,53 @@ def test_cubeful_equities_of_plays_are_at_the_bots_checker_plies_not_its_deeper_
     boards = np.stack([m.after.board for m in moves])
     at_one = -load_bot(plies=1, cube_plies=1).cube_equities(boards, CubeState.money(len(moves))).equity
     assert one.cube_plies == 2 and s.cubeful_equities(moves) == pytest.approx(at_one.tolist(), abs=1e-9)
+
+
+def test_the_tutor_warns_of_a_bad_play_before_it_is_made_and_makes_it_when_confirmed(bot):
+    from bgai.play.session import TUTOR_THRESHOLD, TutorWarning
+
+    # Given the opening 31 to play with the tutor on, at the analysis's "doubtful" threshold
+    assert TUTOR_THRESHOLD == 0.03
+    session = Session(bot, seed=1, tutor=TUTOR_THRESHOLD)
+    session.setup(xgid(Position.start(), dice=(3, 1)))
+    before = _state(session)
+    # When the person plays 24/21 24/23, which loses about a tenth of a point to 8/5 6/5
+    with pytest.raises(TutorWarning) as warned:
+        session.play("24/21 24/23")
+    # Then the tutor says so, with the best play and the error's mark, and the session is as it was
+    assert warned.value.best == "8/5 6/5" and warned.value.error >= TUTOR_THRESHOLD and warned.value.mark
+    assert str(warned.value).startswith("the tutor: 24/23 24/21 loses") and warned.value.action == "24/23 24/21"
+    assert _state(session) == before
+    # and confirmed, the play is made; the best play is made without a word
+    assert session.play("24/21 24/23", confirm=True) and session.game.actions[0].play == "24/23 24/21"
+    again = Session(bot, seed=1, tutor=TUTOR_THRESHOLD)
+    again.setup(xgid(Position.start(), dice=(3, 1)))
+    assert again.play("8/5 6/5")
+    # and without the tutor nothing is checked
+    quiet = Session(bot, seed=1)
+    quiet.setup(xgid(Position.start(), dice=(3, 1)))
+    assert quiet.play("24/21 24/23")
+
+
+def test_the_tutor_warns_of_cube_errors_a_missed_double_and_a_wrong_take(bot):
+    from bgai.play.session import TutorWarning
+
+    # Given the person on roll in a race it should double and the bot pass (DOUBLE_PASS), with the tutor on
+    session = Session(bot, seed=2, tutor=0.03)
+    session.setup(xgid(DOUBLE_PASS))
+    with pytest.raises(TutorWarning) as warned:
+        session.roll()  # rolling is not doubling
+    assert (warned.value.action, warned.value.best) == ("no double", "double") and warned.value.error > 0.03
+    assert session.phase is Phase.ROLL and session.dice is None
+    session.roll(confirm=True)
+    # And given the bot doubling the person in that race, the person should pass: a take is warned of
+    facing = Session(bot, seed=2, tutor=0.03)
+    facing.setup(xgid(DOUBLE_PASS, human_on_roll=False))
+    if facing.phase is Phase.TAKE:  # (the bot doubled at once)
+        with pytest.raises(TutorWarning) as warned:
+            facing.take()
+        assert (warned.value.action, warned.value.best) == ("take", "pass")
+        facing.drop()  # the right answer passes unwarned
+        assert facing.phase in (Phase.GAME_OVER, Phase.MATCH_OVER)
+    else:
+        pytest.fail(f"the bot did not double in a double/pass race: {facing.phase}")

@@ -15,7 +15,7 @@ from typing import TextIO
 from bgai.core.errors import BgaiError
 from bgai.core.files import games_dir, write_atomically
 from bgai.formats.position import render_board
-from bgai.play.session import BOT, HUMAN, Phase, Session
+from bgai.play.session import BOT, HUMAN, TUTOR_THRESHOLD, Phase, Session, TutorWarning
 
 HELP = """Commands (any phase unless said):
   <play>        your play in standard notation, whole or in parts:
@@ -27,6 +27,9 @@ HELP = """Commands (any phase unless said):
   hint [N]      the N best plays of your roll (default 5), with equities and
                 chances; before rolling or facing a double, the cube hint
   cube          the cube hint: to double before rolling, to take or pass
+  tutor [on|off]
+                the tutor: before a play or cube action that loses a doubtful
+                error or worse, it says so and asks whether to make it
   pips          pip counts, and who leads
   id            the Position ID and XGID of the position
   board | b     draw the board again
@@ -133,14 +136,21 @@ class Terminal:
             accepted = s.resign(RESIGN_WORDS[rest])
             if not accepted:
                 self.say(f"  {s.names[BOT]} rejects: play on.")
+        elif word == "tutor":
+            if rest in ("on", "off"):
+                s.tutor = TUTOR_THRESHOLD if rest == "on" else None
+            elif rest:
+                raise BgaiError(f"tutor on or off, not {rest!r}")
+            state = "off" if s.tutor is None else f"on: it warns of errors of {s.tutor} EMG or more"
+            self.say(f"  The tutor is {state}.")
         elif s.phase is Phase.ROLL and word in ("", "roll", "r"):
-            s.roll()
+            self.act(lambda confirm: s.roll(confirm=confirm))
         elif s.phase is Phase.ROLL and word in ("double", "d"):
-            s.double()
+            self.act(lambda confirm: s.double(confirm=confirm))
         elif s.phase is Phase.TAKE and word in ("take", "t"):
-            s.take()
+            self.act(lambda confirm: s.take(confirm=confirm))
         elif s.phase is Phase.TAKE and word in ("pass", "p", "drop"):
-            s.drop()
+            self.act(lambda confirm: s.drop(confirm=confirm))
         elif s.phase is Phase.GAME_OVER and word in ("", "next", "n"):
             s.next_game()
         elif s.phase is Phase.MOVE and word in ("undo", "u"):
@@ -148,7 +158,7 @@ class Terminal:
         elif word in PHASE_WORDS:
             raise BgaiError(f"{word!r} is not possible now: {s.status()}")
         elif s.phase is Phase.MOVE and text:
-            s.play(text)
+            self.act(lambda confirm: s.play(text, confirm=confirm))
         elif word == "":
             pass
         elif word[:1].isdigit() or word.startswith("bar"):
@@ -156,6 +166,20 @@ class Terminal:
         else:
             raise BgaiError(f"unknown command {text!r} (type help)")
         return True
+
+    def act(self, action) -> None:
+        """``action(confirm)``, a person's play or cube action; where the tutor warns of it, the warning and the
+        question whether to make it all the same."""
+        try:
+            action(False)
+        except TutorWarning as warning:
+            text = (f"The tutor: {warning.action} loses {warning.error:.3f} EMG, a {warning.mark} error; "
+                    f"{warning.best} is best.")
+            self.say(textwrap.fill(text, 78, initial_indent="  ", subsequent_indent="  "))
+            if self.read("  Make it anyway? (y/n) > ").strip().lower() in ("y", "yes"):
+                action(True)
+            else:
+                self.say("  Taken back: choose again.")
 
     # Showing the game ---------------------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ from bgai.eval.bot import Bot, RankedPlay, cube_rollout_refusal
 from bgai.formats.position import Move, Position
 from bgai.formats.steps import PartialPlay, Step
 from bgai.formats.xgid import decode_xgid, format_xgid, is_xgid, xgid_context, xgid_dice, xgid_fields
+from bgai.play.analysis import MARKS, mark_of
 
 HUMAN, BOT = 0, 1
 RESIGN_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
@@ -57,6 +58,21 @@ class Phase(str, enum.Enum):  # noqa: UP042 (str() stays "Phase.ROLL"; the API s
     TAKE = "take"
     GAME_OVER = "game_over"
     MATCH_OVER = "match_over"
+
+
+#: The tutor's threshold unless told otherwise: the EMG lost at which the analysis marks a decision doubtful.
+TUTOR_THRESHOLD = min(threshold for threshold, _ in MARKS)
+
+
+class TutorWarning(GameStateError):
+    """The tutor's warning (``Session.tutor``): the person's action would lose ``error`` EMG, at least the tutor's
+    threshold, against ``best``; the session is as it was, and the same action with ``confirm=True`` makes it.
+    ``mark``: the analysis's word for that error (doubtful, bad, very bad)."""
+
+    def __init__(self, action: str, best: str, error: float) -> None:
+        self.action, self.best, self.error, self.mark = action, best, float(error), mark_of(error) or "doubtful"
+        super().__init__(f"the tutor: {action} loses {self.error:.3f} EMG ({self.mark}); {best} is best. Confirm "
+                         f"to play it anyway, or choose again")
 
 
 @dataclass(frozen=True)
@@ -165,10 +181,16 @@ def _all_or_nothing(action):
 class Session:
     """A money session (``match_length=0``, games one after another) or a match to ``match_length`` points
     between a person and ``bot``. ``seed`` makes the dice reproducible (``None``: a random seed, kept in
-    ``seed``). ``jacoby``: money games with the Jacoby rule. The first game starts at once."""
+    ``seed``). ``jacoby``: money games with the Jacoby rule. The first game starts at once.
+
+    ``tutor``: a threshold in EMG (``TUTOR_THRESHOLD``, the analysis's "doubtful", is the usual one; ``None``: no
+    tutor). With it, a checker play or cube action of the person's that loses at least that much against the bot's
+    choice, judged by the bot at ``tutor_plies`` (default: its own plies), raises ``TutorWarning`` instead of
+    happening; the same action with ``confirm=True`` makes it."""
 
     def __init__(self, bot: Bot, *, match_length: int = 0, seed: int | None = None, jacoby: bool = False,
-                 names: tuple[str, str] = ("You", "bgai")) -> None:
+                 names: tuple[str, str] = ("You", "bgai"), tutor: float | None = None,
+                 tutor_plies: int | None = None) -> None:
         if not isinstance(match_length, int) or isinstance(match_length, bool) or match_length < 0:
             raise BgaiError(f"a match length is a whole number of points (0: money game), got {match_length!r}")
         if match_length:
@@ -176,6 +198,9 @@ class Session:
         if jacoby and match_length:
             raise BgaiError("the Jacoby rule is for money games, not matches")
         self.bot = bot
+        if tutor is not None and not tutor >= 0:
+            raise BgaiError(f"the tutor's threshold is the EMG an action may lose unwarned, 0 or more, got {tutor!r}")
+        self.tutor, self.tutor_plies = tutor, tutor_plies
         self.match_length = match_length
         self.jacoby = jacoby
         self.names = names
@@ -277,20 +302,26 @@ class Session:
     # The person's actions ---------------------------------------------------------------------------------------
 
     @_all_or_nothing
-    def roll(self) -> tuple[int, int]:
-        """Roll the dice (phase ``ROLL``). A roll with no legal play passes the turn at once."""
+    def roll(self, confirm: bool = False) -> tuple[int, int]:
+        """Roll the dice (phase ``ROLL``). A roll with no legal play passes the turn at once. With the tutor, rolling
+        where the person should double is a cube error it warns of (``confirm``: roll all the same)."""
         self._expect(Phase.ROLL, "roll")
+        if not confirm and self._may_double(HUMAN):
+            self._tutor_cube("no double")
         dice = self._roll_dice()
         if not self._human_rolled(dice):
             self._advance()
         return dice
 
     @_all_or_nothing
-    def double(self) -> bool:
-        """Double the bot (phase ``ROLL``). Returns whether it took; if it passed, the person wins the game."""
+    def double(self, confirm: bool = False) -> bool:
+        """Double the bot (phase ``ROLL``). Returns whether it took; if it passed, the person wins the game.
+        ``confirm``: double even where the tutor warns of it."""
         self._expect(Phase.ROLL, "double")
         if not self._may_double(HUMAN):
             raise GameStateError(f"you may not double now: {self._why_no_double(HUMAN)}")
+        if not confirm:
+            self._tutor_cube("double")
         answer = self._decision(HUMAN)
         self._record(HUMAN, "double", cube=2 * self.cube)
         if not answer.should_take:
@@ -305,9 +336,12 @@ class Session:
         return True
 
     @_all_or_nothing
-    def take(self) -> None:
-        """Take the bot's double (phase ``TAKE``): the cube doubles and is the person's; the bot rolls."""
+    def take(self, confirm: bool = False) -> None:
+        """Take the bot's double (phase ``TAKE``): the cube doubles and is the person's; the bot rolls.
+        ``confirm``: take even where the tutor warns of it."""
         self._expect(Phase.TAKE, "take")
+        if not confirm:
+            self._tutor_cube("take")
         self.cube *= 2
         self._owner = HUMAN
         self._record(HUMAN, "take")
@@ -315,9 +349,12 @@ class Session:
         self._advance()
 
     @_all_or_nothing
-    def drop(self) -> None:
-        """Pass the bot's double (phase ``TAKE``): the bot wins the game at the cube before the double."""
+    def drop(self, confirm: bool = False) -> None:
+        """Pass the bot's double (phase ``TAKE``): the bot wins the game at the cube before the double.
+        ``confirm``: pass even where the tutor warns of it."""
         self._expect(Phase.TAKE, "pass")
+        if not confirm:
+            self._tutor_cube("pass")
         self._record(HUMAN, "drop")
         self._end_game(BOT, self.cube)
 
@@ -330,15 +367,15 @@ class Session:
         return steps
 
     @_all_or_nothing
-    def play(self, text: str, finish: bool = True, reset: bool = False) -> bool:
+    def play(self, text: str, finish: bool = True, reset: bool = False, confirm: bool = False) -> bool:
         """Make moves written in standard notation (phase ``MOVE``): a whole play or part of it, after the steps
-        already made (``reset``: instead of them). With ``finish``, a play that is then complete is finished too.
-        Returns whether the play was finished."""
+        already made (``reset``: instead of them). With ``finish``, a play that is then complete is finished too
+        (``confirm``: even where the tutor warns of it). Returns whether the play was finished."""
         self._expect(Phase.MOVE, "play")
         self.play_under_way().play_text(text, reset=reset)
         self.version += 1
         if finish and self.play_under_way().complete:
-            return self.finish()
+            return self.finish(confirm=confirm)
         return False
 
     @_all_or_nothing
@@ -350,12 +387,69 @@ class Session:
         return steps
 
     @_all_or_nothing
-    def finish(self) -> bool:
-        """Finish the person's play (phase ``MOVE``, the play complete); the bot's turn follows."""
+    def finish(self, confirm: bool = False) -> bool:
+        """Finish the person's play (phase ``MOVE``, the play complete); the bot's turn follows. ``confirm``: even
+        where the tutor warns of the play."""
         self._expect(Phase.MOVE, "finish a play")
         move = self.play_under_way().move()
+        if not confirm:
+            self._tutor_play(move)
         self._human_moved(move)
         return True
+
+    # The tutor ------------------------------------------------------------------------------------------------
+
+    def _tutor_bot(self) -> Bot:
+        plies = self.bot.plies if self.tutor_plies is None else self.tutor_plies
+        return self.bot if plies == self.bot.plies else self.bot.replace(plies=plies)
+
+    def _emg_scale(self, player: int) -> float:
+        """EMG per unit of ``player``'s cubeful equity: 1 for money (equities per unit of the stake), in a match 2
+        over the match-winning chances between losing and winning the cube."""
+        if not self.is_match:
+            return 1.0
+        state = self._state(player)
+        lose, win = payoff_of(state)(np.stack([-state.value, state.value], axis=1))[0]
+        return float(2 / (win - lose))
+
+    def _tutor_play(self, move: Move) -> None:
+        """``TutorWarning`` if ``move`` loses at least the tutor's threshold against the best of the bot's top
+        plays, each judged by its cubeful equity for the person at the tutor's plies."""
+        if self.tutor is None or len(self.play_under_way().legal) < 2:
+            return
+        bot, saved = self._tutor_bot(), self.bot
+        try:
+            self.bot = bot  # (hint and cubeful_equities judge with the session's bot)
+            best = self.play_hints(5)[0]
+            chosen = self.cubeful_equities([move])[0]
+        finally:
+            self.bot = saved
+        error = (best.cubeful - chosen) * self._emg_scale(HUMAN)
+        if error >= self.tutor and str(move) != str(best.ranked.move):
+            raise TutorWarning(f"{move}", f"{best.ranked.move}", error)
+
+    def _tutor_cube(self, action: str) -> None:
+        """``TutorWarning`` if the person's cube ``action`` (no double, double, take, pass) loses at least the
+        tutor's threshold against the bot's, at the tutor's plies (its cube plies for that checker play)."""
+        if self.tutor is None:
+            return
+        bot, saved = self._tutor_bot(), self.bot
+        try:
+            self.bot = bot
+            hint = self.cube_hint()
+        finally:
+            self.bot = saved
+        d = hint.decision  # (each equity the person's: the doubler's, or the taker's in hint.equities)
+        if d.double_take is None or d.double_pass is None:
+            return
+        if hint.kind == "double":
+            equities = {"no double": d.no_double, "double": min(d.double_take, d.double_pass)}
+        else:
+            equities = {"take": float(hint.equities["take"] or 0.0), "pass": float(hint.equities["pass"] or 0.0)}
+        best = max(equities, key=lambda name: equities[name])
+        error = (equities[best] - equities[action]) * self._emg_scale(HUMAN)
+        if error >= self.tutor and action != best:
+            raise TutorWarning(action, best, error)
 
     @_all_or_nothing
     def resign(self, points: int = 1) -> bool:

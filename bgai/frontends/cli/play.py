@@ -25,8 +25,11 @@ def _play(args: argparse.Namespace) -> None:
 
     if args.match is not None and args.match < 1:
         raise BgaiError(f"--match must be at least 1 point, got {args.match}")
+    if args.tutor is not None and not args.tutor >= 0:
+        raise BgaiError(f"--tutor is the EMG an action may lose unwarned, 0 or more, got {args.tutor}")
     bot = load_bot(args.checkpoint, plies=person_plies(args))
-    session = Session(bot, match_length=args.match or 0, seed=args.seed, jacoby=args.jacoby)
+    session = Session(bot, match_length=args.match or 0, seed=args.seed, jacoby=args.jacoby, tutor=args.tutor,
+                      tutor_plies=args.tutor_plies)
     if args.position:
         session.setup(args.position)
     from bgai.core.files import games_dir
@@ -49,6 +52,12 @@ def add_play(commands) -> None:
                                                      "~/.local/share/bgai/games/bgai-DATE-TIME.mat, or under "
                                                      "$BGAI_GAMES_DIR or $XDG_DATA_HOME/bgai/games)")
     play.add_argument("--no-save", action="store_true", help="do not save the games")
+    # (the bare flag's threshold is bgai.play.session.TUTOR_THRESHOLD, written here so as not to import the bot)
+    play.add_argument("--tutor", type=float, nargs="?", const=0.03, metavar="EMG",
+                      help="the tutor: before a play or cube action that loses EMG or more (alone: 0.03, the "
+                           "analysis's doubtful error), say so and ask whether to make it; off by default (the "
+                           "terminal's tutor on|off too)")
+    play.add_argument("--tutor-plies", type=int, help="the lookahead the tutor judges at (default: the bot's)")
     play.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
     play.set_defaults(run=_play)
 
