@@ -267,12 +267,12 @@ def test_the_terminals_hint_is_in_the_order_of_what_it_shows(plies):
 
 
 def test_the_terminals_tutor_warns_before_a_bad_play_and_asks_whether_to_make_it(bot):
+    import argparse
+
     from bgai.frontends.cli.play import add_play
     from bgai.play.session import TUTOR_THRESHOLD
 
     # Given the opening 31 with the tutor on (bgai play --tutor: the analysis's doubtful threshold)
-    import argparse
-
     commands = argparse.ArgumentParser().add_subparsers()
     add_play(commands)
     assert commands.choices["play"].parse_args(["--tutor"]).tutor == TUTOR_THRESHOLD
