@@ -552,3 +552,23 @@ def test_the_playing_page_names_every_endpoint_of_the_api_as_the_api_names_it():
             named.add(base.rsplit("/", 1)[0] + suffix if base.count("/") > 3 else base + suffix)
     routes = {route.path for route in create_app(plies=0).routes if getattr(route, "path", "").startswith("/api/")}
     assert named == routes, (sorted(named - routes), sorted(routes - named))
+
+
+def test_the_tutor_refuses_a_bad_play_with_a_409_that_says_why_and_confirm_makes_it(client):
+    start = format_xgid(Position.start().board, dice=(3, 1))
+    key = client.post("/api/sessions", json={"seed": 1, "position": start, "tutor": 0.03}).json()["id"]
+    refused = client.post(f"/api/sessions/{key}/play", json={"move": "24/21 24/23"})
+    assert refused.status_code == 409
+    tutor = refused.json()["tutor"]
+    assert tutor["action"] == "24/23 24/21" and tutor["best"] == "8/5 6/5" and tutor["error"] >= 0.03
+    assert tutor["mark"] in ("doubtful", "bad", "very bad") and "the tutor" in refused.json()["detail"]
+    assert client.get(f"/api/sessions/{key}").json()["log"] == []  # nothing happened
+    made = client.post(f"/api/sessions/{key}/play?confirm=true", json={"move": "24/21 24/23"})
+    assert made.status_code == 200 and made.json()["log"][0] == "You roll 31 and play 24/23 24/21"
+    # a session without the tutor (the API's default) plays it at once
+    plain = client.post("/api/sessions", json={"seed": 1, "position": start}).json()
+    assert plain["tutor"] is None
+    assert client.post(f"/api/sessions/{plain['id']}/play", json={"move": "24/21 24/23"}).status_code == 200
+    # and a threshold below 0 is refused with the field named
+    bad = client.post("/api/sessions", json={"tutor": -1})
+    assert bad.status_code == 422 and "tutor" in str(bad.json())

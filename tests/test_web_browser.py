@@ -48,7 +48,7 @@ def page(browser, web_server):
 
 
 def open_game(page, query: str) -> dict:
-    page.goto(f"{page.base}/?{query}")
+    page.goto(f"{page.base}/?{query}" + ("" if "tutor=" in query else "&tutor=off"))  # (the tutor: its own tests)
     page.wait_for_selector("#board svg")
     page.wait_for_function("() => typeof state === 'object' && state !== null")
     return page.evaluate("() => state")
@@ -420,3 +420,31 @@ def test_the_pages_hint_is_in_the_order_of_what_it_shows(page):
         assert float(row[3]) == pytest.approx(float(row[2]) - cubeful[0], abs=1.5e-3)
     note = page.inner_text("#advice .note")
     assert note.count("bgai:") == 1 and "units of the stake" in note and "at 1-ply" in note
+
+
+def test_the_pages_tutor_asks_before_a_bad_play_and_takes_it_back_or_makes_it(page):
+    """Given the opening 31 with the tutor on (the page's default), When the person types 24/21 24/23 and answers
+    the tutor's question with Cancel, Then nothing is played and the page says what is best; When it types it again
+    and answers OK, Then the play is made."""
+    s = open_game(page, "tutor=on&match=0&plies=0&position=" + format_xgid(Position.start().board, dice=(3, 1))
+                  .replace("=", "%3D"))
+    assert s["tutor"] == 0.03 and page.is_checked("#new-tutor")
+    asked = []
+
+    def answer(accept):
+        def handle(dialog):
+            asked.append(dialog.message)
+            dialog.accept() if accept else dialog.dismiss()
+        return handle
+
+    page.once("dialog", answer(False))
+    page.fill("#play-text", "24/21 24/23")
+    page.click("#play-form button")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "Taken back: 8/5 6/5 is best." in page.inner_text("#error") and state(page)["log"] == []
+    assert asked and asked[0].startswith("The tutor: 24/23 24/21 loses") and "a very bad error" in asked[0]
+    page.once("dialog", answer(True))
+    page.fill("#play-text", "24/21 24/23")
+    page.click("#play-form button")
+    s = wait_after(page, s["version"])
+    assert s["log"][0] == "You roll 31 and play 24/23 24/21" and len(asked) == 2

@@ -43,7 +43,7 @@ from bgai.eval.bot import PLAY_PLIES, Bot, load_bot
 from bgai.formats.svg import board_svg
 from bgai.formats.xgid import is_xgid, xgid_context
 from bgai.frontends.web import models as m
-from bgai.play.session import BOT, HUMAN, Phase, Session
+from bgai.play.session import BOT, HUMAN, Phase, Session, TutorWarning
 
 STATIC = Path(str(files("bgai.frontends.web") / "static"))
 MAX_BODY = 64 * 1024  # bytes of a request body; the largest real one (a 26-number board) is under 1 KB
@@ -203,6 +203,12 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
     app.add_middleware(BodyLimit)
 
+    @app.exception_handler(TutorWarning)
+    def _tutored(request: Request, error: TutorWarning):
+        tutor = m.TutorOut(action=error.action, best=error.best, error=error.error, mark=error.mark)
+        return JSONResponse({"detail": _clean(" ".join(str(error).split()), 1000), "tutor": tutor.model_dump()},
+                            status_code=409)
+
     @app.exception_handler(GameStateError)
     def _out_of_turn(request: Request, error: GameStateError):
         return JSONResponse({"detail": _clean(" ".join(str(error).split()), 1000)}, status_code=409)
@@ -283,7 +289,7 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
     def new_session(body: m.NewSession, svg: bool = False) -> m.SessionState:
         with work.slot():
             session = Session(bots.get(body.plies), match_length=body.match_length, seed=body.seed,
-                              jacoby=body.jacoby)
+                              jacoby=body.jacoby, tutor=body.tutor)
             if body.position:
                 session.setup(body.position)
         key = sessions.add(session)
@@ -299,23 +305,23 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
 
     @app.post("/api/sessions/{key}/roll", response_model=m.SessionState, tags=["sessions"],
               summary="Roll the dice (your turn, when you could double instead)")
-    def roll(key: str, svg: bool = False):
-        return act(key, svg, lambda s: s.roll())
+    def roll(key: str, svg: bool = False, confirm: bool = Query(False, description=m.CONFIRM_HELP)):
+        return act(key, svg, lambda s: s.roll(confirm=confirm))
 
     @app.post("/api/sessions/{key}/double", response_model=m.SessionState, tags=["sessions"],
               summary="Double (or redouble) the bot; it takes or passes at once")
-    def double(key: str, svg: bool = False):
-        return act(key, svg, lambda s: s.double())
+    def double(key: str, svg: bool = False, confirm: bool = Query(False, description=m.CONFIRM_HELP)):
+        return act(key, svg, lambda s: s.double(confirm=confirm))
 
     @app.post("/api/sessions/{key}/take", response_model=m.SessionState, tags=["sessions"],
               summary="Take the bot's double")
-    def take(key: str, svg: bool = False):
-        return act(key, svg, lambda s: s.take())
+    def take(key: str, svg: bool = False, confirm: bool = Query(False, description=m.CONFIRM_HELP)):
+        return act(key, svg, lambda s: s.take(confirm=confirm))
 
     @app.post("/api/sessions/{key}/pass", response_model=m.SessionState, tags=["sessions"],
               summary="Pass the bot's double (the game ends)")
-    def drop(key: str, svg: bool = False):
-        return act(key, svg, lambda s: s.drop())
+    def drop(key: str, svg: bool = False, confirm: bool = Query(False, description=m.CONFIRM_HELP)):
+        return act(key, svg, lambda s: s.drop(confirm=confirm))
 
     @app.post("/api/sessions/{key}/step", response_model=m.SessionState, tags=["sessions"],
               summary="Move one checker of your play (one die or several in a row)")
@@ -324,8 +330,8 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
 
     @app.post("/api/sessions/{key}/play", response_model=m.SessionState, tags=["sessions"],
               summary="Play a move written in standard notation (whole or in part)")
-    def play(key: str, body: m.PlayIn, svg: bool = False):
-        return act(key, svg, lambda s: s.play(body.move, finish=body.finish, reset=body.reset))
+    def play(key: str, body: m.PlayIn, svg: bool = False, confirm: bool = Query(False, description=m.CONFIRM_HELP)):
+        return act(key, svg, lambda s: s.play(body.move, finish=body.finish, reset=body.reset, confirm=confirm))
 
     @app.post("/api/sessions/{key}/undo", response_model=m.SessionState, tags=["sessions"],
               summary="Take back the last checker move of your play")
@@ -334,8 +340,8 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
 
     @app.post("/api/sessions/{key}/finish", response_model=m.SessionState, tags=["sessions"],
               summary="Finish your (complete) play; the bot then takes its turn")
-    def finish(key: str, svg: bool = False):
-        return act(key, svg, lambda s: s.finish())
+    def finish(key: str, svg: bool = False, confirm: bool = Query(False, description=m.CONFIRM_HELP)):
+        return act(key, svg, lambda s: s.finish(confirm=confirm))
 
     @app.post("/api/sessions/{key}/resign", response_model=m.SessionState, tags=["sessions"],
               summary="Offer to resign 1, 2 or 3 times the cube; the bot accepts if its equity says so")
@@ -445,7 +451,7 @@ def _state(key: str, s: Session, svg: bool) -> m.SessionState:
     ms = s.match_score() if s.is_match else None
     return m.SessionState(
         id=key, version=s.version, phase=s.phase.value, status=s.status(), turn=_who(s.turn), names=s.names,
-        bot=s.bot.name, plies=s.bot.plies, seed=s.seed, match_length=s.match_length, jacoby=s.jacoby,
+        bot=s.bot.name, plies=s.bot.plies, seed=s.seed, match_length=s.match_length, jacoby=s.jacoby, tutor=s.tutor,
         score=(s.score[HUMAN], s.score[BOT]), crawford=s.crawford,
         post_crawford=bool(ms and ms.post_crawford), game=s.game.number,
         cube=m.CubeState(value=s.cube, owner=_who(s.cube_owner()), may_double=s.may_double_now,

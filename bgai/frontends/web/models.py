@@ -192,6 +192,13 @@ class MovesOut(BaseModel):
 # Sessions ---------------------------------------------------------------------------------------------------------
 
 
+TUTOR_HELP = ("The tutor: a play or cube action of yours (rolling where you should double included) that loses this "
+              "much EMG or more against the bot's choice is refused with a 409 whose 'tutor' says what it loses and "
+              "what is best; the same request with ?confirm=true makes it. 0.03 is the analysis's doubtful error; "
+              "null: no tutor (the page turns it on).")
+CONFIRM_HELP = "Make the action even where the session's tutor warns of it."
+
+
 class NewSession(In):
     match_length: int = Field(0, ge=0, le=25, description="Match length in points; 0 for money games.")
     plies: Plies | None = Field(None, description="The bot's lookahead (default: the server's --plies).")
@@ -199,6 +206,7 @@ class NewSession(In):
     jacoby: bool = Field(False, description="Money: the Jacoby rule.")
     position: str | None = Field(None, max_length=MAX_TEXT,
                                  description="Start from this Position ID or XGID (X is you).")
+    tutor: float | None = Field(None, ge=0, le=10, description=TUTOR_HELP)
 
 
 class StepIn(In):
@@ -206,6 +214,15 @@ class StepIn(In):
     to_point: int = Field(alias="to", ge=0, le=24, description="Your point, 0 to bear off.")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+
+
+class TutorOut(BaseModel):
+    action: str = Field(description="What you asked for: a play, or no double, double, take, pass.")
+    best: str = Field(description="What the bot would do.")
+    error: float = Field(description="The EMG your action loses against it.")
+    mark: str = Field(description="The analysis's word for that error: doubtful, bad or very bad.")
 
 
 class PlayIn(In):
@@ -260,6 +277,7 @@ class SessionState(BaseModel):
     seed: int
     match_length: int
     jacoby: bool = Field(False, description="Money: the Jacoby rule (gammons count once the cube is turned).")
+    tutor: float | None = Field(None, description="The tutor's threshold in EMG (null: no tutor).")
     score: tuple[int, int] = Field(description="[you, bot]")
     crawford: bool = Field(description="This game is the Crawford game.")
     post_crawford: bool

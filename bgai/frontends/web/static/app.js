@@ -35,6 +35,9 @@ function errorText(body, status) {
   return `request failed (${status})`;
 }
 
+// The page's tutor threshold, the analysis's "doubtful" error in EMG (bgai.play.session.TUTOR_THRESHOLD).
+const TUTOR = 0.03;
+
 async function api(path, method = "GET", body = undefined) {
   const response = await fetch(path, {
     method,
@@ -45,6 +48,7 @@ async function api(path, method = "GET", body = undefined) {
   if (!response.ok) {
     const error = new Error(errorText(data, response.status));
     error.status = response.status;
+    error.tutor = data.tutor;  // the tutor's warning, where it refused the action (409)
     throw error;
   }
   return data;
@@ -56,12 +60,28 @@ function showError(message) {
   box.hidden = !message;
 }
 
+// The tutor's warning as a player reads it, and the question whether to make the action all the same.
+function tutorQuestion(t) {
+  return `The tutor: ${t.action} loses ${t.error.toFixed(3)} EMG, a ${t.mark} error; ${t.best} is best.\n\n` +
+    "Make it anyway? (Cancel takes it back.)";
+}
+
 async function act(action, body = undefined) {
   if (busy || !state) return;
   busy = true;
   document.body.classList.add("busy");
   try {
-    state = await api(`/api/sessions/${state.id}/${action}?svg=true`, "POST", body);
+    const path = `/api/sessions/${state.id}/${action}?svg=true`;
+    try {
+      state = await api(path, "POST", body);
+    } catch (error) {
+      if (!error.tutor) throw error;
+      if (!window.confirm(tutorQuestion(error.tutor))) {
+        showError(`Taken back: ${error.tutor.best} is best.`);
+        return;
+      }
+      state = await api(path + "&confirm=true", "POST", body);
+    }
     selected = null;
     showError("");
     render();
@@ -108,6 +128,7 @@ async function openGame() {
   }
   const options = { match_length: Number(params.get("match") ?? 0) };  // a plain "/" opens a money game
   if (params.has("plies")) options.plies = Number(params.get("plies"));
+  options.tutor = params.get("tutor") === "off" ? null : TUTOR;  // on unless the address says tutor=off
   if (params.has("seed")) options.seed = Number(params.get("seed"));
   if (params.has("position")) options.position = params.get("position");
   await newSession(options);
@@ -127,6 +148,7 @@ function showGameInForm(s) {
   }
   length.value = String(s.match_length);
   $("new-plies").value = String(s.plies);
+  $("new-tutor").checked = s.tutor !== null;
 }
 
 // Drawing -----------------------------------------------------------------------------------------------------
@@ -534,7 +556,8 @@ $("setup-form").addEventListener("submit", (event) => {
 });
 $("new-form").addEventListener("submit", (event) => {
   event.preventDefault();
-  const options = { match_length: Number($("new-length").value), plies: Number($("new-plies").value) };
+  const options = { match_length: Number($("new-length").value), plies: Number($("new-plies").value),
+    tutor: $("new-tutor").checked ? TUTOR : null };
   const seed = $("new-seed").value;
   if (seed !== "") options.seed = Number(seed);
   newSession(options);
