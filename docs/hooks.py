@@ -95,9 +95,10 @@ def committed_cli_reference(text: str | None = None) -> str:
 def write_cli_reference() -> None:
     """docs/cli.md with the reference between its markers made anew."""
     text = CLI_PAGE.read_text(encoding="utf-8")
-    old = committed_cli_reference(text)
-    CLI_PAGE.write_text(text.replace(f"{CLI_BEGIN}\n{old}\n{CLI_END}" if old else f"{CLI_BEGIN}\n{CLI_END}",
-                                     f"{CLI_BEGIN}\n{cli_reference()}\n{CLI_END}"), encoding="utf-8")
+    committed_cli_reference(text)  # (the markers are there)
+    before, rest = text.split(CLI_BEGIN, 1)
+    after = rest.split(CLI_END, 1)[1]
+    CLI_PAGE.write_text(f"{before}{CLI_BEGIN}\n{cli_reference()}\n{CLI_END}{after}", encoding="utf-8")
 
 
 def _cli_sections(parser: argparse.ArgumentParser) -> str:
