@@ -2,6 +2,7 @@
 resuming, and every kind of checkpoint loading as a bot."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -1263,3 +1264,24 @@ def test_a_device_that_is_not_there_is_refused_by_name(tmp_path):
     with pytest.raises(BgaiError, match=f"device '{missing}': torch sees {torch.cuda.device_count()} CUDA device"):
         Run(load_config(None, {**TINY, "device": missing}), tmp_path / "run", resume=False, progress=False)
     assert load_config(None, TINY).device == "auto"
+
+
+def test_the_device_script_resumes_a_run_stops_it_at_its_limit_and_brings_its_checkpoint_back(tmp_path):
+    """training/device_run.sh, the one script a lent GPU machine runs (here on the CPU): a run that outlasts the
+    limit is stopped with its last checkpoint (written every few seconds here) in the output folder; run again, it
+    resumes from it."""
+    root = Path(__file__).resolve().parents[1]
+    config = tmp_path / "tiny.toml"
+    config.write_text(growth_config("8", [("long", "", 10**7)]))
+    env = {**os.environ, "CONFIG": str(config), "CHECKPOINT_MINUTES": "0.02", "PYTHON": sys.executable}
+
+    def device_run(out):
+        return subprocess.run(["bash", "training/device_run.sh", "12s", str(tmp_path / "run"), str(out)], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    first = device_run(tmp_path / "out1")
+    assert first.returncode == 0, first.stdout + first.stderr + (tmp_path / "out1" / "train.log").read_text()
+    saved = load_checkpoint(tmp_path / "out1" / "checkpoint.pt")
+    assert saved["games"] > 0 and saved["stage"] == 0 and (tmp_path / "out1" / "tensorboard").is_dir()
+    second = device_run(tmp_path / "out2")
+    assert second.returncode == 0 and load_checkpoint(tmp_path / "out2" / "checkpoint.pt")["games"] > saved["games"]
