@@ -289,3 +289,17 @@ def test_the_terminals_tutor_warns_before_a_bad_play_and_asks_whether_to_make_it
     quiet.setup(xgid(Position.start(), dice=(3, 1)))
     out = run_terminal(quiet, Script(["tutor off", "24/21 24/23", "quit"], session=quiet))
     assert "The tutor is off." in out and "The tutor:" not in out and quiet.game.actions[0].play == "24/23 24/21"
+
+
+def test_the_terminal_colours_the_checkers_on_a_terminal_and_nowhere_else(bot):
+    from bgai.frontends.terminal import COLOURS
+
+    session = Session(bot, seed=5)
+    plain = run_terminal(session, Script(["quit"], session=session))
+    assert "\x1b[" not in plain  # not a terminal (and NO_COLOR, TERM=dumb the same): plain text
+    out = io.StringIO()
+    Terminal(Session(bot, seed=5), Script(["quit"]), out, colour=True).run()
+    board = [line for line in out.getvalue().splitlines() if line.startswith("|")]
+    assert board and all("X" not in line.replace(COLOURS["X"], "") for line in board)
+    assert any(COLOURS["X"] in line for line in board) and any(COLOURS["O"] in line for line in board)
+    assert "\x1b[" not in out.getvalue().split("\n", 1)[0]  # the words around the board stay plain

@@ -6,6 +6,7 @@ the session's. Bad input of any kind gets a one-line explanation and the prompt 
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from collections.abc import Callable
@@ -45,15 +46,29 @@ RESIGN_WORDS = {"": 1, "1": 1, "s": 1, "single": 1, "2": 2, "g": 2, "gammon": 2,
                 "backgammon": 3}
 
 
+#: The checkers' colours (ANSI): the person's X bold yellow, the bot's O bold cyan.
+COLOURS = {"X": "\x1b[1;33mX\x1b[0m", "O": "\x1b[1;36mO\x1b[0m"}
+
+
+def coloured(board: str) -> str:
+    """``render_board``'s diagram with its checkers in colour: the X and O of its point rows (the lines between
+    its borders), not of its captions."""
+    lines = board.split("\n")
+    return "\n".join("".join(COLOURS.get(c, c) for c in line) if line.startswith("|") else line for line in lines)
+
+
 class Terminal:
     """Plays ``session`` with lines from ``read`` (``input``-like: takes the prompt, raises ``EOFError`` at the
     end), writing to ``out``. ``save_path``: where the match is saved on exit (``None``: not saved)."""
 
     def __init__(self, session: Session, read: Callable[[str], str] = input, out: TextIO | None = None,
-                 save_path: str | Path | None = None) -> None:
+                 save_path: str | Path | None = None, colour: bool | None = None) -> None:
         self.session = session
         self.read = read
         self.out = out or sys.stdout
+        # the checkers in colour on a terminal that shows it (NO_COLOR, no-color.org, turns it off), else plain
+        self.colour = colour if colour is not None else (
+            self.out.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb")
         self.save_path = save_path
         self._shown_actions = 0
         self._shown_game = 0
@@ -203,7 +218,8 @@ class Terminal:
             self.say(s.status() + ".")
             self.say(self.score_line())
             return
-        self.say(render_board(s.human_board(), (f"X ({s.names[HUMAN]})", f"O ({s.names[BOT]})")))
+        board = render_board(s.human_board(), (f"X ({s.names[HUMAN]})", f"O ({s.names[BOT]})"))
+        self.say(coloured(board) if self.colour else board)
         self.say(self.score_line())
         if s.phase is Phase.MOVE:
             self.say(f"You rolled {s.roll_text}." + (f" Played so far: {s.play_so_far}." if s.play_so_far else ""))
