@@ -112,3 +112,29 @@ def test_the_coach_reads_its_reference_sets_from_the_package():
     from bgai.coach.move_accuracy import REFERENCE as MOVES
 
     assert MOVES.is_file() and CUBE.is_file() and MOVES.parent == CUBE.parent == COACH / "data"
+
+
+def test_an_ablation_variant_grown_from_the_teacher_starts_as_the_teacher(tmp_path, monkeypatch):
+    import numpy as np
+    import torch
+
+    from bgai.coach import ablation
+    from bgai.eval.checkpoint import model_payload, save_checkpoint
+    from bgai.eval.network import EquityModel
+    from bgai.train.config import LookaheadStage
+    from bgai.train.learner import inputs
+    from bgai.train.selfplay import sample_positions
+
+    torch.manual_seed(2)
+    teacher = EquityModel.create((8, 4), ("contact", "race"), 2)
+    save_checkpoint(tmp_path / "teacher.pt", model_payload(teacher))
+    monkeypatch.setitem(ablation.VARIANTS, "g-tiny", (2, (8, 4, 4), ("contact", "race"), "grown"))
+    monkeypatch.setattr(ablation, "GROWN_FROM_TEACHER", {"g-tiny"})
+    boards = sample_positions(teacher, 2, 0, seed=1, epsilon=0.0, rng=np.random.default_rng(1), keep=40)
+    targets = np.full((len(boards), 5), 0.3, np.float32)
+    stage = LookaheadStage(epochs=1, lr=1e-12, lr_end=1e-12, batch_size=8)  # (a step too small to move it)
+    model, fit = ablation.train_variant("g-tiny", boards, targets, boards, targets, stage, 0,
+                                        str(tmp_path / "teacher.pt"))
+    assert model.hidden == (8, 4, 4) and fit["equity_mae"] >= 0
+    with torch.no_grad():
+        assert torch.allclose(model(*inputs(model, boards)), teacher(*inputs(teacher, boards)), atol=1e-5)

@@ -69,7 +69,14 @@ VARIANTS = {
     "d-256x3": (2, (256, 256, 256), ("contact", "race"), "three hidden layers of 256 (about the same cost)"),
     "d-256x4": (2, (256, 256, 256, 256), ("contact", "race"), "a fourth hidden layer of 256"),
     "d-512-256-128": (2, (512, 256, 128), ("contact", "race"), "three hidden layers, 512, 256 and 128"),
+    # The teacher itself learning the same data, as it is or grown one layer deeper (EquityModel.grown: the same
+    # function to start from)
+    "g-512-64": (2, (512, 64), ("contact", "race"), "the teacher, fine-tuned on its own 1-ply lookahead"),
+    "g-512-64-64": (2, (512, 64, 64), ("contact", "race"), "the teacher grown a hidden layer of 64 deeper, then "
+                                                           "fine-tuned the same way"),
 }
+#: variants that start as the teacher grown to their shape
+GROWN_FROM_TEACHER = {"g-512-64", "g-512-64-64"}
 #: variants whose first hidden layer starts as the teacher's (the same width and inputs)
 FIRST_LAYER_FROM_TEACHER = {"s-512-64-init"}
 #: the row each variant is played against head to head: the one it changes one lever of
@@ -77,7 +84,7 @@ BASE = {"v1-256": "td-v1", "v2-256": "v1-256", "v2-512": "v2-256", "v2-512-split
         "v2-1024-512": "v2-512-256", "s-256": "teacher", "s-512": "teacher", "s-1024": "teacher",
         "s-512-64": "teacher", "s-1024-64": "teacher", "s-512-128": "teacher",
         "s-512-64-init": "teacher", "d-512-64": "teacher", "d-256x3": "d-512-64", "d-256x4": "d-256x3",
-        "d-512-256-128": "d-512-64"}
+        "d-512-256-128": "d-512-64", "g-512-64": "teacher", "g-512-64-64": "teacher"}
 
 
 def train_variant(name: str, boards, targets, val_boards, val_targets, stage, seed: int,
@@ -85,6 +92,13 @@ def train_variant(name: str, boards, targets, val_boards, val_targets, stage, se
     encoder, hidden, nets, _ = VARIANTS[name]
     torch.manual_seed(seed)
     model = EquityModel.create(hidden, nets, encoder)
+    if name in GROWN_FROM_TEACHER:
+        if teacher is None:
+            raise BgaiError(f"variant {name} starts as the teacher: give --teacher")
+        model = model_from_checkpoint(load_checkpoint(teacher)).grown(hidden, seed=seed)
+        if (model.phases, model.encoder_version) != (nets, encoder):
+            raise BgaiError(f"variant {name} grows the teacher, whose nets and inputs must be {nets}, encoder "
+                            f"{encoder}; it has {model.describe()}")
     if name in FIRST_LAYER_FROM_TEACHER:
         if teacher is None:
             raise BgaiError(f"variant {name} starts its first layer as the teacher's: give --teacher")
