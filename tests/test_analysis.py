@@ -77,7 +77,7 @@ def test_error_rates_are_the_sums_over_the_counted_decisions(gnubg_match):
     for seat, p in enumerate(gnubg_match.players):
         mine = [d for d in gnubg_match.decisions if d.player == seat and d.counted]
         moves = [d for d in mine if d.kind == "move"]
-        cube = [d for d in mine if d.kind != "move"]
+        cube = [d for d in mine if d.kind in ("double", "take")]
         assert p.unforced == len(moves) and p.close_cube == len(cube)
         assert p.checker_rate == pytest.approx(1000 * sum(d.error for d in moves) / len(moves))
         total = sum(d.error for d in mine)
@@ -91,7 +91,7 @@ def test_error_rates_are_the_sums_over_the_counted_decisions(gnubg_match):
 def test_cube_errors_follow_from_the_three_equities(gnubg_match):
     """Doubler: best of ND and min(DT, DP) minus what it chose; taker: DT - DP for a wrong take, DP - DT for a
     wrong pass; a no double counts only when close (GNU Backgammon's 0.16 rule); doubles and answers always."""
-    cube = [d for d in gnubg_match.decisions if d.kind != "move"]
+    cube = [d for d in gnubg_match.decisions if d.kind in ("double", "take")]
     assert {d.kind for d in cube} == {"double", "take"}
     for d in cube:
         (_, nd), (_, dt), (_, dp) = d.candidates
@@ -129,10 +129,10 @@ def test_a_rollout_judges_a_money_sessions_cube_decisions_and_marks_them(bot, mo
     assert record.length == 0 and not record.jacoby
     rolled = analyse_match(record, bot, progress=False, cube_rollout=FEW_TRIALS)
     plain = analyse_match(record, bot, progress=False)
-    cube = [d for d in rolled.decisions if d.kind != "move"]
+    cube = [d for d in rolled.decisions if d.kind in ("double", "take")]
     assert {d.kind for d in cube} == {"double", "take"} and len(cube) == 10
-    assert {d.method for d in cube} == {"rollout"} and {d.method for d in plain.decisions if d.kind != "move"} == {
-        "formula"}
+    plain_cube = [d for d in plain.decisions if d.kind in ("double", "take")]
+    assert {d.method for d in cube} == {"rollout"} and {d.method for d in plain_cube} == {"formula"}
     for d in cube:
         owner = "centered" if d.cube_owner is None else "me"
         truth = bot.cube_decision(d.position, d.cube, owner, rollout=FEW_TRIALS)
@@ -143,7 +143,7 @@ def test_a_rollout_judges_a_money_sessions_cube_decisions_and_marks_them(bot, mo
             assert d.error == pytest.approx(max(nd, min(dt, dp)) - (min(dt, dp) if doubled else nd))
         else:
             assert d.error == pytest.approx(max(0.0, dt - dp if d.played == "take" else dp - dt))
-    assert any(a.candidates != b.candidates for a, b in zip(cube, (d for d in plain.decisions if d.kind != "move")))
+    assert any(a.candidates != b.candidates for a, b in zip(cube, plain_cube))
     moves = [d.to_dict() for d in rolled.decisions if d.kind == "move"]
     assert moves == [d.to_dict() for d in plain.decisions if d.kind == "move"]
     data = json.loads(json.dumps(rolled.to_dict()))
@@ -175,7 +175,7 @@ def test_cli_analyse_cube_rollout(money_without_jacoby, capsys, monkeypatch):
     assert main(["analyse", str(money_without_jacoby), "--cube-rollout", "--json", "-", "--quiet"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["cube_method"] == "rollout" and data["cube_rollout"] == {**FEW_TRIALS, "plies": 0}
-    assert {d["method"] for d in data["decisions"] if d["kind"] != "move"} == {"rollout"}
+    assert {d["method"] for d in data["decisions"] if d["kind"] in ("double", "take")} == {"rollout"}
     assert main(["analyse", str(DATA / "edge-cases.mat"), "--cube-rollout", "--quiet", "--plies", "0"]) == 0
     assert "formula at 0-ply: a rollout cube decision is for money games" in capsys.readouterr().out
     assert main(["analyse", str(money_without_jacoby), "--quiet"]) == 0  # without it: the formula, at PLAY_PLIES
@@ -238,7 +238,7 @@ def test_reports_text_json_html(gnubg_match):
     assert data["match"]["players"] == ["Alice", "Bob"] and data["units"] == {"error": "EMG", "cost": "MWC"}
     assert len(data["decisions"]) == len(gnubg_match.decisions)
     # each marked cube error gives the three cubeful equities it was judged by, as the HTML report does
-    cube = [d for d in gnubg_match.marked if d.kind != "move"]
+    cube = [d for d in gnubg_match.marked if d.kind in ("double", "take")]
     assert cube
     for d in cube:
         nd, dt, dp = (value for _, value in d.candidates)
@@ -392,3 +392,27 @@ def test_the_progress_bar_counts_the_decisions_the_report_counts(bot, monkeypatc
     analysis = analyse_match(record, bot, progress=True)
     assert any(d.kind == "take" for d in analysis.decisions)  # a match with answers to doubles
     assert seen["total"] == seen["done"] == len(analysis.decisions)
+
+
+def test_a_resignation_and_its_acceptance_are_judged_against_playing_on(bot):
+    """Given Alice resigning a single game after the opening (she is about even: a big error) and Bob accepting
+    (no error: a point won for an even game), Then the analysis judges both, the resigner's error her equity of
+    playing on minus the point she gave, and counts it in her error rate; the reports say so."""
+    match = MatchRecord(("Alice", "Bob"), 0)
+    game = match.new_game()
+    game.add_play("65", "24/13", player=0)
+    game.add_play("31", "8/5 6/5")
+    game.add_resign(1, player=0)
+    analysis = analyse_match(match, bot, progress=False)
+    resign, accept = (d for d in analysis.decisions if d.kind in ("resign", "accept"))
+    assert (resign.kind, resign.player, accept.kind, accept.player) == ("resign", 0, "accept", 1)
+    play_on = dict(resign.candidates)["Play on"]
+    assert -0.5 < play_on < 0.5 and dict(resign.candidates)["Resign a single game"] == -1.0
+    assert resign.error == pytest.approx(play_on + 1) and resign.mark == "very bad" and resign.best == "play on"
+    assert accept.error == 0.0 and accept.mark is None
+    alice, bob = analysis.players
+    assert alice.resignations == bob.resignations == 1 and alice.resign_error == pytest.approx(resign.error)
+    assert alice.total_error == pytest.approx(alice.checker_error + alice.cube_error + resign.error)
+    text = text_report(analysis)
+    assert "resignation: resign a single game, best play on (play on " in text and "Resignations" in text
+    assert "resignation" in html_report(analysis)

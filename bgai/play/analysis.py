@@ -59,7 +59,7 @@ from bgai.core.movegen import Afterstates, afterstates
 from bgai.core.notation import format_steps
 from bgai.eval.bot import CUBE_ROLLOUT, Bot, cube_rollout_refusal
 from bgai.eval.weights import equity, flip
-from bgai.formats.matchfile import CheckerPlay, Double, Drop, GameRecord, GameState, MatchRecord, Take
+from bgai.formats.matchfile import CheckerPlay, Double, Drop, GameRecord, GameState, MatchRecord, Resign, Take
 from bgai.formats.matchfile.mat import row_numbers
 from bgai.formats.position import Position
 
@@ -209,16 +209,19 @@ class PlayerSummary:
     luck: float = 0.0
     luck_cost: float = 0.0
     luck_marks: dict = field(default_factory=lambda: {name: 0 for _, name in LUCK_MARKS})
+    resignations: int = 0
+    resign_error: float = 0.0
+    resign_cost: float = 0.0
     actual_result: float = 0.0
     luck_adjusted_result: float = 0.0
 
     @property
     def decisions(self) -> int:
-        return self.unforced + self.close_cube
+        return self.unforced + self.close_cube + self.resignations
 
     @property
     def total_error(self) -> float:
-        return self.checker_error + self.cube_error
+        return self.checker_error + self.cube_error + self.resign_error
 
     @property
     def checker_rate(self) -> float:
@@ -232,7 +235,7 @@ class PlayerSummary:
 
     @property
     def error_rate(self) -> float:
-        """mEMG per counted decision (checker and cube)."""
+        """mEMG per counted decision (checker, cube and resignation)."""
         return 1000 * self.total_error / self.decisions if self.decisions else 0.0
 
     @property
@@ -455,10 +458,16 @@ def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
     # (game, action index, row, state, Double or None): the player on roll's cube decision before its roll.
     cube_points: list[tuple[GameRecord, int, int, GameState, Double | None]] = []
     answers: dict = {}  # index in cube_points -> (action index, row, the Take/Drop that answered its double)
+    # each accepted resignation: (game, action index, the row it was written on, state, Resign)
+    resignations: list[tuple[GameRecord, int, int, GameState, Resign]] = []
     for game in record.games:
+        last_row = 1
         for index, ((state, action), row) in enumerate(zip(game.steps(), row_numbers(game))):
-            if row is None:  # a resignation or the result: no decision of its own
+            if isinstance(action, Resign) and action.player == state.turn:  # (one out of turn is not judged)
+                resignations.append((game, index, last_row, state, action))
+            if row is None:  # a resignation or the result: no decision of a row of its own
                 continue
+            last_row = row
             if isinstance(action, CheckerPlay):
                 turns.append(_Turn(game, index, row, action.player, state, action))
                 if _cube_available(game, state):
@@ -468,11 +477,13 @@ def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
             elif isinstance(action, (Take, Drop)):
                 answers[len(cube_points) - 1] = (index, row, action)
     # The bar counts what the report counts: the checker plays, the cube decisions and the answers to doubles.
-    bar = tqdm(total=len(turns) + len(cube_points) + len(answers), desc="analysing", unit="decision",
-               disable=not progress)
+    bar = tqdm(total=len(turns) + len(cube_points) + len(answers) + 2 * len(resignations), desc="analysing",
+               unit="decision", disable=not progress)
     decisions: list[tuple[tuple, Decision]] = []
     for lo in range(0, len(cube_points), CHUNK):
         decisions += _cube_decisions(record, bot, cube_points[lo:lo + CHUNK], answers, lo, rollout, bar)
+    decisions += _resignations(record, bot, resignations)
+    bar.update(2 * len(resignations))
     graph_points: dict = {}
     for lo in range(0, len(turns), CHUNK):
         chunk = turns[lo:lo + CHUNK]
@@ -545,6 +556,42 @@ def _cube_decisions(record: MatchRecord, bot: Bot, points: list, answers: dict, 
                 best="take" if dt[i] <= dp[i] else "pass", error=error,
                 cost=float(_cost(np.array([error]), one)[0]), counted=True, **common)))
     bar.update(len(out) - (0 if rollout is None else len(points)))
+    return out
+
+
+#: A resignation's level in words.
+RESIGN_LEVELS = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
+
+
+def _resignations(record: MatchRecord, bot: Bot, resignations: list) -> list:
+    """Each accepted resignation judged twice: the resigner's choice (to resign, against playing on) and its
+    opponent's (to accept, against playing on), by the bot's cubeful equity of the position (its cube plies, the
+    player on roll's best cube action included), in EMG. Playing on is worth that equity to the resigner, the
+    resignation ``level`` times the cube against it; whichever side misjudged loses the difference. (The resigner
+    is the player on roll, whose side the position and the equities are seen from.)"""
+    out = []
+    for game, index, row, s, action in resignations:
+        one = _cube_state([(game, s.turn, s.cube, s.cube_owner)], record.jacoby)
+        eq = bot.cube_equities(s.position.board[None], one)
+        play_on = float(eq.emg(eq.equity)[0])
+        if record.length:  # the match-winning chance of losing those points, as EMG
+            resigned = float(_emg(payoff_of(one)(np.array([[-action.level * s.cube]]))[:, 0], one)[0])
+        else:
+            resigned = -float(action.level)
+        words = RESIGN_LEVELS.get(action.level, f"{action.level} times the cube")
+        candidates = [("Play on", play_on), (f"Resign {words}", resigned)]
+        common = dict(game=game.number, row=row, position=s.position, cube=s.cube, cube_owner=s.cube_owner,
+                      dice=None, counted=True, candidates=candidates)
+        error = max(0.0, play_on - resigned)
+        out.append((_order(game, index, 0), Decision(
+            kind="resign", player=action.player, played=f"resign {words}",
+            best=f"resign {words}" if resigned >= play_on else "play on", error=error,
+            cost=float(_cost(np.array([error]), one)[0]), **common)))
+        error = max(0.0, resigned - play_on)  # (the acceptor's side: -resigned against -play_on)
+        out.append((_order(game, index, 1), Decision(
+            kind="accept", player=1 - action.player, played="accept",
+            best="accept" if resigned >= play_on else "play on", error=error,
+            cost=float(_cost(np.array([error]), one)[0]), **common)))
     return out
 
 
@@ -623,6 +670,11 @@ def _summaries(record: MatchRecord, decisions: list[Decision]) -> tuple[PlayerSu
     players = (PlayerSummary(record.players[0]), PlayerSummary(record.players[1]))
     for d in decisions:
         p = players[d.player]
+        if d.kind in ("resign", "accept"):
+            p.resignations += 1
+            p.resign_error += d.error
+            p.resign_cost += d.cost
+            continue
         if d.kind == "move":
             p.moves += 1
             if d.luck is not None and d.luck_cost is not None:  # (every checker play's)

@@ -40,6 +40,10 @@ def _decision_text(analysis: MatchAnalysis, d: Decision) -> str:
         return f"{_dice(d)}: played {d.played}, best {d.best}"
     if d.kind == "double":
         return f"cube: {d.played}, best {d.best}{_cube_equities(d)}"
+    if d.kind in ("resign", "accept"):
+        shown = ", ".join(f"{text.lower()} {value:+.3f}" for text, value in d.candidates)
+        what = "resignation" if d.kind == "resign" else "accepting a resignation"
+        return f"{what}: {d.played}, best {d.best} ({shown}; EMG for the resigner)"
     return f"answer to a double: {d.played}, best {d.best}{_cube_equities(d)}"
 
 
@@ -75,6 +79,8 @@ def _summary_rows(analysis: MatchAnalysis) -> list[tuple[str, str, str]]:
         ("  marked doubtful / bad / very bad", *both(lambda p: marks(p, "cube_marks"))),
         ("  error, EMG (" + unit + ")", *both(lambda p: f"{p.cube_error:.3f} ({_cost(p.cube_cost, money)})")),
         ("  error rate, mEMG per decision", *both(lambda p: f"{p.cube_rate:.1f}")),
+        ("Resignations (offered or accepted)", *both(lambda p: f"{p.resignations}")),
+        ("  error, EMG (" + unit + ")", *both(lambda p: f"{p.resign_error:.3f} ({_cost(p.resign_cost, money)})")),
         ("Error rate, mEMG per decision", *both(lambda p: f"{p.error_rate:.1f}")),
         ("PR-style (500 x EMG / decision)", *both(lambda p: f"{p.pr:.1f}")),
         ("Rating", *both(lambda p: p.rating)),
@@ -191,7 +197,7 @@ def _owner(d: Decision) -> str:
 
 def _on_roll(d: Decision) -> int:
     """The seat the decision's position is seen from (the mover, or the doubler of a take decision)."""
-    return d.player if d.kind != "take" else 1 - d.player
+    return d.player if d.kind not in ("take", "accept") else 1 - d.player
 
 
 def _error_card(analysis: MatchAnalysis, d: Decision) -> str:
@@ -211,8 +217,9 @@ def _error_card(analysis: MatchAnalysis, d: Decision) -> str:
     crawford = record.games[d.game - 1].crawford
     board = board_svg(d.position, dice=d.dice, cube=d.cube, cube_owner=None if crawford else _owner(d),
                       arrows=arrows, names=names, width=430)
-    what = f"{_dice(d)} to play" if d.kind == "move" else (
-        "cube decision" if d.kind == "double" else "answer to a double")
+    what = f"{_dice(d)} to play" if d.kind == "move" else {
+        "double": "cube decision", "take": "answer to a double", "resign": "resignation",
+        "accept": "accepting a resignation"}[d.kind]
     head = (f"<h3>Game {d.game}, row {d.row}: {escape(players[d.player])}, {what}"
             f"<span class='badge' style='background:{colour}'>{d.mark} {-d.error:+.3f}</span></h3>")
     rows = []
@@ -228,6 +235,14 @@ def _error_card(analysis: MatchAnalysis, d: Decision) -> str:
                  " Equities in EMG for the player to move, each at its Ply" + (
                      f"; a play of a lower Ply was dropped by move filtering before {deepest}-ply, and its equity, "
                      "of that ply, is not compared with the best play's (—)" if shallow else "") + ".</p>"
+    elif d.kind in ("resign", "accept"):
+        rows.append("<tr><th>Choice</th><th>Equity</th></tr>")
+        for text, value in d.candidates:
+            picked = text.lower() == d.played or (d.kind == "accept" and text.startswith("Resign"))
+            rows.append(f"<tr{' class=played' if picked else ''}><td>{escape(text)}</td><td>{value:+.3f}</td></tr>")
+        resigner = players[on_roll]
+        legend = (f"<p class='small'>Cubeful equities in EMG for {escape(resigner)}, the resigner; best: "
+                  f"{escape(d.best)}.</p>")
     else:
         rows.append("<tr><th>Cube action</th><th>Equity</th></tr>")
         chosen = {"double": "Double", "no double": "No double", "take": "Double, take", "pass": "Double, pass"}
