@@ -303,3 +303,58 @@ def test_the_terminal_colours_the_checkers_on_a_terminal_and_nowhere_else(bot):
     assert board and all("X" not in line.replace(COLOURS["X"], "") for line in board)
     assert any(COLOURS["X"] in line for line in board) and any(COLOURS["O"] in line for line in board)
     assert "\x1b[" not in out.getvalue().split("\n", 1)[0]  # the words around the board stay plain
+
+
+def test_a_person_plays_bgai_play_with_the_tutor_on_through_a_pseudo_terminal(tmp_path):
+    """bgai play --tutor as a person runs it: a real process on a pseudo-terminal (so the board is in colour), read
+    screen by screen and typed into. Given the opening 31, a bad play is warned of and taken back, the best play
+    made, and quitting saves the match (the game from a set-up position left out of the .mat, as it says)."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    position = xgid(Position.start(), dice=(3, 1))
+    save = tmp_path / "game.mat"
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "bgai.frontends.cli", "play", "--tutor", "--plies", "0",
+                                "--seed", "1", "--position", position, "--save", str(save)],
+                               stdin=follower, stdout=follower, stderr=follower, close_fds=True,
+                               env={**os.environ, "TERM": "xterm", "NO_COLOR": ""})
+    os.close(follower)
+    screen = ""
+
+    def read_until(text: str, timeout: float = 60) -> str:
+        nonlocal screen
+        deadline = time.monotonic() + timeout
+        while text not in screen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"never saw {text!r}; the screen:\n{screen[-2000:]}"
+            ready, _, _ = select.select([leader], [], [], left)
+            if ready:
+                try:
+                    screen += os.read(leader, 65536).decode("utf-8", "replace")
+                except OSError:  # the process is gone
+                    break
+        return screen
+
+    try:
+        read_until("Your play with 31")
+        assert "\x1b[1;33mX\x1b[0m" in screen  # the checkers in colour on a terminal
+        os.write(leader, b"24/21 24/23\n")
+        read_until("Make it anyway? (y/n) >")
+        assert "The tutor: 24/23 24/21 loses" in screen and "8/5 6/5 is best" in screen
+        os.write(leader, b"n\n")
+        read_until("Taken back: choose again.")
+        os.write(leader, b"8/5 6/5\n")
+        read_until("Roll or double")  # the bot has played; the person's turn to roll
+        os.write(leader, b"quit\n")
+        read_until("Saved the match to")
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
+    assert "from a set-up position left out" in screen and save.read_text().startswith('; [Seed "1"]')
