@@ -27,7 +27,6 @@ Paths are relative to the folder it runs in, the repository's root (where ``trai
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import shlex
 import sys
@@ -148,7 +147,7 @@ def main(argv=None) -> None:
     if args.positions:
         boards, targets = boards[:args.positions], targets[:args.positions]
     if args.epochs:
-        stage = dataclasses.replace(stage, epochs=args.epochs)
+        stage = stage.model_copy(update={"epochs": args.epochs})
     torch.set_num_threads(1)
     before = {row["variant"]: row for row in kept["results"]} if kept else {}
     if kept and (kept["positions"], kept["epochs"]) != (len(boards), stage.epochs):

@@ -2,17 +2,22 @@
 from a TOML file and the command line's overrides by ``load_config`` and checked there, once. No torch: ``bgai
 train --help`` lists these settings without it.
 
+Each settings class is a pydantic model: a setting is a typed field whose description is its help (the command
+line's too), unknown keys are refused, and every value is read by the same rules (``Int``, ``Float``, ``Str``,
+``Bool``: TOML's types or the command line's text). Each class's ``check`` then names every setting out of its range.
+
 A config without ``[[stage]]`` tables is a one-stage TD run whose stage settings sit at the top level (bgai 0.1's
 format).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from bgai.core.errors import BgaiError
 from bgai.eval import encoding
@@ -31,28 +36,52 @@ LOSSES = ("bce", "outcomes")
 
 
 def _field(default, help: str):
-    return field(default=default, metadata={"help": help})
+    return Field(default, description=help)
 
 
-@dataclass
-class TDStage:
+_KINDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
+
+
+def _read_as(kind: type) -> BeforeValidator:
+    """The rule a setting of type ``kind`` is read by (``_coerced``), its refusal naming the type."""
+    def read(value):
+        try:
+            return _coerced(kind, value)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"must be {kind.__name__} ({_KINDS[kind]})") from None
+    return BeforeValidator(read)
+
+
+Int = Annotated[int, _read_as(int)]
+Float = Annotated[float, _read_as(float)]
+Str = Annotated[str, _read_as(str)]
+Bool = Annotated[bool, _read_as(bool)]
+
+
+class Settings(BaseModel):
+    """What every settings class shares: its fields are its settings, and a key it has no field for is refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class TDStage(Settings):
     """TD(λ) self-play (``bgai.train.td``)."""
 
-    name: str = _field("td", "name of the stage (its TensorBoard namespace)")
-    method: str = _field("td", "td")
-    games: int = _field(20_000, "self-play games to train on in this stage")
-    parallel_games: int = _field(256, "games of one round, played at once (split between the workers)")
-    lam: float = _field(0.7, "λ of the λ-returns: 0 is TD(0), 1 is Monte Carlo (in a lookahead stage: 0 is the "
+    name: Str = _field("td", "name of the stage (its TensorBoard namespace)")
+    method: Str = _field("td", "td")
+    games: Int = _field(20_000, "self-play games to train on in this stage")
+    parallel_games: Int = _field(256, "games of one round, played at once (split between the workers)")
+    lam: Float = _field(0.7, "λ of the λ-returns: 0 is TD(0), 1 is Monte Carlo (in a lookahead stage: 0 is the "
                              "lookahead value alone, above 0 trace_returns along the games)")
-    lr: float = _field(1e-3, "Adam learning rate at the start of the stage")
-    lr_end: float = _field(-1.0, "learning rate reached linearly at the stage's last game (negative: constant lr)")
-    batch_size: int = _field(512, "learner minibatch size")
-    epochs: int = _field(1, "passes of the learner over each round's experience")
-    epsilon: float = _field(0.0, "chance that a self-play move is random (exploration beyond the dice)")
-    bench_every: int = _field(5_000, "games between benchmarks against pubeval and the heuristic player")
-    hidden: str = _field("", "hidden layer sizes the model grows to when the stage starts (EquityModel.grown: the "
+    lr: Float = _field(1e-3, "Adam learning rate at the start of the stage")
+    lr_end: Float = _field(-1.0, "learning rate reached linearly at the stage's last game (negative: constant lr)")
+    batch_size: Int = _field(512, "learner minibatch size")
+    epochs: Int = _field(1, "passes of the learner over each round's experience")
+    epsilon: Float = _field(0.0, "chance that a self-play move is random (exploration beyond the dice)")
+    bench_every: Int = _field(5_000, "games between benchmarks against pubeval and the heuristic player")
+    hidden: Str = _field("", "hidden layer sizes the model grows to when the stage starts (EquityModel.grown: the "
                              "same function, new units and layers silent; comma separated); empty: as it is")
-    warmup: int = _field(0, "games over which the learning rate rises linearly from 0 to lr at the stage's start "
+    warmup: Int = _field(0, "games over which the learning rate rises linearly from 0 to lr at the stage's start "
                             "(after a growth, so that the new units' first steps are small)")
 
     def check(self) -> None:
@@ -101,52 +130,51 @@ def _refuse(name: str, problems: list[str]) -> None:
         raise BgaiError(f"stage {name}: " + "; ".join(problems))
 
 
-@dataclass
-class LookaheadStage:
+class LookaheadStage(Settings):
     """Generations of supervised learning on the model's own lookahead (see the module docstring)."""
 
-    name: str = _field("lookahead", "name of the stage (its TensorBoard namespace)")
-    method: str = _field("lookahead", "lookahead")
-    generations: int = _field(4, "generations in this stage")
-    games: int = _field(4_000, "self-play games a generation samples its positions from")
-    positions: int = _field(100_000, "positions kept per generation (at most; distinct ones, drawn at random)")
-    plies: int = _field(1, "lookahead of the targets: 1 or 2 (0, with an ensemble: the networks' mean itself)")
-    epsilon: float = _field(0.02, "chance that a self-play move is random while sampling positions")
-    buffer: int = _field(3, "generations of data the model trains on (this one and the ones before)")
-    epochs: int = _field(2, "passes over the buffer per generation")
-    lr: float = _field(3e-4, "Adam learning rate at the start of each generation's training")
-    lr_end: float = _field(3e-5, "learning rate reached linearly at the end of each generation's training "
+    name: Str = _field("lookahead", "name of the stage (its TensorBoard namespace)")
+    method: Str = _field("lookahead", "lookahead")
+    generations: Int = _field(4, "generations in this stage")
+    games: Int = _field(4_000, "self-play games a generation samples its positions from")
+    positions: Int = _field(100_000, "positions kept per generation (at most; distinct ones, drawn at random)")
+    plies: Int = _field(1, "lookahead of the targets: 1 or 2 (0, with an ensemble: the networks' mean itself)")
+    epsilon: Float = _field(0.02, "chance that a self-play move is random while sampling positions")
+    buffer: Int = _field(3, "generations of data the model trains on (this one and the ones before)")
+    epochs: Int = _field(2, "passes over the buffer per generation")
+    lr: Float = _field(3e-4, "Adam learning rate at the start of each generation's training")
+    lr_end: Float = _field(3e-5, "learning rate reached linearly at the end of each generation's training "
                                  "(negative: constant lr)")
-    batch_size: int = _field(256, "minibatch size")
-    validation: float = _field(0.05, "share of each generation's positions held out to measure the model's error")
-    part: int = _field(20_000, "positions per part of the target computation (the unit of resuming)")
-    bench_every: int = _field(1, "generations between benchmarks against pubeval and the heuristic player")
-    deeper: float = _field(0.0, "share of each part's positions, those whose lookahead value moved farthest from the "
+    batch_size: Int = _field(256, "minibatch size")
+    validation: Float = _field(0.05, "share of each generation's positions held out to measure the model's error")
+    part: Int = _field(20_000, "positions per part of the target computation (the unit of resuming)")
+    bench_every: Int = _field(1, "generations between benchmarks against pubeval and the heuristic player")
+    deeper: Float = _field(0.0, "share of each part's positions, those whose lookahead value moved farthest from the "
                                 "model's own 0-ply value, evaluated one ply deeper")
-    rollouts: float = _field(0.0, "share of each part's positions, those rollout_pick names, whose targets are "
+    rollouts: Float = _field(0.0, "share of each part's positions, those rollout_pick names, whose targets are "
                                   "rollouts instead (bgai.eval.rollout.rollout_values: 0-ply, variance reduction, the "
                                   "frozen model)")
-    rollout_pick: str = _field("moved", "which positions the rollouts go to: 'moved' (those whose lookahead value "
+    rollout_pick: Str = _field("moved", "which positions the rollouts go to: 'moved' (those whose lookahead value "
                                         "moved farthest from the 0-ply value) or 'cube' (those whose money cube "
                                         "decisions, centered or owned by the player on roll, are closest by the "
                                         "model's own 0-ply value: bgai.core.cube.money_margin)")
-    rollout_trials: int = _field(72, "trials of each rollout target")
-    rollout_truncate: int = _field(7, "plies a rollout target's trials are played before the network's value ends "
+    rollout_trials: Int = _field(72, "trials of each rollout target")
+    rollout_truncate: Int = _field(7, "plies a rollout target's trials are played before the network's value ends "
                                       "them (0: played to the end)")
-    pruner: str = _field("", "pruning net (an .npz of training/pruner.py) that ranks each reply's plays in the "
+    pruner: Str = _field("", "pruning net (an .npz of training/pruner.py) that ranks each reply's plays in the "
                              "targets' lookahead, the network judging only its best few (Bot.replies; as in play, "
                              "about half the time of a 2-ply target); empty: every play goes through the network")
-    teacher: str = _field("", "checkpoint of an earlier bgai network that plays the games and computes the targets "
+    teacher: Str = _field("", "checkpoint of an earlier bgai network that plays the games and computes the targets "
                               "instead of the model being trained (a new model's first lessons); empty: the model")
-    ensemble: str = _field("", "checkpoints of other bgai networks, comma separated, whose probabilities the targets "
+    ensemble: Str = _field("", "checkpoints of other bgai networks, comma separated, whose probabilities the targets "
                                "average with the teacher's (or the model's) wherever they read a network "
                                "(bgai.eval.bot.Ensemble): a teacher of several networks, the games still played "
                                "by the first; empty: none")
-    precision: str = _field("fp32", "'fp32', or 'bf16': the targets' network passes in bfloat16 where the CPU has "
+    precision: Str = _field("fp32", "'fp32', or 'bf16': the targets' network passes in bfloat16 where the CPU has "
                                     "bfloat16 instructions (faster targets, a little less exact: docs/training.md "
                                     "gives the figures), fp32 elsewhere")
     loss: str = _loss_field()
-    lam: float = _field(0.0, "λ of the targets' returns along the self-play games (see trace_returns): 0 is the "
+    lam: Float = _field(0.0, "λ of the targets' returns along the self-play games (see trace_returns): 0 is the "
                              "lookahead value alone; above 0 each target adds the λ-discounted lookahead "
                              "corrections of the positions that followed it in its game, carrying the game's end "
                              "back faster than one ply a generation")
@@ -181,44 +209,43 @@ class LookaheadStage:
         return [path.strip() for path in self.ensemble.split(",") if path.strip()]
 
 
-@dataclass
-class RolloutStage:
+class RolloutStage(Settings):
     """Supervised learning on rollout-labelled positions (``bgai.train.labels``; see the module docstring)."""
 
-    name: str = _field("rollouts", "name of the stage (its TensorBoard namespace)")
-    method: str = _field("rollouts", "rollouts")
-    labels: str = _field("checkpoints/labels/split-scale", "folders of label shards (bgai label), comma separated")
-    epochs: int = _field(20, "passes over the labelled positions")
-    lr: float = _field(1e-3, "learning rate at the start of the stage")
-    lr_end: float = _field(1e-5, "learning rate reached linearly at the end of the stage's last epoch (negative: "
+    name: Str = _field("rollouts", "name of the stage (its TensorBoard namespace)")
+    method: Str = _field("rollouts", "rollouts")
+    labels: Str = _field("checkpoints/labels/split-scale", "folders of label shards (bgai label), comma separated")
+    epochs: Int = _field(20, "passes over the labelled positions")
+    lr: Float = _field(1e-3, "learning rate at the start of the stage")
+    lr_end: Float = _field(1e-5, "learning rate reached linearly at the end of the stage's last epoch (negative: "
                                  "constant lr)")
-    batch_size: int = _field(256, "minibatch size")
-    optimizer: str = _field("adam", "'adam' or 'adamw' (decoupled weight decay)")
-    weight_decay: float = _field(0.0, "weight decay (with adamw: decoupled from the gradient's scale)")
+    batch_size: Int = _field(256, "minibatch size")
+    optimizer: Str = _field("adam", "'adam' or 'adamw' (decoupled weight decay)")
+    weight_decay: Float = _field(0.0, "weight decay (with adamw: decoupled from the gradient's scale)")
     loss: str = _loss_field()
-    validation: float = _field(0.05, "share of the positions held out (by a hash of the board: the same positions "
+    validation: Float = _field(0.05, "share of the positions held out (by a hash of the board: the same positions "
                                      "whatever the shards) to measure the model after each epoch; the epoch that "
                                      "measures best is the one the stage keeps")
-    ply1: float = _field(0.0, "weight of the labelling network's own 1-ply values in the targets (0: the rollouts "
+    ply1: Float = _field(0.0, "weight of the labelling network's own 1-ply values in the targets (0: the rollouts "
                               "alone; the held-out positions are always measured against the rollouts)")
-    picks: str = _field("all", "which of the labelled positions the stage learns and holds out: 'all', 'uniform' "
+    picks: Str = _field("all", "which of the labelled positions the stage learns and holds out: 'all', 'uniform' "
                                "(those drawn uniformly from the games) or 'disagreement' (those picked where the "
                                "labelling network's 1-ply and 0-ply values differ most)")
-    anchor: float = _field(0.0, "anchor positions learned beside the labelled ones, as a multiple of their number: "
+    anchor: Float = _field(0.0, "anchor positions learned beside the labelled ones, as a multiple of their number: "
                                 "the plays of a seeded roll of each labelled position (most of which its own play "
                                 "never reaches, but which choosing a play compares), with the starting network's "
                                 "own 0-ply values as targets, so that it keeps its judgement where no label is (0: "
                                 "none)")
-    anchor_plays: str = _field("sample", "which plays the anchors are: 'sample' (a seeded sample of the plays of "
+    anchor_plays: Str = _field("sample", "which plays the anchors are: 'sample' (a seeded sample of the plays of "
                                          "a seeded roll of each labelled position) or 'best' (for each of anchor "
                                          "seeded rolls of each labelled position, the play the starting network "
                                          "chooses: the positions a 1-ply lookahead of it reads)")
-    pairs: float = _field(0.0, "weight of a second loss on the differences between the plays of one decision "
+    pairs: Float = _field(0.0, "weight of a second loss on the differences between the plays of one decision "
                                "(label shards made with bgai label --plays): the squared error of their cubeless "
                                "equities about the decision's mean, each decision's plays in one minibatch (0: none)")
-    pairs_rollouts: bool = _field(False, "the differences' loss reads the rollouts alone, not the targets that "
+    pairs_rollouts: Bool = _field(False, "the differences' loss reads the rollouts alone, not the targets that "
                                          "ply1 mixes: the levels from the mix, the differences from the rollouts")
-    bench_every: int = _field(5, "epochs between benchmarks against pubeval and the heuristic player")
+    bench_every: Int = _field(5, "epochs between benchmarks against pubeval and the heuristic player")
 
     def check(self) -> None:
         """``BgaiError`` naming every setting out of its range."""
@@ -251,38 +278,37 @@ class RolloutStage:
 
 
 #: The settings of each training method, by its name (a stage's ``method``).
-STAGES = {"td": TDStage, "lookahead": LookaheadStage, "rollouts": RolloutStage}
+STAGES: dict[str, type[Settings]] = {"td": TDStage, "lookahead": LookaheadStage, "rollouts": RolloutStage}
 
 
-@dataclass
-class RunConfig:
+class RunConfig(Settings):
     """A training run: the model, then its stages. Every field can be set in a TOML file (``--config``); the
     command line overrides run fields, and a stage field of the one stage that has it (``load_config``)."""
 
-    run_name: str = _field("default", "name of the run (its folder under runs/ unless --run-dir is given)")
-    seed: int = _field(0, "seed of the dice, the weight initialisation, sampling and shuffling")
-    encoder: int = _field(encoding.ENCODER_VERSION, "encoder version of the model's inputs (bgai.eval.encoding)")
-    hidden: str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
-    nets: str = _field("all", "'all' (one net for every phase), 'contact,race' (one net each) or "
+    run_name: Str = _field("default", "name of the run (its folder under runs/ unless --run-dir is given)")
+    seed: Int = _field(0, "seed of the dice, the weight initialisation, sampling and shuffling")
+    encoder: Int = _field(encoding.ENCODER_VERSION, "encoder version of the model's inputs (bgai.eval.encoding)")
+    hidden: Str = _field("128", "hidden layer sizes, comma separated (e.g. '128' or '256,128')")
+    nets: Str = _field("all", "'all' (one net for every phase), 'contact,race' (one net each) or "
                               "'contact,crashed,race' (GNU Backgammon's three classes)")
-    init: str = _field("", "checkpoint whose weights the run starts from (the same network grown to hidden if "
+    init: Str = _field("", "checkpoint whose weights the run starts from (the same network grown to hidden if "
                            "it is smaller: EquityModel.grown; each net starts as the one that evaluated its phases "
                            "there: a one-net model's weights start every net of a split one, a contact net a crashed "
                            "one; inputs a later encoder adds start with zero weight, and new hidden units and layers "
                            "with zero weight out); empty: random")
-    threads: int = _field(0, "torch threads of the main process (0: 2 with workers=1, where it plays too, as "
+    threads: Int = _field(0, "torch threads of the main process (0: 2 with workers=1, where it plays too, as "
                              "before; 1 with workers, which have the cores while it learns)")
-    workers: int = _field(0, "worker processes for self-play and lookahead targets (0: one per core this process "
+    workers: Int = _field(0, "worker processes for self-play and lookahead targets (0: one per core this process "
                              "may use, or with --ray one per free CPU of the cluster; 1: everything in this process)")
-    ray: str = _field("", "run the workers as Ray actors (pip install 'bgai[ray]'): 'local', or --ray alone (the "
+    ray: Str = _field("", "run the workers as Ray actors (pip install 'bgai[ray]'): 'local', or --ray alone (the "
                           "cluster `ray start` made on this machine, else a new local Ray instance), 'auto' (a "
                           "running cluster, an error if none) or a cluster's address; empty: worker processes")
-    device: str = _field("auto", "where the learner computes: 'cpu', 'cuda' (or 'cuda:N'), or 'auto' (CUDA where "
+    device: Str = _field("auto", "where the learner computes: 'cpu', 'cuda' (or 'cuda:N'), or 'auto' (CUDA where "
                                  "torch sees a device, else the CPU); self-play plays on the CPU's workers either way")
-    checkpoint_minutes: float = _field(5.0, "minutes between checkpoints (one is also written at stage ends)")
-    bench_games: int = _field(250, "dice sequences per benchmark (each played twice, seats swapped)")
-    final_bench_games: int = _field(1_000, "dice sequences of the benchmark at the end of the run")
-    stages: list = _field(None, "the stages, in order")  # type: ignore[assignment]
+    checkpoint_minutes: Float = _field(5.0, "minutes between checkpoints (one is also written at stage ends)")
+    bench_games: Int = _field(250, "dice sequences per benchmark (each played twice, seats swapped)")
+    final_bench_games: Int = _field(1_000, "dice sequences of the benchmark at the end of the run")
+    stages: list[Any] = Field(default_factory=list, description="the stages, in order")
 
     def hidden_sizes(self) -> tuple[int, ...]:
         """The hidden layers the run's model starts with."""
@@ -307,9 +333,7 @@ class RunConfig:
         return names
 
     def as_dict(self) -> dict:
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "stages"}
-        out["stages"] = [dataclasses.asdict(stage) for stage in self.stages]
-        return out
+        return {**self.model_dump(exclude={"stages"}), "stages": [stage.model_dump() for stage in self.stages]}
 
 
 def _sizes(text, name: str) -> tuple[int, ...]:
@@ -321,9 +345,6 @@ def _sizes(text, name: str) -> tuple[int, ...]:
     if not sizes or min(sizes) < 1:
         raise BgaiError(f"{name} must name at least one positive layer size, got {text!r}")
     return sizes
-
-
-_KINDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
 
 
 def _coerced(kind: type, value):
@@ -358,19 +379,18 @@ def _coerced(kind: type, value):
 
 
 def _typed(cls, values: dict, where: str):
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        raise BgaiError(f"unknown {where} key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-    obj = cls()
-    for key, value in values.items():
-        kind = type(getattr(obj, key))
-        try:
-            setattr(obj, key, _coerced(kind, value))
-        except (TypeError, ValueError, OverflowError):
-            raise BgaiError(f"{where} {key} must be {kind.__name__} ({_KINDS.get(kind, kind.__name__)}), got "
-                            f"{value!r}") from None
-    return obj
+    """``cls`` read from ``values``; ``BgaiError`` naming the unknown keys, or the first setting its rule refuses."""
+    try:
+        return cls.model_validate(values)
+    except ValidationError as error:
+        problems = error.errors()
+        unknown = sorted(str(p["loc"][0]) for p in problems if p["type"] == "extra_forbidden")
+        if unknown:
+            raise BgaiError(f"unknown {where} key(s) {', '.join(unknown)}; known: "
+                            f"{', '.join(sorted(cls.model_fields))}") from None
+        first = problems[0]
+        reason = str(first.get("ctx", {}).get("error", first["msg"]))
+        raise BgaiError(f"{where} {first['loc'][0]} {reason}, got {first['input']!r}") from None
 
 
 def load_config(path: str | Path | None, overrides: dict | None = None, qualified: dict | None = None) -> RunConfig:
@@ -388,7 +408,7 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
         except (OSError, tomllib.TOMLDecodeError) as error:
             raise BgaiError(f"cannot read config {path}: {error}") from None
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-    run_keys = {f.name for f in dataclasses.fields(RunConfig)} - {"stages"}
+    run_keys = set(RunConfig.model_fields) - {"stages"}
     stage_tables = values.pop("stage", None)
     flat_td = {k: values.pop(k) for k in list(values) if k not in run_keys}
     if stage_tables is None:  # bgai 0.1's format: one TD stage, its settings at the top level
@@ -397,14 +417,14 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
         raise BgaiError(f"unknown config key(s) {', '.join(sorted(flat_td))}; stage settings go in [[stage]] tables")
     if not stage_tables:
         raise BgaiError("a run needs at least one [[stage]]")
-    kinds = []
+    kinds: list[type[Settings]] = []
     for i, table in enumerate(stage_tables):
         method = table.get("method", "td")
         if method not in STAGES:
             raise BgaiError(f"stage {i + 1}: unknown method {method!r}; known: {', '.join(STAGES)}")
         kinds.append(STAGES[method])
-    labels = [str(table.get("name", cls().name)) for table, cls in zip(stage_tables, kinds)]
-    settings = [{f.name for f in dataclasses.fields(cls)} - {"name", "method"} for cls in kinds]
+    labels = [str(table.get("name", cls.model_fields["name"].default)) for table, cls in zip(stage_tables, kinds)]
+    settings = [set(cls.model_fields) - {"name", "method"} for cls in kinds]
     run_values: dict = {}
     stage_values: list[dict] = [{} for _ in kinds]
     for key, value in overrides.items():
@@ -439,7 +459,7 @@ def load_config(path: str | Path | None, overrides: dict | None = None, qualifie
             raise BgaiError(f"two stages are called {stage.name!r}")
         names.add(stage.name)
         stages.append(stage)
-    unused = sorted(set(overrides) - run_keys - {f.name for s in stages for f in dataclasses.fields(s)})
+    unused = sorted(set(overrides) - run_keys - {name for s in stages for name in type(s).model_fields})
     if unused:
         raise BgaiError(f"no stage of this run has the setting(s) {', '.join(unused)}")
     for stage in stages:

@@ -49,6 +49,7 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
 _EXTRAS = {
     "torch": ("train", "torch (training, and reading .pt checkpoints)"),
     "tensorboard": ("train", "tensorboard (the training curves)"),
+    "pydantic": ("train", "torch and pydantic (training: the run's config is read with pydantic)"),
     "onnx": ("env", "onnx"),
     "onnxruntime": ("env", "onnxruntime"),
     "gymnasium": ("env", "gymnasium"),

@@ -37,15 +37,14 @@ def _qualified(pairs: list[str] | None) -> dict:
 
 def _train_settings() -> dict:
     """The run and stage settings ``bgai train`` takes on the command line, by name (first definition wins)."""
-    import dataclasses
-
-    from bgai.train.config import STAGES, RunConfig
+    from bgai.train.config import STAGES, RunConfig, Settings
 
     settings: dict = {}
-    for cls in (RunConfig, *STAGES.values()):
-        for f in dataclasses.fields(cls):
-            if f.name not in ("stages", "name", "method"):
-                settings.setdefault(f.name, f)
+    classes: list[type[Settings]] = [RunConfig, *STAGES.values()]
+    for cls in classes:
+        for name, f in cls.model_fields.items():
+            if name not in ("stages", "name", "method"):
+                settings.setdefault(name, f)
     return settings
 
 
@@ -153,7 +152,7 @@ def add_train(commands, train_settings: bool = True) -> None:
         bare: dict = {"nargs": "?", "const": "local", "metavar": "ADDRESS"} if name == "ray" else {}
         kind = str if isinstance(f.default, bool) else type(f.default)  # true or false, read by the config's rules
         train.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=None,
-                           help=f"{f.metadata['help']} (default {f.default!r})", **bare)
+                           help=f"{f.description} (default {f.default!r})", **bare)
     train.set_defaults(run=_train)
 
 
