@@ -1276,8 +1276,8 @@ def test_the_device_script_resumes_a_run_stops_it_at_its_limit_and_brings_its_ch
     env = {**os.environ, "CONFIG": str(config), "CHECKPOINT_MINUTES": "0.02", "PYTHON": sys.executable}
 
     def device_run(out):
-        return subprocess.run(["bash", "training/device_run.sh", "12s", str(tmp_path / "run"), str(out)], cwd=root,
-                              env=env, capture_output=True, text=True, timeout=120)
+        return subprocess.run(["bash", "training/device_run.sh", "25s", str(tmp_path / "run"), str(out)], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=300)
 
     first = device_run(tmp_path / "out1")
     assert first.returncode == 0, first.stdout + first.stderr + (tmp_path / "out1" / "train.log").read_text()

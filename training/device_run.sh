@@ -19,7 +19,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python=${PYTHON:-python3}
 resume=$([ -f "$run_dir/checkpoint.pt" ] && echo --resume)
 mkdir -p "$out"
-timeout -s INT "$limit" "$python" -m bgai.frontends.cli train --config "$config" --run-dir "$run_dir" $resume \
+timeout -k 30s -s INT "$limit" "$python" -m bgai.frontends.cli train --config "$config" --run-dir "$run_dir" $resume \
     --device auto --checkpoint-minutes "${CHECKPOINT_MINUTES:-1}" --quiet > "$out/train.log" 2>&1
 status=$?
 # 124: stopped at the time limit (the last checkpoint stands); 0: the run's stages are all done.
