@@ -38,6 +38,7 @@ import torch
 
 from bgai.coach.strength import describe, duel, measure
 from bgai.core.errors import BgaiError
+from bgai.core.files import provenance, write_atomically
 from bgai.eval.bot import load_bot
 from bgai.eval.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.eval.network import EquityModel
@@ -189,9 +190,11 @@ def main(argv=None) -> None:
         print(f"{name}: {describe(row)}{h2h}", flush=True)
     if args.json:
         commands = (kept.get("commands") or [kept["command"]]) + [command] if kept else [command]
-        Path(args.json).write_text(json.dumps({"command": commands[0], "commands": commands,
-                                               "positions": len(boards), "validation_positions": held,
-                                               "epochs": stage.epochs, "results": rows}, indent=2) + "\n")
+        # (the date, commit and machine of this command's rows: the last that wrote the file)
+        record = {**provenance(commands[0]), "commands": commands, "positions": len(boards),
+                  "validation_positions": held, "epochs": stage.epochs, "results": rows}
+        text = json.dumps(record, indent=2) + "\n"
+        write_atomically(args.json, lambda f: f.write(text.encode()))
 
 
 if __name__ == "__main__":
