@@ -53,7 +53,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/ply_speed.py --positions 200 --json benchmarks/results/ply_speed.json
 	$(PY) benchmarks/fast_network_bench.py --json benchmarks/results/fast_network.json
 	$(PY) benchmarks/eval_speed.py --json benchmarks/results/eval_speed.json
-	$(PY) benchmarks/target_bench.py --positions 500 --json benchmarks/results/targets.json
+	$(PY) -m bgai.coach.target_bench --positions 500 --json benchmarks/results/targets.json
 	$(PY) benchmarks/target_cost.py --positions 300 --rollouts 60 --json benchmarks/results/target_cost.json
 	$(PY) benchmarks/precision_bench.py --json benchmarks/results/precision.json
 	$(PY) -m bgai.coach.cube_accuracy --plies 0 1 --json benchmarks/results/cube_accuracy.json

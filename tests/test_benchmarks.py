@@ -212,7 +212,7 @@ def ensemble_bench(r: dict) -> None:
 
 
 def test_the_averaged_player_evaluates_the_mean_of_its_two_networks(load_script):
-    module = load_script(BENCHMARKS / "ensemble_bench.py")
+    from bgai.coach import ensemble_bench as module
     from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ, load_bot
     from bgai.formats.position import Position
 
@@ -278,28 +278,34 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
     "lookahead_bench": (["--positions", "1", "--steps", "1", "--batch", "1"], lookahead_bench),
     "rollout_positions_bench": (["--positions", "2", "--repeats", "1", "--trials", "2", "--baseline", ""],
                                 rollout_positions_bench),
-    "target_bench": (["--positions", "3", "--trials", "2"], target_bench),
     "eval_speed": (["--seconds", "0.05", "--gnubg-seconds", "1"], eval_speed),
     "analysis_vs_gnubg": (["--seeds", "1", "--length", "1", "--plies", "0", "--gnubg-plies", "0"], analysis_vs_gnubg),
-    "cube_set_rollouts": (["--positions", "2", "--trials", "2"], cube_set_rollouts),
     "external_bench": (["--games", "2"], external_bench),
-    "cube_rollout_judge": (["--sample", "40", "--top", "2", "--trials", "36"], cube_rollout_judge),
     "env_bench": (["--envs", "8", "--seconds", "0.2", "--no-pgx"], env_bench),
+    "bench": (["--pairs", "200", "--games", "20", "--repeats", "1"], bench),
+    "train_speed": (["--vs-tree", ".", "--runs", "1", "--games", "64", "--positions", "60"], train_speed),
+}
+
+
+#: The measuring commands of bgai.coach that were benchmarks/ scripts before: (their smallest options, what their file
+#: must hold), run here as ``python -m bgai.coach.NAME`` as a user runs them.
+MEASURES: dict[str, tuple[list[str], Callable[[dict], None]]] = {
+    "target_bench": (["--positions", "3", "--trials", "2"], target_bench),
+    "cube_set_rollouts": (["--positions", "2", "--trials", "2"], cube_set_rollouts),
+    "cube_rollout_judge": (["--sample", "40", "--top", "2", "--trials", "36"], cube_rollout_judge),
     "calibration": (["--labels", "checkpoints/labels/split-scale"], calibration),
     "ensemble_bench": (["--second", "checkpoints/shipped/experiments/split-scale.pt", "--seeds", "5", "--games", "2",
                         "--decisions", "4"], ensemble_bench),
     "rollout_ranking": (["--decisions", "3", "--trials", "2", "--quiet", "--checkpoint",
                          "checkpoints/shipped/experiments/split-scale.pt"], rollout_ranking),
-    "bench": (["--pairs", "200", "--games", "20", "--repeats", "1"], bench),
     "cube_shift": (["--limit", "5"], cube_shift),
-    "train_speed": (["--vs-tree", ".", "--runs", "1", "--games", "64", "--positions", "60"], train_speed),
 }
 
 
 def test_cube_set_rollouts_with_errors_rolls_out_each_position_the_0ply_cube_answers_wrongly_once(tmp_path):
     from bgai.coach.cube_reference import reference_decisions
 
-    figures = run(["benchmarks/cube_set_rollouts.py", "--errors", "--trials", "2"], tmp_path / "errors.json")
+    figures = run(["-m", "bgai.coach.cube_set_rollouts", "--errors", "--trials", "2"], tmp_path / "errors.json")
     entries = json.loads(cube_accuracy.REFERENCE.read_text())["entries"]
     _, takes, _ = cube_accuracy.bgai_decisions(cube_accuracy.load_bot(), entries)
     wrong = {e["position_id"] for e, take in zip(entries, takes)
@@ -324,7 +330,7 @@ def test_calibration_reports_what_rolling_the_same_positions_out_again_changed(t
     import shutil
 
     source, again = ROOT / "checkpoints/labels/split-scale", ROOT / "checkpoints/labels/ens5-distil"
-    figures = run(["benchmarks/calibration.py", "--labels", str(source), "--relabelled", str(again)],
+    figures = run(["-m", "bgai.coach.calibration", "--labels", str(source), "--relabelled", str(again)],
                   tmp_path / "relabelled.json")
     common = sorted({p.name for p in source.glob("shard-*.npz")} & {p.name for p in again.glob("shard-*.npz")})
     assert figures["shards"] == common and figures["all"]["positions"] == 5000 * len(common)
@@ -336,7 +342,7 @@ def test_calibration_reports_what_rolling_the_same_positions_out_again_changed(t
     other = tmp_path / "other"
     other.mkdir()
     shutil.copy(source / "shard-00001.npz", other / "shard-00000.npz")
-    done = subprocess.run([sys.executable, "benchmarks/calibration.py", "--labels", str(source), "--relabelled",
+    done = subprocess.run([sys.executable, "-m", "bgai.coach.calibration", "--labels", str(source), "--relabelled",
                            str(other), "--json", str(tmp_path / "x.json")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode != 0 and "shard-00000.npz holds other positions" in done.stderr
 
@@ -363,6 +369,14 @@ def test_a_benchmark_runs_tiny_and_records_its_figures_and_provenance(name, tmp_
     options, holds = SCRIPTS[name]
     figures = run([f"benchmarks/{name}.py", *options], tmp_path / f"{name}.json")
     assert_provenance(figures, shlex.join(["python", f"benchmarks/{name}.py", *options]))
+    holds(figures)
+
+
+@pytest.mark.parametrize("name", list(MEASURES))
+def test_a_measuring_command_runs_tiny_and_records_its_figures_and_provenance(name, tmp_path):
+    options, holds = MEASURES[name]
+    figures = run(["-m", f"bgai.coach.{name}", *options], tmp_path / f"{name}.json")
+    assert_provenance(figures, shlex.join(["python", "-m", f"bgai.coach.{name}", *options]))
     holds(figures)
 
 

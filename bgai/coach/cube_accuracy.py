@@ -18,7 +18,7 @@ its equities money-normalised to the cube as gnubg gives them. A bot decides wit
 efficiency where it has one (``bgai.train.cube_efficiency``; the fast network that plays at every ply);
 ``--manual-x`` adds each such row again with the manual's x, and where the model also shifts the win chance the
 formula reads, with the model's own x alone ("x alone": fitted beside the shift, so not what a model of x fitted
-alone decides; ``benchmarks/cube_shift.py`` compares with that one); each with the paired difference.
+alone decides; ``bgai/coach/cube_shift.py`` compares with that one); each with the paired difference.
 
 ``--judge rollouts`` judges by gnubg's own cubeful rollouts instead (``bgai/coach/data/cube_reference_rollouts.json``,
 made by ``cube_reference --rollouts``): every row on the entries rolled out so far (a uniform sample of the set),

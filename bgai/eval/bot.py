@@ -796,7 +796,7 @@ class Ensemble(Bot):
     """A bot whose network is the mean of several: each evaluation's five probabilities are the mean of its own
     ``model``'s and each of ``others``' (``ModelSnapshot``s or torch models), at the cost of one evaluation a network.
     Everything else is the first network's bot: lookahead, bear-offs, the pruning net, the cube. Networks of
-    different lines err differently, so their mean plays better than each (``benchmarks/ensemble_bench.py``); a
+    different lines err differently, so their mean plays better than each (``bgai/coach/ensemble_bench.py``); a
     training stage may learn from it (``LookaheadStage.ensemble``). An experiment and a teacher, not a player bgai
     ships."""
 

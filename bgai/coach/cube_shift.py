@@ -1,7 +1,7 @@
 """What the fitted cube model's shift of the win chance buys: each shipped model against a model of x alone fitted
 to the same labels, on the cube reference sets, paired.
 
-    python benchmarks/cube_shift.py [--limit N] [--json benchmarks/results/cube_shift.json]
+    python -m bgai.coach.cube_shift [--limit N] [--json benchmarks/results/cube_shift.json]
 
 A shipped network's cube model (``bgai.core.cube.EfficiencyModel``) is x and a shift of the win chance Janowski's
 formula reads, fitted together to the network's own cubeful rollouts (``bgai.train.cube_efficiency``). Its own x
@@ -43,6 +43,11 @@ def x_alone(network: Path) -> EfficiencyModel:
     return ce.fit_model(load_bot(network, cube_efficiency=False), paths, shift=False)
 
 
+def _command(argv) -> str:
+    """The command line that ran this, as its results file records it."""
+    return shlex.join(["python", "-m", "bgai.coach.cube_shift", *(sys.argv[1:] if argv is None else argv)])
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, help="the first N entries of each set only (a quick look)")
@@ -73,9 +78,8 @@ def main(argv=None) -> None:
                   f"decision, x fitted alone {r['x_alone_mp']:.2f}; difference {r['difference_mp']:+.2f} ± "
                   f"{r['difference_se']:.2f}", flush=True)
     if args.json:
-        command = "python benchmarks/cube_shift.py " + shlex.join(argv if argv is not None else sys.argv[1:])
         labels = {network.name: [source["file"] for source in model.info["labels"]] for network, model in alone.items()}
-        figures = {**provenance(command.strip()), "x_alone_labels": labels, "rows": rows}
+        figures = {**provenance(_command(argv)), "x_alone_labels": labels, "rows": rows}
         write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 

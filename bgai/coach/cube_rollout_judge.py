@@ -1,7 +1,7 @@
 """Are the rollout cube's remaining errors bgai's, or the judge's? Its worst decisions on the cube reference set,
 judged again by GNU Backgammon's own cubeful rollouts.
 
-    python benchmarks/cube_rollout_judge.py [--top 30] [--trials 1296] [--jobs 2] [--sample N] [--json FILE]
+    python -m bgai.coach.cube_rollout_judge [--top 30] [--trials 1296] [--jobs 2] [--sample N] [--json FILE]
 
 The cube reference set (``bgai.coach.cube_reference``) is judged by gnubg 2-ply. bgai's rollout cube decision
 (``Bot.cube_decision(..., rollout=True)``, the defaults) is made for every entry, and the ``--top`` entries where it
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -41,6 +43,11 @@ def entry_losses(judge_entries, decisions) -> np.ndarray:
     out = flat[:len(judge_entries)].copy()
     out[[k for k, e in enumerate(judge_entries) if reference_decisions(e)[0]]] += flat[len(judge_entries):]
     return out
+
+
+def _command(argv) -> str:
+    """The command line that ran this, as its results file records it."""
+    return shlex.join(["python", "-m", "bgai.coach.cube_rollout_judge", *(sys.argv[1:] if argv is None else argv)])
 
 
 def main(argv=None) -> None:
@@ -93,7 +100,7 @@ def main(argv=None) -> None:
 
     result = {
         "what": __doc__.split("\n\n")[0].replace("\n", " "),
-        **provenance(),
+        **provenance(_command(argv)),
         "gnubg": gnubg_version(),
         "bgai_rollout_settings": {k: v for k, v in CUBE_ROLLOUT.items() if k != "jobs"},
         "gnubg_rollout_settings": f"{args.trials} trials a cube state, cubeful, 0-ply checker play and cube, played "

@@ -1,8 +1,8 @@
 """How well the labelling network's 0-ply outputs agree with its own rollouts: a calibration report by class.
 
-    python benchmarks/calibration.py [--labels checkpoints/labels/split-scale,checkpoints/labels/split-scale-plays]
+    python -m bgai.coach.calibration [--labels checkpoints/labels/split-scale,checkpoints/labels/split-scale-plays]
         [--json benchmarks/results/calibration.json]
-    python benchmarks/calibration.py --labels checkpoints/labels/split-scale --relabelled checkpoints/labels/ens5-distil
+    python -m bgai.coach.calibration --labels checkpoints/labels/split-scale --relabelled checkpoints/labels/ens5-distil
         --json benchmarks/results/relabelled.json
 
 Issue 38's first lever: before correcting the probabilities a cube decision reads, see whether they lean. Every
@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -120,6 +122,11 @@ def relabel_report(first: str, second: str) -> dict:
             "by_class": {NAMES[c]: moved(classes == c) for c in np.unique(classes)}}
 
 
+def _command(argv) -> str:
+    """The command line that ran this, as its results file records it."""
+    return shlex.join(["python", "-m", "bgai.coach.calibration", *(sys.argv[1:] if argv is None else argv)])
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labels", default="checkpoints/labels/split-scale,checkpoints/labels/split-scale-plays",
@@ -130,7 +137,8 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.relabelled:
-        figures = {**provenance(), "what": "the same positions' rollout labels by two networks, on the same dice "
+        figures = {**provenance(_command(argv)),
+                   "what": "the same positions' rollout labels by two networks, on the same dice "
                    "where the seeds agree: the second minus the first (equity of the player on roll), and each "
                    "network's 0-ply error against its own labels", "labels": args.labels,
                    "relabelled": args.relabelled, **relabel_report(args.labels, args.relabelled),
@@ -141,7 +149,8 @@ def main(argv=None) -> dict:
                   f"{f['equity_mean_change']:+.4f}, 95th percentile {f['equity_change_95th_percentile']:.4f}); 0-ply "
                   f"error {f['first_0ply_error']:.4f} -> {f['second_0ply_error']:.4f}")
         return figures
-    figures = {**provenance(), "what": "the labelling network's 0-ply outputs minus its own rollouts of the same "
+    figures = {**provenance(_command(argv)),
+               "what": "the labelling network's 0-ply outputs minus its own rollouts of the same "
                "positions (player on roll): lean (mean), scatter (mean absolute equity difference) and the "
                "labels' own standard error", "labels": args.labels, **report(args.labels),
                "seconds": round(time.perf_counter() - started, 1)}

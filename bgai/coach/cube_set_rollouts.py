@@ -1,8 +1,8 @@
 """Where the fast network's cube errors come from: its values against its own rollouts on the positions of the cube
 reference set, both judged by the set's stored GNU Backgammon 2-ply cubeless probabilities.
 
-    python benchmarks/cube_set_rollouts.py [--positions 300] [--trials 72] [--seed 3] [--json FILE]
-    python benchmarks/cube_set_rollouts.py --errors [--trials 288] [--json FILE]
+    python -m bgai.coach.cube_set_rollouts [--positions 300] [--trials 72] [--seed 3] [--json FILE]
+    python -m bgai.coach.cube_set_rollouts --errors [--trials 288] [--json FILE]
 
 The positions are a random draw (``--seed``) of the set's distinct contact positions (``bgai.coach.cube_reference``:
 positions of gnubg-nn's self-play near the doubling window, the player on roll before its roll). For each, the
@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 import time
 
 import numpy as np
@@ -35,6 +37,11 @@ from bgai.core.progress import ticking
 from bgai.eval.bot import load_bot
 from bgai.eval.rollout import rollout_values
 from bgai.eval.weights import equity
+
+
+def _command(argv) -> str:
+    """The command line that ran this, as its results file records it."""
+    return shlex.join(["python", "-m", "bgai.coach.cube_set_rollouts", *(sys.argv[1:] if argv is None else argv)])
 
 
 def main(argv=None) -> None:
@@ -87,7 +94,7 @@ def main(argv=None) -> None:
               f", mean abs {row['gnubg 2-ply']['mean_abs']:.4f}   v played out: lean {row['played out']['lean']:+.4f}"
               f", mean abs {row['played out']['mean_abs']:.4f}")
     if args.json:
-        result = {**provenance(), "positions": len(chosen), "trials": args.trials, "seconds": seconds,
+        result = {**provenance(_command(argv)), "positions": len(chosen), "trials": args.trials, "seconds": seconds,
                   **({"chosen": "the 0-ply cube's wrong takes and wrong passes"} if args.errors else {}),
                   "figures": figures}
         write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))

@@ -1,7 +1,7 @@
 """How accurate each kind of training target is, and what it costs: the values bgai's own search gives positions (0-ply,
 1-ply, 2-ply, rollouts truncated or played out), judged by GNU Backgammon 2-ply, on the same positions.
 
-    python benchmarks/target_bench.py [--positions 300] [--seed 3] [--trials 72] [--json FILE]
+    python -m bgai.coach.target_bench [--positions 300] [--seed 3] [--trials 72] [--json FILE]
 
 The positions are met in gnubg-nn's 0-ply self-play (``bgai.coach.oracles.gnubg_positions``: neither bgai's own games
 nor its training data), the player on roll before its roll; those the bear-off database answers exactly are left out.
@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -79,6 +81,11 @@ def targets(boards: np.ndarray, trials: int) -> dict[str, tuple[np.ndarray, floa
     return out
 
 
+def _command(argv) -> str:
+    """The command line that ran this, as its results file records it."""
+    return shlex.join(["python", "-m", "bgai.coach.target_bench", *(sys.argv[1:] if argv is None else argv)])
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--positions", type=int, default=300)
@@ -104,7 +111,7 @@ def main(argv=None) -> None:
         errors = {g: float(np.abs(eq[m] - reference[m]).mean()) for g, m in groups.items()}
         rows[name] = {"mean_abs_error": errors, "seconds_per_position": seconds}
         print(f"{name:<40} " + " ".join(f"{errors[g]:14.4f}" for g in groups) + f"   {1000 * seconds:10.2f}")
-    figures = {**provenance(), "positions": len(boards), "seed": args.seed, "trials": args.trials,
+    figures = {**provenance(_command(argv)), "positions": len(boards), "seed": args.seed, "trials": args.trials,
                "counts": {g: int(m.sum()) for g, m in groups.items()}, "targets": rows}
     if args.json:
         write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))

@@ -1,6 +1,6 @@
 """Do two networks' errors differ? A 0-ply player that averages their probabilities, against the first alone.
 
-    python benchmarks/ensemble_bench.py --second CHECKPOINT [CHECKPOINT ...] [--first CHECKPOINT]
+    python -m bgai.coach.ensemble_bench --second CHECKPOINT [CHECKPOINT ...] [--first CHECKPOINT]
         [--seeds 2024 2025] [--games 1000] [--decisions N] [--skip-reference] [--json benchmarks/results/ensemble.json]
 
 Issue 37's diagnostic of a network learned from scratch on the rollout labels: if its errors are not those of
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
 from functools import partial
 from pathlib import Path
@@ -49,6 +50,11 @@ def averaged(first: Bot, *others: Bot) -> Ensemble:
     bear-offs; ``Ensemble`` refuses none)."""
     return Ensemble(first.model, [other.model for other in others], name="averaged", pruner=first.pruner,
                     use_bearoff=first.use_bearoff)
+
+
+def _command(argv) -> str:
+    """The command line that ran this, as its results file records it."""
+    return shlex.join(["python", "-m", "bgai.coach.ensemble_bench", *(sys.argv[1:] if argv is None else argv)])
 
 
 def main(argv=None) -> None:
@@ -118,8 +124,7 @@ def main(argv=None) -> None:
 
 def _write(args, argv, out: dict) -> None:
     if args.json:
-        command = "python benchmarks/ensemble_bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        out = {**out, "decisions": args.decisions, **provenance(command)}
+        out = {**out, "decisions": args.decisions, **provenance(_command(argv))}
         write_atomically(args.json, lambda f: f.write((json.dumps(out, indent=1) + "\n").encode()))
 
 

@@ -1,7 +1,7 @@
 """Do the training labels' rollouts rank plays well, and does a network trained on them agree with them more on
 decisions it never saw? Issue 37's diagnosis, on contact decisions of the checker-play reference set.
 
-    python benchmarks/rollout_ranking.py [--decisions 400] [--seed 7] [--top 4] [--trials 72] [--truncate 7]
+    python -m bgai.coach.rollout_ranking [--decisions 400] [--seed 7] [--top 4] [--trials 72] [--truncate 7]
         [--checkpoint P ...] [--reuse FILE] [--json benchmarks/results/rollout_ranking.json]
 
 A seeded sample of ``--decisions`` contact decisions of ``bgai/coach/data/move_reference.json`` (gnubg 2-ply's
@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -87,6 +89,11 @@ def rolled_out(bot, shipped: list[np.ndarray], entries, top, trials, truncate, s
     return out
 
 
+def _command(argv) -> str:
+    """The command line that ran this, as its results file records it."""
+    return shlex.join(["python", "-m", "bgai.coach.rollout_ranking", *(sys.argv[1:] if argv is None else argv)])
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--decisions", type=int, default=400)
@@ -121,7 +128,7 @@ def main(argv=None) -> dict:
     chosen1 = moves.after[bot1.choose(boards, moves.after, moves.owner)]
     shipped1 = [e["plays"].index(encode_position_id(b)) for e, b in zip(entries, chosen1)]
     by_rollout = [r["plays"][int(np.argmax(r["rollout"]))] for r in rollouts]
-    ceiling = [max(r["plays"], key=lambda i, e=e: e["equities"][i]) for r, e in zip(rollouts, entries)]
+    ceiling = [max(r["plays"], key=e["equities"].__getitem__) for r, e in zip(rollouts, entries)]
     scores = {name: mean_se([pick_error(e, i) for e, i in zip(entries, picks)])
               for name, picks in (("shipped 0-ply", shipped0), ("shipped 1-ply", shipped1),
                                   (f"rollout of the top {args.top}", by_rollout),
@@ -132,7 +139,7 @@ def main(argv=None) -> dict:
             return None
         return 1000 * (max(r["rollout"]) - r["rollout"][r["plays"].index(index)])
 
-    networks = {}
+    networks: dict[str, dict] = {}
     for path in args.checkpoint:
         picks = [int(np.argmax(v)) for v in play_values(load_bot(path), entries)]
         gnubg = [pick_error(e, i) - pick_error(e, j) for e, i, j in zip(entries, picks, shipped0)]
@@ -145,7 +152,8 @@ def main(argv=None) -> dict:
                            "shipped_mp_per_move": mean_se([b for _, b in both]),
                            "minus_shipped": mean_se([a - b for a, b in both])},
         }
-    figures = {**provenance(), "what": "contact decisions of the checker-play reference set judged by gnubg 2-ply "
+    figures = {**provenance(_command(argv)),
+               "what": "contact decisions of the checker-play reference set judged by gnubg 2-ply "
                "(mp a move: mean, standard error); the top plays by the shipped 0-ply network rolled out as the "
                "training labels are", "settings": settings, "scores": scores, "networks": networks,
                "rollout_seconds": round(rollout_seconds, 1), "rollouts": rollouts}
