@@ -7,8 +7,9 @@ network's passes are compiled in ``bgai.eval.kernels``, the encoder in ``bgai.ev
 the layer of what it computes, and the numpy version beside it is the readable statement the tests hold it equal to.
 
 numba compiles each kernel the first time it is called in a process, or reads the compiled code cached beside
-this file (``cache=True``) after the first run on a machine. Importing numba takes about 0.4 s, so this module is
-imported only when a kernel is first needed (never by ``bgai --help`` or the rules alone).
+this file (``cache=True``) after the first run on a machine. Importing numba is slow next to the rest of a
+command's start, so this module is imported only when a kernel is first needed (never by ``bgai --help`` or the
+rules alone).
 """
 
 from __future__ import annotations

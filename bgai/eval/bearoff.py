@@ -46,10 +46,10 @@ estimate; it ignores that a side trailing in the race may choose other plays):
 
 The file
 --------
-The tables ship with the package as one versioned, checksummed file, ``bgai/data/bearoff-v1.npz`` (13 MB), written
-by ``python -m bgai.eval.bearoff --write bgai/data/bearoff-v1.npz`` (a test checks it equals a fresh build). Building
-them takes about 15 s on an idle machine, most of it the move generator over 1.1 million (position, roll) pairs;
-loading the file takes a fraction of a second, so a player's first bear-off hint does not wait for a build.
+The tables ship with the package as one versioned, checksummed file, ``bgai/data/bearoff-v1.npz``, written by
+``python -m bgai.eval.bearoff --write bgai/data/bearoff-v1.npz`` (a test checks it equals a fresh build). Building
+them runs the move generator over every (position, roll) pair of the tables; loading the file is much faster, so a
+player's first bear-off hint does not wait for a build (docs/bearoffs.md gives both times).
 
 Without the shipped file (a source tree that lacks it, or a damaged one, reported on stderr) the tables are built on
 first use, with a progress bar, and cached under the user's cache directory (``$BGAI_CACHE_DIR``, else
