@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_atomically
 from bgai.core.phase import NAMES, classify
 from bgai.core.progress import ticking
 from bgai.eval.weights import equity
@@ -122,11 +120,6 @@ def relabel_report(first: str, second: str) -> dict:
             "by_class": {NAMES[c]: moved(classes == c) for c in np.unique(classes)}}
 
 
-def _command(argv) -> str:
-    """The command line that ran this, as its results file records it."""
-    return shlex.join(["python", "-m", "bgai.coach.calibration", *(sys.argv[1:] if argv is None else argv)])
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labels", default="checkpoints/labels/split-scale,checkpoints/labels/split-scale-plays",
@@ -137,7 +130,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.relabelled:
-        figures = {**provenance(_command(argv)),
+        figures = {**provenance(module_command("bgai.coach.calibration", argv)),
                    "what": "the same positions' rollout labels by two networks, on the same dice "
                    "where the seeds agree: the second minus the first (equity of the player on roll), and each "
                    "network's 0-ply error against its own labels", "labels": args.labels,
@@ -149,7 +142,7 @@ def main(argv=None) -> dict:
                   f"{f['equity_mean_change']:+.4f}, 95th percentile {f['equity_change_95th_percentile']:.4f}); 0-ply "
                   f"error {f['first_0ply_error']:.4f} -> {f['second_0ply_error']:.4f}")
         return figures
-    figures = {**provenance(_command(argv)),
+    figures = {**provenance(module_command("bgai.coach.calibration", argv)),
                "what": "the labelling network's 0-ply outputs minus its own rollouts of the same "
                "positions (player on roll): lean (mean), scatter (mean absolute equity difference) and the "
                "labels' own standard error", "labels": args.labels, **report(args.labels),

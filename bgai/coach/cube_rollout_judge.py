@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -26,7 +24,7 @@ import numpy as np
 
 from bgai.coach.cube_accuracy import REFERENCE, rollout_cube_decisions
 from bgai.coach.cube_reference import decision_losses, gnubg_cube_rollout, gnubg_version, reference_decisions
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_atomically
 from bgai.eval.bot import CUBE_ROLLOUT, load_bot
 
 
@@ -43,11 +41,6 @@ def entry_losses(judge_entries, decisions) -> np.ndarray:
     out = flat[:len(judge_entries)].copy()
     out[[k for k, e in enumerate(judge_entries) if reference_decisions(e)[0]]] += flat[len(judge_entries):]
     return out
-
-
-def _command(argv) -> str:
-    """The command line that ran this, as its results file records it."""
-    return shlex.join(["python", "-m", "bgai.coach.cube_rollout_judge", *(sys.argv[1:] if argv is None else argv)])
 
 
 def main(argv=None) -> None:
@@ -100,7 +93,7 @@ def main(argv=None) -> None:
 
     result = {
         "what": __doc__.split("\n\n")[0].replace("\n", " "),
-        **provenance(_command(argv)),
+        **provenance(module_command("bgai.coach.cube_rollout_judge", argv)),
         "gnubg": gnubg_version(),
         "bgai_rollout_settings": {k: v for k, v in CUBE_ROLLOUT.items() if k != "jobs"},
         "gnubg_rollout_settings": f"{args.trials} trials a cube state, cubeful, 0-ply checker play and cube, played "

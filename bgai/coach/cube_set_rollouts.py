@@ -24,24 +24,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import sys
 import time
 
 import numpy as np
 
 from bgai.coach.cube_accuracy import REFERENCE, boards_and_cubes
 from bgai.coach.cube_reference import reference_decisions
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_atomically
 from bgai.core.progress import ticking
 from bgai.eval.bot import load_bot
 from bgai.eval.rollout import rollout_values
 from bgai.eval.weights import equity
-
-
-def _command(argv) -> str:
-    """The command line that ran this, as its results file records it."""
-    return shlex.join(["python", "-m", "bgai.coach.cube_set_rollouts", *(sys.argv[1:] if argv is None else argv)])
 
 
 def main(argv=None) -> None:
@@ -94,7 +87,8 @@ def main(argv=None) -> None:
               f", mean abs {row['gnubg 2-ply']['mean_abs']:.4f}   v played out: lean {row['played out']['lean']:+.4f}"
               f", mean abs {row['played out']['mean_abs']:.4f}")
     if args.json:
-        result = {**provenance(_command(argv)), "positions": len(chosen), "trials": args.trials, "seconds": seconds,
+        result = {**provenance(module_command("bgai.coach.cube_set_rollouts", argv)), "positions": len(chosen),
+                  "trials": args.trials, "seconds": seconds,
                   **({"chosen": "the 0-ply cube's wrong takes and wrong passes"} if args.errors else {}),
                   "figures": figures}
         write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))

@@ -19,14 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shlex
-import sys
 from pathlib import Path
 
 from bgai.coach.cube_accuracy import MATCH_REFERENCE, boards_and_cubes
 from bgai.coach.cube_reference import REFERENCE, ROLLOUTS, decision_losses, judged_by_rollouts
 from bgai.core.cube import EfficiencyModel
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_atomically
 from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ, load_bot
 from bgai.train import cube_efficiency as ce
 
@@ -41,11 +39,6 @@ def x_alone(network: Path) -> EfficiencyModel:
     assert shipped is not None and shipped.shift is not None, f"{network}: no shipped model with a shift"
     paths = [ce.LABELS / source["file"] for source in shipped.info["labels"]]
     return ce.fit_model(load_bot(network, cube_efficiency=False), paths, shift=False)
-
-
-def _command(argv) -> str:
-    """The command line that ran this, as its results file records it."""
-    return shlex.join(["python", "-m", "bgai.coach.cube_shift", *(sys.argv[1:] if argv is None else argv)])
 
 
 def main(argv=None) -> None:
@@ -79,7 +72,7 @@ def main(argv=None) -> None:
                   f"{r['difference_se']:.2f}", flush=True)
     if args.json:
         labels = {network.name: [source["file"] for source in model.info["labels"]] for network, model in alone.items()}
-        figures = {**provenance(_command(argv)), "x_alone_labels": labels, "rows": rows}
+        figures = {**provenance(module_command("bgai.coach.cube_shift", argv)), "x_alone_labels": labels, "rows": rows}
         write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 
 

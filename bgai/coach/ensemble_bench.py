@@ -27,8 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shlex
-import sys
 from functools import partial
 from pathlib import Path
 
@@ -37,7 +35,7 @@ import numpy as np
 from bgai.coach import move_accuracy
 from bgai.coach.cube_accuracy import REFERENCE, ROLLOUTS, bgai_decisions, judged_by_rollouts, paired_difference
 from bgai.coach.cube_reference import decision_losses
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_atomically
 from bgai.core.game import play_duplicate
 from bgai.eval.bot import Bot, Ensemble, load_bot
 from bgai.play.analysis import roll_luck
@@ -50,11 +48,6 @@ def averaged(first: Bot, *others: Bot) -> Ensemble:
     bear-offs; ``Ensemble`` refuses none)."""
     return Ensemble(first.model, [other.model for other in others], name="averaged", pruner=first.pruner,
                     use_bearoff=first.use_bearoff)
-
-
-def _command(argv) -> str:
-    """The command line that ran this, as its results file records it."""
-    return shlex.join(["python", "-m", "bgai.coach.ensemble_bench", *(sys.argv[1:] if argv is None else argv)])
 
 
 def main(argv=None) -> None:
@@ -124,7 +117,7 @@ def main(argv=None) -> None:
 
 def _write(args, argv, out: dict) -> None:
     if args.json:
-        out = {**out, "decisions": args.decisions, **provenance(_command(argv))}
+        out = {**out, "decisions": args.decisions, **provenance(module_command("bgai.coach.ensemble_bench", argv))}
         write_atomically(args.json, lambda f: f.write((json.dumps(out, indent=1) + "\n").encode()))
 
 

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -35,7 +33,7 @@ import numpy as np
 
 from bgai.coach.move_accuracy import REFERENCE, decisions
 from bgai.core.errors import BgaiError
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_atomically
 from bgai.core.movegen import afterstates
 from bgai.core.progress import ticking
 from bgai.eval.bot import load_bot
@@ -87,11 +85,6 @@ def rolled_out(bot, shipped: list[np.ndarray], entries, top, trials, truncate, s
         out.append({"plays": [int(i) for i in t], "rollout": [round(float(v), 5) for v in values[at:at + len(t)]]})
         at += len(t)
     return out
-
-
-def _command(argv) -> str:
-    """The command line that ran this, as its results file records it."""
-    return shlex.join(["python", "-m", "bgai.coach.rollout_ranking", *(sys.argv[1:] if argv is None else argv)])
 
 
 def main(argv=None) -> dict:
@@ -152,7 +145,7 @@ def main(argv=None) -> dict:
                            "shipped_mp_per_move": mean_se([b for _, b in both]),
                            "minus_shipped": mean_se([a - b for a, b in both])},
         }
-    figures = {**provenance(_command(argv)),
+    figures = {**provenance(module_command("bgai.coach.rollout_ranking", argv)),
                "what": "contact decisions of the checker-play reference set judged by gnubg 2-ply "
                "(mp a move: mean, standard error); the top plays by the shipped 0-ply network rolled out as the "
                "training labels are", "settings": settings, "scores": scores, "networks": networks,

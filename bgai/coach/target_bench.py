@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from bgai.coach.oracles import gnubg_positions
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_atomically
 from bgai.core.movegen import one_thread
 from bgai.core.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
 from bgai.core.progress import ticking
@@ -81,11 +79,6 @@ def targets(boards: np.ndarray, trials: int) -> dict[str, tuple[np.ndarray, floa
     return out
 
 
-def _command(argv) -> str:
-    """The command line that ran this, as its results file records it."""
-    return shlex.join(["python", "-m", "bgai.coach.target_bench", *(sys.argv[1:] if argv is None else argv)])
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--positions", type=int, default=300)
@@ -111,7 +104,8 @@ def main(argv=None) -> None:
         errors = {g: float(np.abs(eq[m] - reference[m]).mean()) for g, m in groups.items()}
         rows[name] = {"mean_abs_error": errors, "seconds_per_position": seconds}
         print(f"{name:<40} " + " ".join(f"{errors[g]:14.4f}" for g in groups) + f"   {1000 * seconds:10.2f}")
-    figures = {**provenance(_command(argv)), "positions": len(boards), "seed": args.seed, "trials": args.trials,
+    figures = {**provenance(module_command("bgai.coach.target_bench", argv)), "positions": len(boards),
+               "seed": args.seed, "trials": args.trials,
                "counts": {g: int(m.sum()) for g, m in groups.items()}, "targets": rows}
     if args.json:
         write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))

@@ -111,6 +111,16 @@ def provenance(command: str | None = None) -> dict:
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
 
 
+def module_command(module: str, argv: list[str] | None = None) -> str:
+    """The command line ``python -m MODULE ARGS`` that ran a module's ``main(argv)`` (``argv`` None: this process's
+    arguments), as its results file records it (``provenance``): under ``-m`` the module's own name is
+    ``__main__``, so it is given here."""
+    import shlex
+    import sys
+
+    return shlex.join(["python", "-m", module, *(sys.argv[1:] if argv is None else argv)])
+
+
 def games_dir() -> Path:
     """Where ``bgai play`` saves its games unless told (``--save``): ``$BGAI_GAMES_DIR``, else
     ``$XDG_DATA_HOME/bgai/games``, else ``~/.local/share/bgai/games`` (never the current folder: in a clone of the
