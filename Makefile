@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/workers_bench.py --json benchmarks/results/workers.json
 	$(PY) benchmarks/rollout_bench.py --json benchmarks/results/rollout.json
 	$(PY) benchmarks/rollout_bench.py --skip se,bearoff --repeats 3 --trials 648 --jobs 2 --positions contact,prime,race --json benchmarks/results/rollout_speed.json
+	$(PY) benchmarks/tuning.py --json benchmarks/results/tuning.json
 
 # The long runs of the fuzzers the test suite runs briefly: hostile match files, checkpoints, parsers and requests.
 fuzz: $(STAMP)

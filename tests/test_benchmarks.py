@@ -258,6 +258,16 @@ def train_speed(r: dict) -> None:
                                                               / r["median_seconds"]["old"][part])
 
 
+def tuning(r: dict) -> None:
+    for part in ("encoder_boards_a_second", "movegen_positions_a_second"):
+        assert set(r[part]) == {"1 thread", "2 threads"}
+        assert all(positive(rate) for rates in r[part].values() for rate in rates.values())
+    assert r["rollout_seconds_by_net_chunk"].keys() == {"2048", "4096", "8192", "32768"}
+    assert all(positive(s) for s in r["rollout_seconds_a_position_by_chunk"].values())
+    assert all(f["plays"] > 0 and positive(f["ms_a_play"]) for f in r["match_file_read"].values())
+    assert r["exit_collection_seconds"] >= 0
+
+
 def env_bench(r: dict) -> None:
     assert positive(r["bgai_vector_env"]["games_per_s"])
 
@@ -283,6 +293,7 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
     "external_bench": (["--games", "2"], external_bench),
     "env_bench": (["--envs", "8", "--seconds", "0.2", "--no-pgx"], env_bench),
     "bench": (["--pairs", "200", "--games", "20", "--repeats", "1"], bench),
+    "tuning": (["--repeats", "1", "--boards", "5000", "--trials", "36", "--positions", "4"], tuning),
     "train_speed": (["--vs-tree", ".", "--runs", "1", "--games", "64", "--positions", "60"], train_speed),
 }
 

@@ -19,7 +19,7 @@ millipoints a move that gnubg 2-ply says each choice gives up:
   something gnubg 2-ply disagrees with.
 
 ``--reuse FILE``: take the rollouts from a results file this script wrote with the same sample and settings (the
-rollouts take about 0.26 s a position on one core; the checkpoints' scores a second). gnubg is the judge only.
+rollouts take most of its time; the checkpoints' scores are quick). gnubg is the judge only.
 """
 
 from __future__ import annotations

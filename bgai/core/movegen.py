@@ -249,7 +249,7 @@ def _pool() -> ThreadPoolExecutor:
 def chunk_size(n: int, workers: int) -> int:
     """Positions expanded together. One thread runs fastest on chunks of about 1,024 (their rows stay in the
     processor's cache); several threads want larger chunks, so that numpy works longer between the moments it
-    holds the interpreter lock, but at least one chunk each (measured with benchmarks/bench.py, 2-core machine)."""
+    holds the interpreter lock, but at least one chunk each (docs/figures.md, "Tuning constants")."""
     if workers == 1:
         return 1024
     return int(min(4096, max(512, -(-n // workers))))

@@ -136,13 +136,10 @@ CUBE_PLIES = {0: 0, 1: 2, 2: 2}
 # Memory bounds. A network pass takes at most NET_CHUNK boards; the encoder's temporaries make that about 5 KB a
 # board. A lookahead level expands at most PAIR_CHUNK (position, roll) pairs at once (about 20 plays each: a few
 # network passes) and deeper levels chunk their own input again, so memory does not grow with the batch beyond
-# one chunk's worth. Measured on 2 cores: 2-ply plays chosen for 256 game positions at once raise the peak memory
-# by about 240 MB over one position (benchmarks/lookahead_bench.py --memory); twice as large a network pass adds
-# about 100 MB more and saves no time.
+# one chunk's worth (docs/figures.md, "Tuning constants": the peak memory of 2-ply on a batch).
 NET_CHUNK = 32_768
-# With torch on one thread (rollouts run so, see bgai.eval.rollout) smaller passes are faster: a truncated rollout with
-# variance reduction (216 trials of 7 plies) took 1.8 s in passes of 4,096 boards, 1.9 s in 8,192 and 2.3 s in
-# 32,768 (2-core machine shared with other jobs).
+# On one thread (rollouts run so, see bgai.eval.rollout) passes of a few thousand boards keep a layer's activations
+# in the processor's cache; larger ones gain nothing (docs/figures.md, "Tuning constants").
 NET_CHUNK_ONE_THREAD = 4_096
 # A batch of at least DISTINCT_MIN boards goes through the network once per distinct board when at most
 # DISTINCT_SHARE of its boards are distinct: a rollout's turn meets the same board in many trials and for many rolls

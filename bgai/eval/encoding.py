@@ -581,9 +581,8 @@ _POOL: ThreadPoolExecutor | None = None
 
 def _chunk_size(n: int, workers: int) -> int:
     """Boards encoded together. Chunks of several thousand keep the temporaries in the processor's cache and the
-    per-call overhead small; with two threads (numpy releases the interpreter lock inside its loops) somewhat
-    larger chunks, one per thread, ran fastest (measured on the 2-core machine: ~0.9M boards/s on one thread,
-    ~1.4M on two)."""
+    per-call overhead small; with two threads (the kernel releases the interpreter lock) somewhat larger chunks,
+    one per thread, run fastest (docs/figures.md, "Tuning constants")."""
     if workers == 1:
         return 8192
     return int(min(16384, max(4096, -(-n // workers))))

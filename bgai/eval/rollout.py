@@ -624,18 +624,16 @@ def torch_threads(n: int):
         torch.set_num_threads(before)
 
 
-#: Seconds it takes to start the worker processes of a rollout and send them the bot (measured on the 2-core machine:
-#: 1.7 s, 72 trials truncated at one ply on 2 workers; 4.3 s while each worker imported torch at its start); a
-#: rollout on processes whose trials take less than about that here stays in this process.
+#: Seconds it takes to start the worker processes of a rollout and send them the bot (docs/rollouts.md, "Threads
+#: instead of processes", has the measurement); a rollout on processes whose trials take less than about that here
+#: stays in this process.
 POOL_START_S = 1.7
 #: Trials played in this process first, to time them, before a rollout on processes decides where the rest go.
 PROBE_TRIALS = 36
 #: Up to this many jobs a rollout runs on threads of this process, beyond it on worker processes. Its trials
 #: spend nine tenths of their time in the compiled kernels, which run without the interpreter lock, and threads
-#: start at once and share the bot: on the 2-core machine 648 trials of the opening took 10.1 s on 2 threads
-#: against 12.1 s on 2 processes (1.7 s of it their start) and 20.0 s in one thread; of the prime 2.1 s against
-#: 3.5 and 4.1 (benchmarks/fast_network_bench.py). On more cores the tenth in Python, one thread at a time,
-#: would hold threads back.
+#: start at once and share the bot (docs/rollouts.md, "Threads instead of processes", has the times). On more
+#: cores the tenth in Python, one thread at a time, would hold threads back.
 THREAD_JOBS = 4
 
 
@@ -824,8 +822,9 @@ def rollout(bot, position, settings: RolloutSettings | None = None, *, progress:
                          cubeful=best, no_double=nd, double_take=dt, cube_action=action)
 
 
-#: Positions a task of ``rollout_chunks`` rolls out together (72 trials of 12 positions: about 1.5 s on one core;
-#: per position, 12 at a time cost as much as 216 within 5%).
+#: Positions a task of ``rollout_chunks`` rolls out together: small enough that a chunk written to a file as it
+#: finishes loses little when a run stops, and large enough that a position costs no more than in one big batch
+#: (docs/figures.md, "Tuning constants").
 ROLLOUT_CHUNK = 12
 
 

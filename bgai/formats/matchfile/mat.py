@@ -44,8 +44,8 @@ from bgai.formats.matchfile.record import CheckerPlay, Double, Drop, GameRecord,
 RULE_KEYS = ("Jacoby", "Crawford")
 
 # The largest match file (.mat or SGF) the readers take, in bytes (characters for a text): checked before a file is
-# read. Real files are tens of KB (a long money session a few hundred); reading replays every play, about 1 ms
-# each, so 1 MiB (some 20,000 plays) takes half a minute. Raise it here for larger archives.
+# read. Real files are tens of KB (a long money session a few hundred); reading replays every play, so the limit
+# bounds the time a file can take (docs/figures.md, "Tuning constants"). Raise it here for larger archives.
 MAX_MATCH_FILE_BYTES = 1 << 20
 # The largest number a match file may hold (match length, score, cube, points): far above any real one, and it
 # keeps a line of digits from becoming a huge integer.

@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         args.run(args)
         if argv is None:
             # Run as the program, its work done: skip the collector's last walk over every object the interpreter
-            # holds at exit (about 0.5 s once torch is loaded). Files are closed and workers stopped by now. (Not
+            # holds at exit (docs/figures.md, "Tuning constants"). Files are closed and workers stopped by now. (Not
             # when called with arguments, as tests and other programs do: they go on living.)
             gc.freeze()
     except (BgaiError, ValueError) as error:
