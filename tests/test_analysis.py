@@ -14,7 +14,7 @@ from bgai.formats.matchfile import MatchRecord, read_mat, write_mat
 from bgai.formats.svg import board_svg
 from bgai.frontends.cli import main
 from bgai.play.analysis import CLOSE_CUBE, analyse_match, mark_of, rating_of
-from bgai.play.report import html_report, text_report
+from bgai.play.analysis_report import html_report, text_report
 
 DATA = Path(__file__).parent / "data" / "matches"
 

@@ -175,19 +175,11 @@ class MoveFilter:
         return mask
 
 
-# Filters by the bot's plies: stage k filters the plays by their k-ply equity before they are judged deeper.
-# Measured against judging every play at full depth (benchmarks/lookahead_bench.py --filters: unforced
-# positions from the bot's own games), in millipoints of full-depth equity lost per unforced move:
-# * 1-ply, keep 5 within 0.08 (Open Sage's first stage): 0.16 ± 0.06 with the 512-256 network, 2.7 plays judged
-#   at 1-ply a move; keep 8 within 0.16 (GNU Backgammon's, the default before) 0.05 ± 0.02 with 4.6 (1,566
-#   positions, `--filters --max-plies 1 --positions 2000`: benchmarks/results/filters_1ply.json). In games, 5
-#   within 0.08 against 8 within 0.16 at 1-ply: -0.002 ± 0.001 a game luck-adjusted (1,000 games,
-#   benchmarks/results/filter_5_008_1ply.json), a 1-ply move in 0.66 of the time (fast_network_bench.py).
-# * 2-ply, keep 8 within 0.16, then keep 5 within 0.04 at 1-ply: 0.04 ± 0.04, with 2.0 plays judged at 2-ply
-#   a move instead of 4.9 (first stage alone: 0.002) or all 18.5; a 2-ply hint takes 71 ms instead of 650 at
-#   full width. Keeping 3 instead of 5 judges 1.6 but loses 0.26 ± 0.12; keeping 2 loses 0.9, and 1 (picking at
-#   1-ply) 2.6.
-# For scale, the 0-ply bot loses about 6 millipoints a move against GNU Backgammon's 0-ply.
+# Filters by the bot's plies: stage k filters the plays by their k-ply equity before they are judged deeper. Each
+# was chosen against judging every play at full depth (benchmarks/lookahead_bench.py --filters: the equity it loses
+# a move, and the plays it judges deeper) and in games against the filters before it: 1-ply keeps Open Sage's first
+# stage, 2-ply GNU Backgammon's and then a narrow one at 1-ply. The figures are in docs/figures.md and
+# benchmarks/results/filters_1ply.json, filter_5_008_1ply.json.
 FILTERS: dict[int, tuple[MoveFilter | None, ...]] = {
     0: (),
     1: (MoveFilter(5, 0.08),),
@@ -228,9 +220,8 @@ class Bot:
     ``training/pruner.py``; the shipped bot has one), a lookahead's reply to each roll is chosen by the network
     among the ``prune`` plays the pruning net ranks best instead of among all (``replies``). The shipped
     pruning nets read Tesauro's inputs alone (encoder version 0: their first layer is summed from the boards'
-    cells, 70 ns a board, where encoding a board for the network takes 400) and leave the network their best 5,
-    which hold its own choice in 95% of the replies and lose 0.66-0.76 mp of its equity a reply. (The 231-64
-    nets before them, on the network's inputs and keeping 4: 94% and 0.84 mp, at three times the cost.)
+    cells, far cheaper than encoding a board for the network) and leave the network their best 5, which nearly
+    always hold its own choice (docs/figures.md, "What paid", has the figures).
 
     **The cube.** Cube decisions look ``cube_plies`` ahead (``cube_equities``): by default the even ply of
     ``CUBE_PLIES``, 2-ply for a 1-ply bot, whose odd ply decides the cube poorly.

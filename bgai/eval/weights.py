@@ -426,7 +426,8 @@ class ModelSnapshot:
 
 
 #: Passes of fewer boards than this run numpy's BLAS on one thread. OpenBLAS splits a product as small as a 0-ply
-#: move's (41 x 250 by 250 x 512) between threads, and on a busy 2-core machine that took 16 ms instead of 0.14.
+#: move's (41 x 250 by 250 x 512) between threads, and on a busy machine waiting for the other thread costs a
+#: hundred times the product itself.
 MANY_THREADS_ROWS = 1024
 _BLAS: list = []  # threadpoolctl's controllers of the BLAS libraries numpy loaded, found on first use
 

@@ -549,7 +549,7 @@ def built_in_opponents() -> list[str]:
     return [name for name in BUILT_IN if name != "gnubg" or importlib.util.find_spec("gnubg_nn") is not None]
 
 
-def make_opponent(name: str, checkpoint: str | None = None, plies: int = 0):
+def bench_opponent(name: str, checkpoint: str | None = None, plies: int = 0):
     """A bench opponent by name: one of ``BUILT_IN`` (``bgai``: the network of ``checkpoint``, default the shipped
     one, at ``plies``), or a network file (``.pt``, ``.npz``) at 0-ply."""
     from bgai.eval.bot import load_bot
@@ -651,7 +651,7 @@ def bench_agent(agent=None, opponents: Sequence[str] | None = None, *, engine: s
                 games: int = 100, seed: int = 0, luck: bool = False, timeout: float | None = DEFAULT_TIMEOUT,
                 batch: int | None = None, checkpoint: str | None = None, plies: int = 0, progress: bool = False,
                 name: str | None = None, on_fault: Callable[[Fault], None] | None = None) -> AgentBench:
-    """Duplicate cubeless games of an agent against each of ``opponents`` (names, as ``make_opponent``; default
+    """Duplicate cubeless games of an agent against each of ``opponents`` (names, as ``bench_opponent``; default
     every built-in one, ``built_in_opponents``): ``games`` dice sequences of ``seed``, each played twice with the
     seats swapped, the agent's faults forfeiting games (see the module docstring).
 
@@ -672,9 +672,9 @@ def bench_agent(agent=None, opponents: Sequence[str] | None = None, *, engine: s
         raise BgaiError("no opponent to play")
     unknown = [opponent for opponent in names if opponent not in BUILT_IN and not opponent.endswith((".pt", ".npz"))]
     if unknown:  # (before the agent's module is imported or any network loaded)
-        make_opponent(unknown[0])
+        bench_opponent(unknown[0])
     adapter = UbgiEngine(engine, timeout) if engine is not None else as_agent(agent, name)
-    players = [make_opponent(opponent, checkpoint, plies) for opponent in names]
+    players = [bench_opponent(opponent, checkpoint, plies) for opponent in names]
     if not isinstance(adapter, UbgiEngine):
         adapter.deadline = _Deadline(timeout)
     if batch is None:
@@ -719,4 +719,4 @@ def bench_agent(agent=None, opponents: Sequence[str] | None = None, *, engine: s
 
 __all__ = ["BUILT_IN", "DEFAULT_TIMEOUT", "FORFEIT_POINTS", "START_TIMEOUT", "AgentBench", "AgentFault",
            "AgentResult", "BatchAgent", "Fault", "FunctionAgent", "UbgiEngine", "as_agent", "bench_agent",
-           "built_in_opponents", "load_agent", "make_opponent"]
+           "built_in_opponents", "load_agent", "bench_opponent"]

@@ -134,7 +134,7 @@ def _analyse(args: argparse.Namespace) -> None:
     from bgai.eval.bot import load_bot
     from bgai.formats.matchfile import read_match
     from bgai.play.analysis import analyse_match
-    from bgai.play.report import html_report, text_report
+    from bgai.play.analysis_report import html_report, text_report
 
     if not os.path.isfile(args.file):  # unlike Path.is_file, never raises (a name too long is no file)
         raise BgaiError(f"no match file {args.file}")
