@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -38,7 +36,7 @@ import torch
 
 from bgai.coach.strength import describe, duel, measure
 from bgai.core.errors import BgaiError
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_atomically
 from bgai.eval.bot import load_bot
 from bgai.eval.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.eval.network import EquityModel
@@ -137,7 +135,7 @@ def main(argv=None) -> None:
                         help="keep the rows already in --json's file (the teacher's, and the variants not named by "
                              "--variants) instead of measuring them again: add or redo rows one at a time")
     args = parser.parse_args(argv)
-    command = "python -m bgai.coach.ablation " + shlex.join(argv if argv is not None else sys.argv[1:])
+    command = module_command("bgai.coach.ablation", argv)
     kept = json.loads(Path(args.json).read_text()) if args.keep and args.json and Path(args.json).exists() else None
 
     config = load_config(args.config)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bgai.core.errors import BgaiError
+from bgai.core.files import module_command
 
 START = "4HPwATDgc/ABMA"
 XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
@@ -279,7 +280,7 @@ def main(argv=None) -> int:
     parsers = fuzz_parsers(args.inputs, args.seed)
     with TestClient(create_app(plies=0), base_url="http://127.0.0.1:8000") as client:
         api = fuzz_api(client, args.inputs, args.seed)
-    results = {"command": "python -m bgai.coach.fuzz_api " + " ".join(argv or sys.argv[1:]),
+    results = {"command": module_command("bgai.coach.fuzz_api", argv),
                "parsers": parsers, "api": api, "seconds": time.perf_counter() - start}
     for name, counts in (("parsers", parsers), ("api", api)):
         print(f"{name:8s} {counts['inputs']} inputs: {counts['accepted']} accepted, {counts['refused']} refused, "

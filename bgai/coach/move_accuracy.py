@@ -17,15 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shlex
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from bgai.coach.move_reference import CLASSES, gnubg_0ply_choices, move_errors, score_moves
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_atomically
 from bgai.core.movegen import afterstates
 from bgai.eval.bot import load_bot
 from bgai.formats.position import decode_position_id, encode_position_id
@@ -104,7 +102,7 @@ def main(argv=None) -> None:
                   f"{s['minus_versus']['mp_se']:.2f} mp a move (paired)")
     print(json.dumps(rows))
     if args.json:
-        command = "python -m bgai.coach.move_accuracy " + shlex.join(argv if argv is not None else sys.argv[1:])
+        command = module_command("bgai.coach.move_accuracy", argv)
         figures = {**provenance(command.strip()), "reference": Path(args.reference).name, **rows}
         write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
 

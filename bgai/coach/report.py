@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import shutil
-import sys
 from pathlib import Path
 
 from bgai.coach.cube_reference import KINDS
+from bgai.core.files import module_command
 
 
 def learning_curve(history: list[dict], image: Path, title: str) -> None:
@@ -132,7 +131,7 @@ def main(argv=None) -> None:
         print(f"{name}: {describe(results[name])}", flush=True)
     report = {
         "run_dir": str(args.run_dir),
-        "command": "python -m bgai.coach.report " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "command": module_command("bgai.coach.report", argv),
         "config": state["config"],
         "games": state["games"],
         "hours": state["seconds"] / 3600,
