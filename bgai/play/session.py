@@ -417,13 +417,9 @@ class Session:
         plays, each judged by its cubeful equity for the person at the tutor's plies."""
         if self.tutor is None or len(self.play_under_way().legal) < 2:
             return
-        bot, saved = self._tutor_bot(), self.bot
-        try:
-            self.bot = bot  # (hint and cubeful_equities judge with the session's bot)
-            best = self.play_hints(5)[0]
-            chosen = self.cubeful_equities([move])[0]
-        finally:
-            self.bot = saved
+        bot = self._tutor_bot()
+        best = self.play_hints(5, bot=bot)[0]
+        chosen = self.cubeful_equities([move], bot)[0]
         error = (best.cubeful - chosen) * self._emg_scale(HUMAN)
         if error >= self.tutor and str(move) != str(best.ranked.move):
             raise TutorWarning(f"{move}", f"{best.ranked.move}", error)
@@ -433,12 +429,7 @@ class Session:
         tutor's threshold against the bot's, at the tutor's plies (its cube plies for that checker play)."""
         if self.tutor is None:
             return
-        bot, saved = self._tutor_bot(), self.bot
-        try:
-            self.bot = bot
-            hint = self.cube_hint()
-        finally:
-            self.bot = saved
+        hint = self.cube_hint(bot=self._tutor_bot())
         d = hint.decision  # (each equity the person's: the doubler's, or the taker's in hint.equities)
         if d.double_take is None or d.double_pass is None:
             return
@@ -480,55 +471,56 @@ class Session:
 
     # Hints --------------------------------------------------------------------------------------------------------
 
-    def hint(self) -> list[RankedPlay]:
-        """The person's plays of this roll ranked by the bot (phase ``MOVE``): the mover's cubeless equity and
-        chances after each play, best first."""
+    def hint(self, bot: Bot | None = None) -> list[RankedPlay]:
+        """The person's plays of this roll ranked by the bot (phase ``MOVE``; ``bot``: another judge than the
+        session's, as the tutor's plies): the mover's cubeless equity and chances after each play, best first."""
         if self.phase is not Phase.MOVE:
             raise GameStateError(f"a hint on the plays needs your roll (now: {self._phase_text()})")
-        return self.bot.hint(self.position, self.dice)
+        return (bot or self.bot).hint(self.position, self.dice)
 
-    def play_hints(self, top: int, ranked: list[RankedPlay] | None = None) -> list[PlayHint]:
+    def play_hints(self, top: int, ranked: list[RankedPlay] | None = None, bot: Bot | None = None) -> list[PlayHint]:
         """The person's ``top`` best plays of this roll by the bot (phase ``MOVE``), each with its cubeful equity for
         the person, the cube as it is (``cubeful_equities``), and ranked by it: the bot's ``top`` best by cubeless
         equity (``hint``, or ``ranked`` when the caller has it), then in the order of what the cube makes of them,
         ``difference`` each one's cubeful equity minus the first's. One rule for the terminal's, the page's and the
-        API's hint."""
-        ranked = (self.hint() if ranked is None else ranked)[:top]
-        cubeful = self.cubeful_equities([r.move for r in ranked])
+        API's hint. ``bot``: as in ``hint``."""
+        ranked = (self.hint(bot) if ranked is None else ranked)[:top]
+        cubeful = self.cubeful_equities([r.move for r in ranked], bot)
         order = sorted(range(len(ranked)), key=lambda i: -cubeful[i])  # (stable: ties keep the cubeless order)
         best = cubeful[order[0]] if order else 0.0
         return [PlayHint(ranked[i], cubeful[i], cubeful[i] - best) for i in order]
 
-    def cubeful_equities(self, moves: list[Move]) -> list[float]:
+    def cubeful_equities(self, moves: list[Move], bot: Bot | None = None) -> list[float]:
         """The person's cubeful equity after each of its ``moves`` of this roll, the cube as it is (money: in units
         of the current stake; a match: match-winning chances), by the bot at the plies of its checker play (not the
         deeper ply of its own cube decisions, ``Bot.cube_plies``: a hint ranks every play at once): the bot, on roll
         after the play, takes its best cube action (``Bot.cube_equities``), and the person's equity is the rest of
-        it."""
+        it. ``bot``: as in ``hint``."""
         if self.phase is not Phase.MOVE:
             raise GameStateError(f"cubeful equities of plays need your roll (now: {self._phase_text()})")
         if not moves:
             return []
         boards = np.stack([m.after.board for m in moves])  # the bot on roll after each
         state = self._state(BOT).select(np.zeros(len(moves), dtype=np.int64))
-        theirs = self.bot.cube_equities(boards, state, plies=self.bot.plies).equity
+        bot = bot or self.bot
+        theirs = bot.cube_equities(boards, state, plies=bot.plies).equity
         return [float(v) for v in ((1.0 - theirs) if self.is_match else -theirs)]
 
-    def cube_hint(self, rollout: bool | dict = False) -> CubeHint:
+    def cube_hint(self, rollout: bool | dict = False, bot: Bot | None = None) -> CubeHint:
         """The bot's advice on the person's cube decision: to double (phase ``ROLL``) or to take (``TAKE``).
 
         ``rollout``: decide from a cubeful rollout instead of the formula (``Bot.cube_decision``'s ``rollout``:
         ``True``, or a dict of its options), about a second; a money session without the Jacoby rule only
-        (``cube_rollout_refusal`` says why not, and a ``BgaiError`` says it here)."""
+        (``cube_rollout_refusal`` says why not, and a ``BgaiError`` says it here). ``bot``: as in ``hint``."""
         if self.phase not in (Phase.ROLL, Phase.TAKE):
             raise GameStateError(f"there is no cube decision to make now ({self._phase_text()})")
         if rollout and self.cube_rollout_refusal:
             raise BgaiError(self.cube_rollout_refusal)
         if self.phase is Phase.ROLL:
-            d = self._decision(HUMAN, rollout=rollout)
+            d = self._decision(HUMAN, rollout=rollout, bot=bot)
             equities = {"no_double": d.no_double, "double_take": d.double_take, "double_pass": d.double_pass}
             return CubeHint("double", d.action, equities, d)
-        d = self._decision(BOT, rollout=rollout)
+        d = self._decision(BOT, rollout=rollout, bot=bot)
         other = (lambda v: 1 - v) if self.is_match else (lambda v: -v)
         equities = {"take": other(d.double_take), "pass": other(d.double_pass)}
         return CubeHint("take", "Take" if d.should_take else "Pass", equities, d)
@@ -751,10 +743,12 @@ class Session:
         owner = CubeOwner.of_seat(self._owner, player)
         return self.cube, owner, self.match_score(player)
 
-    def _decision(self, player: int, position: Position | None = None, rollout: bool | dict = False) -> CubeDecision:
-        """The bot's cube decision for ``player`` on roll in ``position`` (default: the position now)."""
-        return self.bot.cube_decision(self.position if position is None else position, *self._cube_args(player),
-                                      jacoby=self.jacoby, rollout=rollout)
+    def _decision(self, player: int, position: Position | None = None, rollout: bool | dict = False,
+                  bot: Bot | None = None) -> CubeDecision:
+        """The bot's (or ``bot``'s) cube decision for ``player`` on roll in ``position`` (default: the position
+        now)."""
+        return (bot or self.bot).cube_decision(self.position if position is None else position,
+                                               *self._cube_args(player), jacoby=self.jacoby, rollout=rollout)
 
     def _state(self, player: int):
         return cube_state(*self._cube_args(player), jacoby=self.jacoby)
