@@ -238,7 +238,7 @@ def test_gammons_and_backgammons_are_scored_for_and_against_the_agent():
 def test_action_i_is_the_ith_legal_play_of_the_position():
     """Given the agent's first roll in a few games, then the plays in info are ``Position.legal_moves`` in its
     order, the afterstate boards and encodings are those plays', and the mask has a one for each of them."""
-    env = BackgammonEnv("heuristic")
+    env = BackgammonEnv("heuristic", afterstates=True)
     for seed in range(5):
         obs, info = env.reset(seed=seed)
         moves = Position(info["board"]).legal_moves(tuple(info["dice"]))
@@ -289,7 +289,7 @@ def test_every_input_stays_in_the_observation_space_at_the_extremes():
 
 @pytest.mark.parametrize("action", ["count", -1, MAX_PLAYS, 10**9])
 def test_an_action_outside_the_mask_resigns_a_single_game(action):
-    env = BackgammonEnv("pubeval")
+    env = BackgammonEnv("pubeval", afterstates=True)
     obs, info = env.reset(seed=4)
     a = int(obs["action_mask"].sum()) if action == "count" else action
     _, reward, terminated, truncated, after = env.step(a)
@@ -327,7 +327,7 @@ def test_an_action_outside_the_mask_resigns_in_the_pettingzoo_env():
 
 
 def test_only_the_agent_on_roll_has_a_roll_and_a_mask_in_the_pettingzoo_env():
-    env = backgammon_v0.env()
+    env = backgammon_v0.env(afterstates=True)
     env.reset(seed=8)
     mover = env.agent_selection
     other = next(a for a in env.agents if a != mover)
@@ -630,3 +630,199 @@ def test_max_plays_is_the_most_plays_a_roll_can_have():
     plays = legal_plays(board[None], np.array([[1, 1]]))
     assert plays.counts[0] == 2226 <= MAX_PLAYS
     assert observe(board[None], np.array([[1, 1]]), plays.counts)["action_mask"].sum() == 2226
+
+
+# What other libraries ask of an environment ----------------------------------------------------------------------
+
+def test_the_infos_keep_one_shape_unless_the_plays_are_asked_for():
+    """Given the default environments, then every info holds the same keys and shapes at every step (what a
+    vectorizer stacks); with ``afterstates=True`` the plays come too."""
+    env = BackgammonEnv("random")
+    obs, info = env.reset(seed=3)
+    shapes = {key: np.shape(value) for key, value in info.items()}
+    assert set(shapes) == {"board", "dice", "illegal_action"}
+    for _ in range(40):
+        obs, _, terminated, _, info = env.step(0)
+        assert {key: np.shape(value) for key, value in info.items()} == shapes
+        if terminated:
+            obs, info = env.reset()
+    aec = backgammon_v0.env()
+    aec.reset(seed=1)
+    assert set(aec.infos[aec.agent_selection]) == {"board", "dice", "illegal_action"}
+    assert {"plays", "afterstates", "afterstate_boards"} <= set(BackgammonEnv(afterstates=True).reset(seed=0)[1])
+
+
+def test_gymnasiums_own_vectorizers_and_wrappers_run_the_registered_env():
+    """Given Gymnasium's ``make_vec`` in its sync and async modes, with its documented wrappers, then a hundred
+    steps run and the episode statistics add up to the rewards."""
+    for mode in ("sync", "async"):
+        envs = gymnasium.make_vec("bgai/Backgammon-v0", num_envs=2, vectorization_mode=mode)
+        envs = gymnasium.wrappers.vector.RecordEpisodeStatistics(envs)
+        obs, _ = envs.reset(seed=0)
+        total, seen = np.zeros(2), []
+        for _ in range(100):
+            actions = random_actions(obs, np.random.default_rng(len(seen)))
+            obs, rewards, terminated, _, info = envs.step(actions)
+            total += rewards
+            if "episode" in info:
+                seen.extend(info["episode"]["r"][info["_episode"]].tolist())
+        envs.close()
+        assert seen and all(abs(r) in (1, 2, 3) for r in seen), mode
+
+
+def test_next_step_autoreset_returns_the_last_observation_then_starts_the_next_game():
+    """Given ``autoreset_mode="next_step"``, then a game that ends returns its final observation (an empty mask),
+    and the step after ignores its action, gives it no reward and starts its next game; Gymnasium's observation
+    wrappers, which refuse same-step autoreset, run on it."""
+    envs = gymnasium.make_vec("bgai/Backgammon-v0", num_envs=8, autoreset_mode="next_step")
+    assert envs.metadata["autoreset_mode"] is gymnasium.vector.AutoresetMode.NEXT_STEP
+    rng = np.random.default_rng(0)
+    obs, _ = envs.reset(seed=5)
+    ended = np.zeros(8, dtype=bool)
+    restarts = 0
+    for _ in range(200):
+        actions = random_actions(obs, rng)
+        obs, rewards, terminated, _, info = envs.step(actions)
+        assert "final_obs" not in info
+        assert np.all(rewards[ended] == 0) and not terminated[ended].any()  # the step after an end
+        assert np.all(obs["action_mask"][ended].sum(axis=1) > 0)  # the next game has begun
+        restarts += int(ended.sum())
+        assert np.all(np.isin(np.abs(rewards[terminated]), [1, 2, 3]))
+        assert not obs["action_mask"][terminated].any()  # the ended game's last observation
+        ended = terminated
+    assert restarts >= 8
+    for wrapper, kind in ((gymnasium.wrappers.vector.FlattenObservation, "dict"),
+                          (gymnasium.wrappers.vector.NormalizeObservation, "box")):
+        wrapped = wrapper(gymnasium.make_vec("bgai/Backgammon-v0", num_envs=4, autoreset_mode="next_step",
+                                             observation=kind))
+        wrapped.reset(seed=1)
+        for _ in range(60):
+            wrapped.step(np.zeros(4, dtype=np.int64))  # (action 0 is always legal; ignored after an end)
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        BackgammonVectorEnv(2, autoreset_mode="sometimes")
+
+
+def test_a_list_of_seeds_seeds_the_games_together():
+    envs = BackgammonVectorEnv(3)
+    first = envs.reset(seed=[1, 2, 3])[0]["observation"]
+    assert np.array_equal(envs.reset(seed=[1, 2, 3])[0]["observation"], first)
+    with pytest.raises(ValueError, match="one for each"):
+        envs.reset(seed=[1, 2])
+
+
+def test_box_observations_and_action_masks_carry_what_the_dict_does():
+    """Given ``observation="box"``, then each environment's observation is the dict's ``observation`` array alone, in a
+    plain Box, and ``action_masks()`` is the dict's mask as booleans, in the single, vector and self-play
+    environments."""
+    as_dict, as_box = BackgammonEnv("pubeval"), BackgammonEnv("pubeval", observation="box")
+    assert isinstance(as_box.observation_space, gymnasium.spaces.Box)
+    d, _ = as_dict.reset(seed=2)
+    b, _ = as_box.reset(seed=2)
+    for _ in range(30):
+        assert np.array_equal(d["observation"], b) and b in as_box.observation_space
+        assert np.array_equal(as_dict.action_masks(), d["action_mask"] == 1)
+        assert np.array_equal(as_box.action_masks(), as_dict.action_masks())
+        d, _, over, _, _ = as_dict.step(0)
+        b, _, _, _, _ = as_box.step(0)
+        if over:
+            assert not as_dict.action_masks().any()
+            d, _ = as_dict.reset()
+            b, _ = as_box.reset()
+    vd, vb = BackgammonVectorEnv(4), BackgammonVectorEnv(4, observation="box")
+    od, ob = vd.reset(seed=1)[0], vb.reset(seed=1)[0]
+    assert np.array_equal(od["observation"], ob) and np.array_equal(vd.action_masks(), od["action_mask"] == 1)
+    with pytest.raises(ValueError, match="observation must be"):
+        BackgammonEnv(observation="image")
+
+
+def test_every_render_mode_draws_the_position():
+    """Given each render mode, then "ansi" returns the board as text, "human" prints it at every step, and
+    "rgb_array" returns a picture in which the player's and the opponent's checkers appear."""
+    from bgai.envs.render import HEIGHT, WIDTH, board_image
+
+    env = BackgammonEnv("random", render_mode="rgb_array")
+    env.reset(seed=0)
+    image = env.render()
+    assert image.shape == (HEIGHT, WIDTH, 3) and image.dtype == np.uint8
+    colours = {tuple(c) for c in image.reshape(-1, 3)}
+    assert (245, 245, 240) in colours and (30, 30, 35) in colours
+    empty = np.zeros(26, dtype=np.int8)
+    assert not np.array_equal(board_image(Position.start().board), board_image(empty))
+    with pytest.raises(ValueError):
+        board_image(np.zeros(25))
+    aec = backgammon_v0.env(render_mode="rgb_array")
+    aec.reset(seed=0)
+    assert aec.render().shape == (HEIGHT, WIDTH, 3)
+
+
+def test_human_rendering_prints_the_board(capsys):
+    env = BackgammonEnv("random", render_mode="human")
+    env.reset(seed=0)
+    env.step(0)
+    assert capsys.readouterr().out.count("BAR") == 2  # the reset's board and the step's
+    aec = backgammon_v0.env(render_mode="human")
+    aec.reset(seed=0)
+    assert aec.render() is None and "to play" in capsys.readouterr().out
+
+
+def test_the_pettingzoo_env_is_registered_and_takes_numpy_actions():
+    """Given ``pettingzoo.make("aec", "bgai/backgammon-v0")``, then it is the environment, and a numpy integer, a
+    0-d array among them (what ``model.predict`` returns), is an action like a Python integer."""
+    import pettingzoo
+
+    env = pettingzoo.make("aec", bgai.envs.AEC_ID)
+    env.reset(seed=2)
+    mover = env.agent_selection
+    env.step(np.array(0))
+    assert env.agent_selection != mover
+    env.step(np.int64(0))
+    assert env.agent_selection == mover
+    with pytest.raises(TypeError):
+        env.step(np.array([0.5]))
+
+
+def test_self_play_credits_the_learner_its_losses_from_both_seats():
+    """Given ``SelfPlayEnv`` with the learner playing its first legal play against a random opponent, then the
+    learner swaps seats every game, its reward is the game's points for it (losses included, though the game
+    ends on the winner's play) and the opponent's seat never asks the learner to act."""
+    from bgai.envs.backgammon_v0 import SelfPlayEnv
+
+    env = SelfPlayEnv()
+    seats, rewards = [], []
+    env.reset(seed=4)
+    for game in range(40):
+        if game:
+            env.reset()
+        seats.append(env.learner)
+        over = False
+        while not over:
+            assert env.game.agent_selection == env.learner and env.action_masks().any()
+            _, reward, over, _, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        rewards.append(reward)
+        assert reward == points_by_the_rules(info["board"])
+    assert seats[:4] == ["player_0", "player_1", "player_0", "player_1"]
+    assert min(rewards) < 0 < max(rewards)
+    env.opponent = lambda obs: 10**6
+    with pytest.raises(IllegalMoveError):
+        for _ in range(3):
+            env.reset()
+
+
+def test_an_env_policy_benches_as_an_agent_in_one_line():
+    """Given a policy of the environment's observations (its last legal play), then ``policy_agent`` makes a bench
+    agent of it that plays the same plays as in the environment, and the bench plays it without a fault."""
+    from bgai.envs import policy_agent
+    from bgai.play.agents import bench_agent
+
+    def last(obs):
+        return int(obs["action_mask"].sum()) - 1
+
+    agent = policy_agent(last)
+    position = Position.start()
+    plays = position.legal_moves((6, 5))
+    assert agent(position, (5, 6), plays) == len(plays) - 1
+    box = policy_agent(lambda obs: int(obs.shape == (F + DICE_UNITS,)), observation="box")
+    assert box(position, (6, 5), plays) == 1
+    bench = bench_agent(agent, ["random"], games=4, seed=1)
+    (result,) = bench.results
+    assert result.opponent == "random" and not result.faults and result.summary()["games"] == 8

@@ -56,7 +56,7 @@ def test_the_td0_notebook_trains_an_agent_and_benchmarks_it():
         assert np.isfinite(se) and se >= 0
     # The trained agent, on positions of its own games, picks a legal play, the one its network scores worst for
     # the opponent.
-    env = gymnasium.make("bgai/Backgammon-v0", opponent="random")
+    env = gymnasium.make("bgai/Backgammon-v0", opponent="random", afterstates=True)
     obs, info = env.reset(seed=5)
     greedy, terminated = namespace["greedy"], False
     while not terminated:

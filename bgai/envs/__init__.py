@@ -15,12 +15,21 @@ them imports torch: the opponents and the encoder run on numpy and numba.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 import gymnasium
 
 from bgai.envs.backgammon import BackgammonEnv
-from bgai.envs.spaces import DICE_UNITS, MAX_PLAYS, PlayList, action_space, observation_size, observation_space
+from bgai.envs.spaces import (
+    DICE_UNITS,
+    MAX_PLAYS,
+    PlayList,
+    action_space,
+    observation_size,
+    observation_space,
+    policy_agent,
+)
 from bgai.envs.vector import BackgammonVectorEnv
 
 #: The Gymnasium id registered on import.
@@ -29,6 +38,15 @@ ENV_ID = "bgai/Backgammon-v0"
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(ENV_ID, entry_point="bgai.envs.backgammon:BackgammonEnv",
                        vector_entry_point="bgai.envs.vector:BackgammonVectorEnv")
+
+#: The PettingZoo id registered on import, where PettingZoo is installed (``pettingzoo.make("aec", AEC_ID)``).
+AEC_ID = "bgai/backgammon-v0"
+
+if importlib.util.find_spec("pettingzoo") is not None:
+    import pettingzoo
+
+    if hasattr(pettingzoo, "register") and AEC_ID not in pettingzoo.aec_registry:  # (PettingZoo 1.27 and later)
+        pettingzoo.register("aec", AEC_ID, entry_point="bgai.envs.backgammon_v0:env")
 
 
 def __getattr__(name: str) -> ModuleType:
@@ -40,6 +58,7 @@ def __getattr__(name: str) -> ModuleType:
 
 __all__ = [
     "DICE_UNITS",
+    "AEC_ID",
     "ENV_ID",
     "MAX_PLAYS",
     "BackgammonEnv",
@@ -48,4 +67,5 @@ __all__ = [
     "action_space",
     "observation_size",
     "observation_space",
+    "policy_agent",
 ]

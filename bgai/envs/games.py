@@ -138,11 +138,12 @@ class Games:
         self._start(np.asarray(rows, dtype=np.int64), rng, positions)
         self._expand()
 
-    def step(self, actions: Any, rng: np.random.Generator, restart: bool = False
+    def step(self, actions: Any, rng: np.random.Generator, restart: bool = False, skip: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Play ``actions`` (n,), one in each game: action ``i`` is the game's ``i``-th legal play; one outside
         them (``action_mask`` 0) resigns the game, a single loss. Then the opponent replies where the game goes on,
-        and the agent rolls. With ``restart``, finished games start again at once.
+        and the agent rolls. With ``restart``, finished games start again at once. ``skip`` (n,) bool: games whose
+        action is ignored this step (games just started, where the step that follows an ended game starts the next).
 
         Returns (points, finished, illegal, final): the agent's points in each game that ended (+1..3 won, -1..-3
         lost, 0 elsewhere), which games ended, which by an action outside the mask, and the final position of each
@@ -156,11 +157,16 @@ class Games:
         a = a.astype(np.int64)
         plays = self.plays
         legal = (a >= 0) & (a < plays.counts)
+        if skip is not None:
+            legal |= skip
         finished = ~legal
         points = np.where(legal, 0, -1)
         final = self.boards.copy()
         # (Each branch below is skipped when no game takes it: one game's step is then a few dozen numpy calls.)
-        rows = self._every if legal.all() else np.flatnonzero(legal)
+        if skip is not None:
+            rows = np.flatnonzero(legal & ~skip)
+        else:
+            rows = self._every if legal.all() else np.flatnonzero(legal)
         after = plays.after[plays.starts[rows] + a[rows]]  # the opponent's side
         won = game_over(after)
         if won.any():

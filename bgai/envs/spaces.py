@@ -1,6 +1,8 @@
 """What an agent in bgai's environments observes, and how it names its plays.
 
-An observation is a dict of two arrays, as PettingZoo's classic games have it:
+An observation is a dict of two arrays, as PettingZoo's classic games have it (``observation="dict"``, the default
+of every environment; with ``observation="box"`` it is the ``observation`` array alone, a plain ``Box`` for a
+library's ``MlpPolicy``, and the mask comes from the environment's ``action_masks()``):
 
 ``observation`` (float32, ``observation_size(encoder)``)
     The position the agent faces, seen from its side (it is on roll), as bgai's encoder writes it
@@ -73,6 +75,9 @@ DICE_UNITS = 12
 OBSERVATION_LOW = -3.75
 OBSERVATION_HIGH = 7.5
 
+#: The observation kinds of every environment's ``observation`` argument (see the module docstring).
+OBSERVATIONS = ("dict", "box")
+
 _FACES = np.arange(1, 7)
 _ACTIONS = np.arange(MAX_PLAYS)
 
@@ -82,12 +87,20 @@ def observation_size(encoder: int = ENCODER_VERSION) -> int:
     return n_features(encoder) + DICE_UNITS
 
 
-def observation_space(encoder: int = ENCODER_VERSION) -> spaces.Dict:
-    """One agent's observation space: ``observation`` and ``action_mask`` (see the module docstring)."""
-    return spaces.Dict({
-        "observation": spaces.Box(OBSERVATION_LOW, OBSERVATION_HIGH, (observation_size(encoder),), np.float32),
-        "action_mask": spaces.Box(0, 1, (MAX_PLAYS,), np.int8),
-    })
+def observation_space(encoder: int = ENCODER_VERSION, observation: str = "dict") -> spaces.Dict | spaces.Box:
+    """One agent's observation space: ``observation`` and ``action_mask`` (``"dict"``), or the ``observation`` array
+    alone (``"box"``); see the module docstring."""
+    box = spaces.Box(OBSERVATION_LOW, OBSERVATION_HIGH, (observation_size(encoder),), np.float32)
+    if check_observation(observation) == "box":
+        return box
+    return spaces.Dict({"observation": box, "action_mask": spaces.Box(0, 1, (MAX_PLAYS,), np.int8)})
+
+
+def check_observation(observation: str) -> str:
+    """``observation`` if it names an observation kind (``OBSERVATIONS``), else ``ValueError``."""
+    if observation not in OBSERVATIONS:
+        raise ValueError(f"observation must be one of {', '.join(map(repr, OBSERVATIONS))}, got {observation!r}")
+    return observation
 
 
 def action_space() -> spaces.Discrete:
@@ -177,19 +190,20 @@ class PlayList(Sequence[str]):
 
 
 def play_info(board: np.ndarray, dice: np.ndarray, after: np.ndarray, steps: np.ndarray,
-              encoder: int = ENCODER_VERSION, illegal_action: bool = False) -> dict:
+              encoder: int = ENCODER_VERSION, illegal_action: bool = False, afterstates: bool = True) -> dict:
     """The ``info`` of one seat (new objects): ``board`` (26,) its position from its side, ``dice`` (2,) its roll
-    (0s when it has none), ``plays`` its legal plays in notation (a ``PlayList``), ``afterstates`` their encodings
-    (n, ``n_features(encoder)``) and ``afterstate_boards`` (n, 26), each seen from the opponent, who is on roll
-    after the play, and ``illegal_action``: whether the game just ended by an action outside the mask."""
-    return {
-        "board": np.array(board, dtype=np.int8),
-        "dice": np.array(dice, dtype=np.int8),
-        "plays": PlayList(steps),
-        "afterstates": encode(after, version=encoder),
-        "afterstate_boards": np.array(after, dtype=np.int8),
-        "illegal_action": bool(illegal_action),
-    }
+    (0s when it has none) and ``illegal_action``: whether the game just ended by an action outside the mask; the
+    same shapes every step. With ``afterstates``, its legal plays too: ``plays`` in notation (a ``PlayList``),
+    ``afterstates`` their encodings (n, ``n_features(encoder)``) and ``afterstate_boards`` (n, 26), each seen from
+    the opponent, who is on roll after the play (their length changes from step to step: a vectorizer that stacks
+    infos, Gymnasium's ``SyncVectorEnv`` or Tianshou's buffer, needs them off)."""
+    info: dict = {"board": np.array(board, dtype=np.int8), "dice": np.array(dice, dtype=np.int8),
+                  "illegal_action": bool(illegal_action)}
+    if afterstates:
+        info["plays"] = PlayList(steps)
+        info["afterstates"] = encode(after, version=encoder)
+        info["afterstate_boards"] = np.array(after, dtype=np.int8)
+    return info
 
 
 def batch_info(boards: np.ndarray, dice: np.ndarray, plays: Plays | None, encoder: int = ENCODER_VERSION,
@@ -215,3 +229,32 @@ def batch_info(boards: np.ndarray, dice: np.ndarray, plays: Plays | None, encode
                 lists[i] = PlayList(plays.steps[plays.starts[i]:plays.starts[i] + plays.counts[i]])
             info["plays"], info["_plays"] = lists, np.ones(n, dtype=bool)
     return info
+
+
+def policy_agent(policy, encoder: int = ENCODER_VERSION, observation: str = "dict", name: str | None = None):
+    """A bench agent (``bgai.play.agents``' contract: ``agent(position, dice, plays) -> index``) of a policy trained
+    on these environments: ``policy(observation) -> action`` called with the observation an environment would give
+    (``encoder`` and ``observation`` as the environment's), or a model with Stable-Baselines3's ``predict`` (asked
+    deterministically, with the mask where it takes one).
+
+        >>> from bgai.play.agents import bench_agent                                   # doctest: +SKIP
+        >>> bench_agent(policy_agent(model), ["random", "pubeval"], games=100)          # doctest: +SKIP
+    """
+    check_observation(observation)
+    predict = getattr(policy, "predict", None)
+
+    def agent(position, dice, plays) -> int:
+        obs = observe(np.asarray(position.board)[None], np.asarray([sorted(dice, reverse=True)]),
+                      np.array([len(plays)]), encoder)
+        one = {key: value[0] for key, value in obs.items()}
+        shown = one["observation"] if observation == "box" else one
+        if predict is None:
+            return int(np.asarray(policy(shown)).item())
+        try:
+            action, _ = predict(shown, action_masks=one["action_mask"] == 1, deterministic=True)
+        except TypeError:  # (a model without masks)
+            action, _ = predict(shown, deterministic=True)
+        return int(np.asarray(action).item())
+
+    agent.__name__ = str(name or getattr(policy, "__name__", type(policy).__name__))
+    return agent

@@ -24,10 +24,17 @@ cores you give it); another player or a policy of the caller's is called for one
 threads at once (unless it has a true ``threadsafe`` attribute). A step is all or nothing: where an opponent
 raises in one block (a policy's action outside its mask, say), every game is left as it was before the step.
 
-Games restart as they end, in the same step (``AutoresetMode.SAME_STEP``): the observation of a game that just ended
-is already its next game's first, the reward and ``terminations`` are the ended game's, and ``info["final_obs"]``
-(an object array, ``None`` for the games that go on) holds the ended game's last observation and
-``info["final_info"]["board"]`` its final position from the agent's side (``_board`` marks the games that ended).
+Games restart as they end, in the same step (``autoreset_mode="same_step"``, Gymnasium's ``AutoresetMode.SAME_STEP``,
+the default): the observation of a game that just ended is already its next game's first, the reward and
+``terminations`` are the ended game's, and ``info["final_obs"]`` (an object array, ``None`` for the games that go
+on) holds the ended game's last observation and ``info["final_info"]["board"]`` its final position from the agent's
+side (``_board`` marks the games that ended). With ``autoreset_mode="next_step"`` (``AutoresetMode.NEXT_STEP``,
+what Gymnasium's observation wrappers ask for) the ended game's last observation is returned as it is (an empty
+mask), and the step after starts its next game: that step ignores the game's action and gives it reward 0, not
+terminated.
+
+``action_masks()``: every game's mask as booleans (sb3-contrib's ``MaskablePPO``); ``observation="box"``: the
+observations without their masks (``bgai.envs.spaces``).
 
 ``info``: ``board`` and ``dice`` of every game (with Gymnasium's ``_board`` and ``_dice`` masks), and
 ``illegal_action``: the games that ended by an action outside the mask. With ``afterstates=True`` also every game's
@@ -49,7 +56,15 @@ from bgai.core.errors import GameStateError
 from bgai.core.movegen import one_thread, threads
 from bgai.envs.games import Games, Plays
 from bgai.envs.opponents import make_opponent
-from bgai.envs.spaces import MAX_PLAYS, action_space, batch_info, observation_size, observation_space, observe
+from bgai.envs.spaces import (
+    MAX_PLAYS,
+    action_space,
+    batch_info,
+    check_observation,
+    observation_size,
+    observation_space,
+    observe,
+)
 from bgai.eval.encoding import ENCODER_VERSION
 
 #: The fewest games of a block (``BackgammonVectorEnv``'s ``blocks``): smaller blocks cost more in the interpreter
@@ -70,9 +85,17 @@ class BackgammonVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int, opponent: Any = "random", *, plies: int = 0, encoder: int = ENCODER_VERSION,
-                 afterstates: bool = False, blocks: int = 2, **unused: Any) -> None:
+                 observation: str = "dict", afterstates: bool = False, blocks: int = 2,
+                 autoreset_mode: str | AutoresetMode = AutoresetMode.SAME_STEP, **unused: Any) -> None:
         if not (isinstance(num_envs, int) and num_envs >= 1):
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
+        modes = {AutoresetMode.SAME_STEP: AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP: AutoresetMode.NEXT_STEP,
+                 "same_step": AutoresetMode.SAME_STEP, "next_step": AutoresetMode.NEXT_STEP}
+        if autoreset_mode not in modes:
+            raise ValueError(f"autoreset_mode must be 'same_step' or 'next_step' (or Gymnasium's AutoresetMode), got "
+                             f"{autoreset_mode!r}")
+        self.metadata = {**self.metadata, "autoreset_mode": modes[autoreset_mode]}
+        self.observation_kind = check_observation(observation)
         if not (isinstance(blocks, int) and not isinstance(blocks, bool) and blocks >= 1):
             raise ValueError(f"blocks must be a whole number >= 1, got {blocks!r}")
         unused.pop("max_episode_steps", None)  # (gymnasium.make_vec passes the registered one along)
@@ -82,7 +105,7 @@ class BackgammonVectorEnv(VectorEnv):
         self.num_envs = num_envs
         self.encoder = encoder
         self.afterstates = afterstates
-        self.single_observation_space = observation_space(encoder)
+        self.single_observation_space = observation_space(encoder, observation)
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
@@ -95,8 +118,12 @@ class BackgammonVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        if isinstance(seed, list):
-            raise ValueError("the games share one random generator: give reset one seed, not a list")
+        if isinstance(seed, list):  # (one a game, as Gymnasium's own vectorizers take them): all of them seed the
+            # one generator the games share
+            if len(seed) != self.num_envs:
+                raise ValueError(f"a list of seeds holds one for each of the {self.num_envs} games, got {len(seed)}")
+            given = [int(s) for s in seed if s is not None]
+            seed = int(np.random.SeedSequence(given).generate_state(1)[0]) if given else None
         super().reset(seed=seed)
         positions = (options or {}).get("positions")
         if positions is not None and len(positions) != self.num_envs:
@@ -109,7 +136,7 @@ class BackgammonVectorEnv(VectorEnv):
         info = self._info()
         info["illegal_action"], info["_illegal_action"] = np.zeros(self.num_envs, dtype=bool), np.ones(
             self.num_envs, dtype=bool)
-        return self._observation(), info
+        return self._kind(self._observation()), info
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = np.asarray(actions)
@@ -119,10 +146,16 @@ class BackgammonVectorEnv(VectorEnv):
             raise GameStateError("the games were never started: call reset before step")
         observation = self._blank()
 
+        next_step = self.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+
         def step(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-            lo, hi = self._bounds[k]
+            (lo, hi), games = self._bounds[k], self._shards[k]
             with one_thread():
-                result = self._shards[k].step(a[lo:hi], self._rngs[k], restart=True)
+                skip = None
+                if next_step and games.over.any():  # the games that ended last step start their next ones
+                    skip = games.over.copy()
+                    games.start(np.flatnonzero(skip), self._rngs[k])
+                result = games.step(a[lo:hi], self._rngs[k], restart=not next_step, skip=skip)
                 self._observe(k, observation)
             return result
 
@@ -139,17 +172,27 @@ class BackgammonVectorEnv(VectorEnv):
         info = self._info()
         info["illegal_action"], info["_illegal_action"] = illegal, np.ones(self.num_envs, dtype=bool)
         ended = np.flatnonzero(finished)
-        if len(ended):
+        if len(ended) and not next_step:
             last = observe(final[ended], np.zeros((len(ended), 2), dtype=np.int8), np.zeros(len(ended)), self.encoder)
             final_obs = np.full(self.num_envs, None, dtype=object)
             for k, i in enumerate(ended):
-                final_obs[i] = {key: value[k] for key, value in last.items()}
+                final_obs[i] = self._kind({key: value[k] for key, value in last.items()})
             boards = np.zeros((self.num_envs, 26), dtype=np.int8)
             boards[ended] = final[ended]
             info["final_obs"], info["_final_obs"] = final_obs, finished.copy()
             info["final_info"] = {"board": boards, "_board": finished.copy()}
             info["_final_info"] = finished.copy()
-        return observation, points.astype(np.float64), finished, np.zeros(self.num_envs, dtype=bool), info
+        return (self._kind(observation), points.astype(np.float64), finished, np.zeros(self.num_envs, dtype=bool),
+                info)
+
+    def action_masks(self) -> np.ndarray:
+        """Every game's legal actions now, as booleans (``num_envs``, ``MAX_PLAYS``): the observations' masks."""
+        counts = np.concatenate([games.plays.counts for games in self._shards]) if self._rngs else np.zeros(
+            self.num_envs, dtype=np.int64)
+        return np.arange(MAX_PLAYS) < counts[:, None]
+
+    def _kind(self, observation: dict[str, np.ndarray]) -> Any:
+        return observation["observation"] if self.observation_kind == "box" else observation
 
     def _map(self, work: Any) -> list[Any]:
         """``work(k)`` of every block, in order: on parallel threads where the opponent allows it."""
