@@ -167,3 +167,23 @@ def test_a_trained_model_benches_as_an_agent():
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0).learn(64)
     (result,) = bench_agent(policy_agent(model, observation="box"), ["random"], games=3, seed=2).results
     assert not result.faults and result.summary()["games"] == 6
+
+
+def test_the_maskable_ppo_example_learns_and_benches_on_a_tiny_budget(tmp_path):
+    """examples/maskable_ppo.py at a few dozen steps: its curve has a bench point at the start, one after each
+    ``--every`` steps and at the end, each with finite points a game over the duplicate games, no forfeits."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "examples" / "maskable_ppo.py"
+    spec = importlib.util.spec_from_file_location("maskable_ppo", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "curve.json"
+    module.main(["--steps", "64", "--envs", "4", "--n-steps", "8", "--every", "32", "--games", "2", "--json",
+                 str(out), "--save", str(tmp_path / "model.zip")])
+    record = json.loads(out.read_text())
+    assert [p["steps"] for p in record["curve"]] == [0, 32, 64]
+    assert all(p["games"] == 4 and p["forfeits"] == 0 and abs(p["ppg"]) <= 3 for p in record["curve"])
+    assert record["command"].startswith("python ") and (tmp_path / "model.zip").exists()
