@@ -826,3 +826,128 @@ def test_an_env_policy_benches_as_an_agent_in_one_line():
     bench = bench_agent(agent, ["random"], games=4, seed=1)
     (result,) = bench.results
     assert result.opponent == "random" and not result.faults and result.summary()["games"] == 8
+
+
+# Checker steps as actions ----------------------------------------------------------------------------------------
+
+def random_game_boards(n: int, seed: int) -> np.ndarray:
+    """Positions of random games, on roll, both sides still in the game (bear-offs among them)."""
+    rng = np.random.default_rng(seed)
+    boards = np.repeat(Position.start().board[None], n, axis=0)
+    kept = []
+    for ply in range(80):
+        plays = legal_plays(boards, rng.integers(1, 7, (n, 2)).astype(np.int8))
+        pick = plays.starts + (rng.random(n) * plays.counts).astype(np.int64)
+        after = plays.after[pick]
+        live = (after > 0).any(axis=1) & (after < 0).any(axis=1)
+        boards = np.where(live[:, None], after, boards)
+        if ply % 10 == 9:
+            kept.append(boards.copy())
+    return np.concatenate(kept)
+
+
+def test_each_legal_play_is_one_sequence_of_checker_steps():
+    """Given positions of random games (bear-offs too) and rolls, then each legal play's step actions, replayed on
+    the board one checker at a time (from the point, by the die, borne off past the last point), make exactly that
+    play's afterstate; no two plays share a sequence; and a roll that cannot be played is the one pass, action 0."""
+    from bgai.core.movegen import OPP_BAR, switch
+    from bgai.envs.steps import step_labels
+
+    boards = random_game_boards(60, seed=2)
+    dice = np.random.default_rng(3).integers(1, 7, (len(boards), 2)).astype(np.int8)
+    dice = np.sort(dice, axis=1)[:, ::-1].copy()
+    plays = legal_plays(boards, dice, steps=True)
+    labels = step_labels(plays, dice)
+    passes = 0
+    for g in range(len(boards)):
+        rows = range(plays.starts[g], plays.starts[g] + plays.counts[g])
+        assert len({tuple(labels[r]) for r in rows}) == len(rows)
+        for r in rows:
+            board = boards[g].copy()
+            if labels[r, 0] == 0:
+                passes += 1
+                assert len(rows) == 1 and (labels[r, 1:] == -1).all()
+            for action in labels[r][labels[r] > 0]:
+                point, die = divmod(int(action), 6)
+                die += 1
+                assert die in dice[g]
+                target = max(point - die, 0)
+                assert board[point] > 0
+                board[point] -= 1
+                if target:
+                    if board[target] == -1:
+                        board[target], board[OPP_BAR] = 0, board[OPP_BAR] - 1
+                    board[target] += 1
+            assert np.array_equal(switch(board), plays.after[r])
+    assert passes > 0
+
+
+def test_step_actions_play_whole_games_to_the_rules_result():
+    """Given random legal steps in 64 games at once against pubeval, then every game ends with the points the rules
+    give its final position, every live game always has a legal step, and the observation counts the steps left."""
+    envs = BackgammonVectorEnv(64, "pubeval", action="steps")
+    assert envs.single_action_space.n == 156 and envs.single_observation_space["observation"].shape == (F + 16,)
+    rng = np.random.default_rng(1)
+    obs, _ = envs.reset(seed=2)
+    results = []
+    for _ in range(600):
+        masks = obs["action_mask"]
+        left = obs["observation"][:, -4:]
+        assert (masks.sum(axis=1) > 0).all() and np.array_equal(left.sum(axis=1), np.ones(64))
+        choice = (rng.random(64) * masks.sum(axis=1)).astype(int)
+        actions = np.array([np.flatnonzero(m)[c] for m, c in zip(masks, choice)])
+        obs, rewards, terminated, _, info = envs.step(actions)
+        for i in np.flatnonzero(terminated):
+            results.append(rewards[i])
+            assert rewards[i] == points_by_the_rules(info["final_info"]["board"][i])
+    assert len(results) >= 30 and set(results) <= {-3, -2, -1, 1, 2, 3}
+
+
+def test_a_step_shows_the_position_so_far_and_the_dice_left():
+    """Given the opening 6-5 played as 24/18 then 18/13, then after the first step the board has moved one checker,
+    the 5 is the one die left, one step is left, and only steps of the 5 are allowed; the second completes the play
+    and the opponent is on roll again (the agent at its next roll)."""
+    env = BackgammonEnv("random", action="steps")
+    obs, info = env.reset(options={"position": Position.start()}, seed=0)
+    while tuple(info["dice"]) != (6, 5):
+        obs, info = env.reset(options={"position": Position.start()})
+    assert obs["action_mask"][6 * 24 + 5]
+    obs, _, _, _, info = env.step(6 * 24 + 5)  # 24/18
+    assert info["board"][24] == 1 and info["board"][18] == 1 and info["dice"].tolist() == [5, 0]
+    assert obs["observation"][-4:].tolist() == [1, 0, 0, 0]
+    allowed = np.flatnonzero(obs["action_mask"])
+    assert len(allowed) and all(a % 6 + 1 == 5 for a in allowed) and 6 * 18 + 4 in allowed
+    obs, reward, terminated, _, info = env.step(6 * 18 + 4)  # 18/13
+    assert not terminated and info["board"][24] == 1 and info["board"][13] == 6  # before the reply: 13 has 6
+    check_env(BackgammonEnv("random", action="steps"), skip_render_check=True)
+
+
+def test_the_single_step_env_is_the_vector_step_env_of_one_game():
+    single = BackgammonEnv("random", action="steps")
+    vector = BackgammonVectorEnv(1, "random", action="steps")
+    rng = np.random.default_rng(4)
+    obs, _ = single.reset(seed=9)
+    vobs, _ = vector.reset(seed=9)
+    ended = 0
+    for _ in range(300):
+        assert np.array_equal(obs["observation"], vobs["observation"][0])
+        assert np.array_equal(obs["action_mask"], vobs["action_mask"][0])
+        action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        obs, reward, terminated, _, _ = single.step(action)
+        vobs, rewards, terminations, _, _ = vector.step(np.array([action]))
+        assert (reward, terminated) == (rewards[0], terminations[0])
+        if terminated:
+            ended += 1
+            obs, _ = single.reset()
+    assert ended >= 2
+
+
+def test_a_step_policy_benches_as_an_agent():
+    from bgai.envs import policy_agent
+
+    highest = policy_agent(lambda obs: int(np.flatnonzero(obs["action_mask"])[-1]), action="steps")
+    position = Position.start()
+    plays = position.legal_moves((6, 5))
+    assert str(plays[highest(position, (6, 5), plays)]) == "24/13"
+    with pytest.raises(IllegalMoveError):
+        policy_agent(lambda obs: 155, action="steps")(position, (6, 5), plays)

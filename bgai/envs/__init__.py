@@ -21,6 +21,7 @@ from types import ModuleType
 import gymnasium
 
 from bgai.envs.backgammon import BackgammonEnv
+from bgai.envs.policies import policy_agent
 from bgai.envs.spaces import (
     DICE_UNITS,
     MAX_PLAYS,
@@ -28,7 +29,6 @@ from bgai.envs.spaces import (
     action_space,
     observation_size,
     observation_space,
-    policy_agent,
 )
 from bgai.envs.vector import BackgammonVectorEnv
 

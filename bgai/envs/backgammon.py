@@ -52,7 +52,8 @@ from bgai.core.errors import GameStateError
 from bgai.envs.games import Games
 from bgai.envs.opponents import make_opponent
 from bgai.envs.render import board_image
-from bgai.envs.spaces import MAX_PLAYS, action_space, check_observation, observation_space, observe, play_info
+from bgai.envs.spaces import action_space, check_action, check_observation, observation_space, play_info
+from bgai.envs.steps import StepGames
 from bgai.eval.encoding import ENCODER_VERSION
 from bgai.formats.position import render_board
 
@@ -70,18 +71,21 @@ class BackgammonEnv(gym.Env[Any, np.int64]):
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
 
     def __init__(self, opponent: Any = "random", *, plies: int = 0, encoder: int = ENCODER_VERSION,
-                 observation: str = "dict", afterstates: bool = False, render_mode: str | None = None) -> None:
+                 observation: str = "dict", action: str = "plays", afterstates: bool = False,
+                 render_mode: str | None = None) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got "
                              f"{render_mode!r}")
         self.observation_kind = check_observation(observation)
-        self.observation_space = observation_space(encoder, observation)
-        self.action_space = action_space()
+        self.action = check_action(action)
+        self.observation_space = observation_space(encoder, observation, action)
+        self.action_space = action_space(action)
         self.render_mode = render_mode
         self.encoder = encoder
         self.afterstates = bool(afterstates)
         self.opponent = make_opponent(opponent, plies=plies, encoder=encoder)
-        self._games = Games(1, self.opponent, steps=True)
+        self._games: Any = (StepGames(1, self.opponent) if self.action == "steps"
+                            else Games(1, self.opponent, steps=True))
         self._illegal = False
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -106,8 +110,7 @@ class BackgammonEnv(gym.Env[Any, np.int64]):
     def action_masks(self) -> np.ndarray:
         """The legal actions now, as booleans (``MAX_PLAYS``,): the observation's mask (all false once the game is
         over)."""
-        games = self._games
-        return np.arange(MAX_PLAYS) < (0 if games.over[0] else int(games.plays.counts[0]))
+        return self._games.masks()[0]
 
     def render(self) -> Any:
         games = self._games
@@ -127,8 +130,7 @@ class BackgammonEnv(gym.Env[Any, np.int64]):
 
     def _observation(self) -> Any:
         games = self._games
-        obs = {key: value[0] for key, value in observe(games.boards, games.dice, games.plays.counts,
-                                                        self.encoder).items()}
+        obs = {key: value[0] for key, value in games.observation(self.encoder).items()}
         return obs["observation"] if self.observation_kind == "box" else obs
 
     def _info(self) -> dict[str, Any]:

@@ -124,6 +124,24 @@ class Games:
         self.plays = no_plays(n, steps)
         self._every = np.arange(n)
 
+    def observation(self, encoder: int, out: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """Every game's observation (``bgai.envs.spaces.observe``), into ``out``'s arrays where given."""
+        from bgai.envs.spaces import observe
+
+        return observe(self.boards, self.dice, self.plays.counts, encoder, out=out)
+
+    def final_observation(self, boards: np.ndarray, encoder: int) -> dict[str, np.ndarray]:
+        """The observations of finished games' final ``boards``: no dice, an empty mask."""
+        from bgai.envs.spaces import observe
+
+        return observe(boards, np.zeros((len(boards), 2), dtype=np.int8), np.zeros(len(boards)), encoder)
+
+    def masks(self) -> np.ndarray:
+        """(n, ``MAX_PLAYS``) bool: each game's legal actions now."""
+        from bgai.envs.spaces import MAX_PLAYS
+
+        return np.arange(MAX_PLAYS) < self.plays.counts[:, None]
+
     def snapshot(self) -> tuple:
         """The games' state, for ``restore``: a step that fails in another block of games is undone here too."""
         return self.boards.copy(), self.dice.copy(), self.over.copy(), self.plays

@@ -56,16 +56,13 @@ none.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, overload
+from typing import Any, overload
 
 import numpy as np
 from gymnasium import spaces
 
 from bgai.core.notation import format_steps
 from bgai.eval.encoding import ENCODER_VERSION, encode, n_features
-
-if TYPE_CHECKING:
-    from bgai.envs.games import Plays
 
 #: The most distinct legal plays of any position and roll (see the module docstring): the size of the action space.
 MAX_PLAYS = 2_399
@@ -77,6 +74,13 @@ OBSERVATION_HIGH = 7.5
 
 #: The observation kinds of every environment's ``observation`` argument (see the module docstring).
 OBSERVATIONS = ("dict", "box")
+#: The action kinds of the Gymnasium environments' ``action`` argument: whole plays, or checker steps.
+ACTIONS = ("plays", "steps")
+#: Actions of a checker step (``bgai.envs.steps``): 6 dice for each of 26 board cells (cell 0, the opponent's bar, is
+#: never a source; action 0 is the pass).
+STEP_ACTIONS = 26 * 6
+#: The units after the dice units of a step observation: a one-hot of the steps left this turn (1 to 4).
+STEP_UNITS = 4
 
 _FACES = np.arange(1, 7)
 _ACTIONS = np.arange(MAX_PLAYS)
@@ -87,13 +91,26 @@ def observation_size(encoder: int = ENCODER_VERSION) -> int:
     return n_features(encoder) + DICE_UNITS
 
 
-def observation_space(encoder: int = ENCODER_VERSION, observation: str = "dict") -> spaces.Dict | spaces.Box:
+def observation_space(encoder: int = ENCODER_VERSION, observation: str = "dict", action: str = "plays"
+                      ) -> spaces.Dict | spaces.Box:
     """One agent's observation space: ``observation`` and ``action_mask`` (``"dict"``), or the ``observation`` array
-    alone (``"box"``); see the module docstring."""
-    box = spaces.Box(OBSERVATION_LOW, OBSERVATION_HIGH, (observation_size(encoder),), np.float32)
+    alone (``"box"``); see the module docstring. With ``action="steps"`` the observation has the step units too and
+    the mask is over the step actions (``bgai.envs.steps``)."""
+    steps = check_action(action) == "steps"
+    size = observation_size(encoder) + (STEP_UNITS if steps else 0)
+    box = spaces.Box(OBSERVATION_LOW, OBSERVATION_HIGH, (size,), np.float32)
     if check_observation(observation) == "box":
         return box
-    return spaces.Dict({"observation": box, "action_mask": spaces.Box(0, 1, (MAX_PLAYS,), np.int8)})
+    return spaces.Dict({"observation": box,
+                        "action_mask": spaces.Box(0, 1, (STEP_ACTIONS if steps else MAX_PLAYS,), np.int8)})
+
+
+def check_action(action: str) -> str:
+    """``action`` if it names an action kind (``ACTIONS``: ``"plays"``, the index of a whole legal play, or
+    ``"steps"``, one checker step, ``bgai.envs.steps``), else ``ValueError``."""
+    if action not in ACTIONS:
+        raise ValueError(f"action must be one of {', '.join(map(repr, ACTIONS))}, got {action!r}")
+    return action
 
 
 def check_observation(observation: str) -> str:
@@ -103,9 +120,10 @@ def check_observation(observation: str) -> str:
     return observation
 
 
-def action_space() -> spaces.Discrete:
-    """One agent's action space: the index of its play in the legal plays, ``Discrete(MAX_PLAYS)``."""
-    return spaces.Discrete(MAX_PLAYS)
+def action_space(action: str = "plays") -> spaces.Discrete:
+    """One agent's action space: the index of its play in the legal plays, ``Discrete(MAX_PLAYS)``; with
+    ``action="steps"`` a checker step, ``Discrete(STEP_ACTIONS)`` (``bgai.envs.steps``)."""
+    return spaces.Discrete(STEP_ACTIONS if check_action(action) == "steps" else MAX_PLAYS)
 
 
 def observe(boards: np.ndarray, dice: np.ndarray, counts: np.ndarray, encoder: int = ENCODER_VERSION,
@@ -206,7 +224,7 @@ def play_info(board: np.ndarray, dice: np.ndarray, after: np.ndarray, steps: np.
     return info
 
 
-def batch_info(boards: np.ndarray, dice: np.ndarray, plays: Plays | None, encoder: int = ENCODER_VERSION,
+def batch_info(boards: np.ndarray, dice: np.ndarray, plays: Any, encoder: int = ENCODER_VERSION,
                afterstates: bool = False) -> dict:
     """The ``info`` of a batch of seats (the vector environment's; new objects): ``board`` (n, 26) and ``dice``
     (n, 2) as in ``play_info``, each with the mask Gymnasium's vector environments pair an info with (``_board``,
@@ -230,31 +248,3 @@ def batch_info(boards: np.ndarray, dice: np.ndarray, plays: Plays | None, encode
             info["plays"], info["_plays"] = lists, np.ones(n, dtype=bool)
     return info
 
-
-def policy_agent(policy, encoder: int = ENCODER_VERSION, observation: str = "dict", name: str | None = None):
-    """A bench agent (``bgai.play.agents``' contract: ``agent(position, dice, plays) -> index``) of a policy trained
-    on these environments: ``policy(observation) -> action`` called with the observation an environment would give
-    (``encoder`` and ``observation`` as the environment's), or a model with Stable-Baselines3's ``predict`` (asked
-    deterministically, with the mask where it takes one).
-
-        >>> from bgai.play.agents import bench_agent                                   # doctest: +SKIP
-        >>> bench_agent(policy_agent(model), ["random", "pubeval"], games=100)          # doctest: +SKIP
-    """
-    check_observation(observation)
-    predict = getattr(policy, "predict", None)
-
-    def agent(position, dice, plays) -> int:
-        obs = observe(np.asarray(position.board)[None], np.asarray([sorted(dice, reverse=True)]),
-                      np.array([len(plays)]), encoder)
-        one = {key: value[0] for key, value in obs.items()}
-        shown = one["observation"] if observation == "box" else one
-        if predict is None:
-            return int(np.asarray(policy(shown)).item())
-        try:
-            action, _ = predict(shown, action_masks=one["action_mask"] == 1, deterministic=True)
-        except TypeError:  # (a model without masks)
-            action, _ = predict(shown, deterministic=True)
-        return int(np.asarray(action).item())
-
-    agent.__name__ = str(name or getattr(policy, "__name__", type(policy).__name__))
-    return agent

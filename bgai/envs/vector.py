@@ -60,11 +60,12 @@ from bgai.envs.spaces import (
     MAX_PLAYS,
     action_space,
     batch_info,
+    check_action,
     check_observation,
     observation_size,
     observation_space,
-    observe,
 )
+from bgai.envs.steps import STEP_ACTIONS, STEP_UNITS, StepGames
 from bgai.eval.encoding import ENCODER_VERSION
 
 #: The fewest games of a block (``BackgammonVectorEnv``'s ``blocks``): smaller blocks cost more in the interpreter
@@ -85,7 +86,7 @@ class BackgammonVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int, opponent: Any = "random", *, plies: int = 0, encoder: int = ENCODER_VERSION,
-                 observation: str = "dict", afterstates: bool = False, blocks: int = 2,
+                 observation: str = "dict", action: str = "plays", afterstates: bool = False, blocks: int = 2,
                  autoreset_mode: str | AutoresetMode = AutoresetMode.SAME_STEP, **unused: Any) -> None:
         if not (isinstance(num_envs, int) and num_envs >= 1):
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
@@ -96,6 +97,7 @@ class BackgammonVectorEnv(VectorEnv):
                              f"{autoreset_mode!r}")
         self.metadata = {**self.metadata, "autoreset_mode": modes[autoreset_mode]}
         self.observation_kind = check_observation(observation)
+        self.action = check_action(action)
         if not (isinstance(blocks, int) and not isinstance(blocks, bool) and blocks >= 1):
             raise ValueError(f"blocks must be a whole number >= 1, got {blocks!r}")
         unused.pop("max_episode_steps", None)  # (gymnasium.make_vec passes the registered one along)
@@ -105,14 +107,18 @@ class BackgammonVectorEnv(VectorEnv):
         self.num_envs = num_envs
         self.encoder = encoder
         self.afterstates = afterstates
-        self.single_observation_space = observation_space(encoder, observation)
-        self.single_action_space = action_space()
+        self.single_observation_space = observation_space(encoder, observation, action)
+        self.single_action_space = action_space(action)
+        steps = self.action == "steps"
+        self._width = observation_size(encoder) + (STEP_UNITS if steps else 0)
+        self._actions = STEP_ACTIONS if steps else MAX_PLAYS
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.opponent = make_opponent(opponent, plies=plies, encoder=encoder, batched=True)
         edges = np.linspace(0, num_envs, max(1, min(blocks, num_envs // MIN_BLOCK)) + 1).round().astype(int)
         self._bounds = [(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:])]
-        self._shards = [Games(hi - lo, self.opponent, steps=afterstates) for lo, hi in self._bounds]
+        self._shards: list[Any] = [StepGames(hi - lo, self.opponent) if self.action == "steps" else
+                                   Games(hi - lo, self.opponent, steps=afterstates) for lo, hi in self._bounds]
         self._rngs: list[np.random.Generator] = []
         self._pool: ThreadPoolExecutor | None = None
 
@@ -173,7 +179,7 @@ class BackgammonVectorEnv(VectorEnv):
         info["illegal_action"], info["_illegal_action"] = illegal, np.ones(self.num_envs, dtype=bool)
         ended = np.flatnonzero(finished)
         if len(ended) and not next_step:
-            last = observe(final[ended], np.zeros((len(ended), 2), dtype=np.int8), np.zeros(len(ended)), self.encoder)
+            last = self._shards[0].final_observation(final[ended], self.encoder)
             final_obs = np.full(self.num_envs, None, dtype=object)
             for k, i in enumerate(ended):
                 final_obs[i] = self._kind({key: value[k] for key, value in last.items()})
@@ -187,9 +193,9 @@ class BackgammonVectorEnv(VectorEnv):
 
     def action_masks(self) -> np.ndarray:
         """Every game's legal actions now, as booleans (``num_envs``, ``MAX_PLAYS``): the observations' masks."""
-        counts = np.concatenate([games.plays.counts for games in self._shards]) if self._rngs else np.zeros(
-            self.num_envs, dtype=np.int64)
-        return np.arange(MAX_PLAYS) < counts[:, None]
+        if not self._rngs:
+            return np.zeros((self.num_envs, self._actions), dtype=bool)
+        return np.concatenate([games.masks() for games in self._shards])
 
     def _kind(self, observation: dict[str, np.ndarray]) -> Any:
         return observation["observation"] if self.observation_kind == "box" else observation
@@ -208,14 +214,13 @@ class BackgammonVectorEnv(VectorEnv):
 
     def _blank(self) -> dict[str, np.ndarray]:
         """New observation arrays of every game, to be filled block by block (the mask's zeros set)."""
-        return {"observation": np.empty((self.num_envs, observation_size(self.encoder)), dtype=np.float32),
-                "action_mask": np.zeros((self.num_envs, MAX_PLAYS), dtype=np.int8)}
+        return {"observation": np.empty((self.num_envs, self._width), dtype=np.float32),
+                "action_mask": np.zeros((self.num_envs, self._actions), dtype=np.int8)}
 
     def _observe(self, k: int, observation: dict[str, np.ndarray]) -> None:
         """Block ``k``'s rows of ``observation`` (``_blank``'s arrays), written from its games."""
         (lo, hi), games = self._bounds[k], self._shards[k]
-        observe(games.boards, games.dice, games.plays.counts, self.encoder,
-                out={key: value[lo:hi] for key, value in observation.items()})
+        games.observation(self.encoder, out={key: value[lo:hi] for key, value in observation.items()})
 
     def _observation(self) -> dict[str, np.ndarray]:
         observation = self._blank()
