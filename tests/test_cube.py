@@ -508,3 +508,53 @@ def test_a_rollout_cube_decision_where_the_opponent_owns_the_cube_rolls_out_no_d
 def test_a_rollout_cube_decision_refuses_rules_its_rollout_does_not_play(bot, options, message):
     with pytest.raises(BgaiError, match=message):
         bot.cube_decision(Position.start(), rollout=True, **options)
+
+
+# The cube at every score ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("plies", [0, 2])
+def test_the_score_grid_is_each_scores_own_cube_decision(plies):
+    """Given a position where the cube matters, then every cell of its score grid (one batch of every score) is the
+    cube decision of that score alone, its equities and its words, a side one away post-Crawford; the money cell
+    is the money decision; the same at 2-ply, where the lookahead is shared by every score."""
+    from bgai import load_bot
+    from bgai.core.cube import short_action
+
+    bot = load_bot(plies=min(plies, 1), cube_plies=plies)
+    pos = Position.parse("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10")
+    for cube, owner in ((1, "centered"), (2, "me")):
+        grid = bot.score_grid(pos, 5 if plies else 7, cube, owner)
+        for row in grid.cells:
+            for cell in row:
+                a, b = cell.away
+                match = MatchScore(grid.length, (grid.length - a, grid.length - b), post_crawford=1 in (a, b))
+                one = bot.cube_decision(pos, cube, owner, match)
+                assert cell.action == one.action and cell.short == short_action(one.action)
+                assert np.isclose(cell.no_double, one.no_double)
+                assert (cell.double_take is None) == (one.double_take is None)
+                if one.double_take is not None:
+                    assert np.isclose(cell.double_take, one.double_take)
+                    assert np.isclose(cell.double_pass, one.double_pass)
+                    assert np.allclose(cell.emg, one.emg)
+        money = bot.cube_decision(pos, cube, owner)
+        assert grid.money.action == money.action and np.isclose(grid.money.no_double, money.no_double)
+    text = str(grid)
+    assert text.count("-away") >= 2 * 5 and "money" in text
+
+
+def test_short_cube_actions():
+    from bgai.core.cube import short_action
+
+    assert [short_action(w) for w in ("No double, take", "Double, pass", "Redouble, take", "Too good to double, pass",
+                                      "No redouble, beaver", "No double: Crawford game")] == \
+        ["ND/T", "D/P", "D/T", "TG/P", "ND/B", "-"]
+
+
+def test_eval_scores_prints_the_grid(capsys):
+    from bgai.frontends.cli import main
+
+    assert main(["eval", "4HPwATDgc/ABMA", "--plies", "0", "--scores", "3"]) in (None, 0)
+    out = capsys.readouterr().out
+    assert "Cube action at every score of a 3-point match" in out and out.count("-away") >= 12
+    assert main(["eval", "4HPwATDgc/ABMA", "--scores", "3", "--match", "5"]) == 2
+    assert "drop --match" in capsys.readouterr().err

@@ -723,3 +723,84 @@ def decide(probs, board, cube: int = 1, owner="centered", match=None, *, jacoby:
     eq = cube_equities(np.asarray(probs, dtype=np.float64).reshape(1, 5), np.asarray(board)[None], state, x=x,
                        win_shift=None if win_shift is None else np.array([win_shift], dtype=np.float64))
     return decision(eq, state, match)
+
+
+#: A cube action's short form in a score grid (``ScoreGrid``), from ``describe``'s words.
+SHORT_ACTIONS = {"No double": "ND", "No redouble": "ND", "Double": "D", "Redouble": "D", "Too good to double": "TG",
+                 "Too good to redouble": "TG"}
+
+
+def short_action(words: str) -> str:
+    """``describe``'s words as a score grid writes them: ``ND/T``, ``D/T``, ``D/P``, ``TG/P`` (the verdict, then the
+    opponent's answer to a double: take, pass, beaver), ``-`` where the player on roll may not double."""
+    if words.startswith("No double:"):
+        return "-"
+    verdict, _, answer = words.partition(", ")
+    return f"{SHORT_ACTIONS[verdict]}/{answer[:1].upper()}"
+
+
+@dataclass(frozen=True)
+class ScoreCell:
+    """The cube decision of one position at one score: ``away`` (the points the player on roll and its opponent
+    still need; ``None`` for money), the action in words and short (``short_action``), the no double, double/take
+    and double/pass equities of the player on roll (match-winning chances in a match, the stake's units for money;
+    ``None`` where it may not double) and the same as money equivalents (``emg``)."""
+
+    away: tuple[int, int] | None
+    action: str
+    short: str
+    no_double: float
+    double_take: float | None
+    double_pass: float | None
+    emg: tuple[float, float | None, float | None]
+
+
+@dataclass(frozen=True)
+class ScoreGrid:
+    """One position's cube action at every score of a match to ``length`` (``cells[i][j]``: the player on roll
+    ``i + 1`` away, its opponent ``j + 1`` away; a side one away is post-Crawford, where the cube is alive) and for
+    money (``money``), with the cube at ``cube`` held by ``owner``. ``Bot.score_grid`` makes one."""
+
+    length: int
+    cube: int
+    owner: CubeOwner
+    cells: tuple[tuple[ScoreCell, ...], ...]
+    money: ScoreCell
+
+    def __str__(self) -> str:
+        n = self.length
+        owner = {CENTERED: "centered cube", ON_ROLL: f"cube {self.cube} owned by the player on roll",
+                 OPPONENT: f"cube {self.cube} owned by the opponent"}[self.owner]
+        lines = [f"Cube action at every score of a {n}-point match ({owner}; a side 1-away post-Crawford)",
+                 "rows: the player on roll's points to go; columns: its opponent's",
+                 "      " + "".join(f"{f'{j}-away':>8}" for j in range(1, n + 1))]
+        for i in range(n):
+            lines.append(f"{f'{i + 1}-away':<6}" + "".join(f"{c.short:>8}" for c in self.cells[i]))
+        m = self.money
+        lines.append(f"money: {m.short}   (ND no double, D double, TG too good; /T take, /P pass, /B beaver)")
+        lines.append("Equities of the player on roll, EMG: no double, double/take, double/pass")
+
+        def emg(v):
+            return "     -" if v is None else f"{v:+.3f}"
+        for row in self.cells:
+            for c in row:
+                assert c.away is not None
+                lines.append(f"  {c.away[0]:>2}-away {c.away[1]:>2}-away  {c.short:<5} {emg(c.emg[0])}  "
+                             f"{emg(c.emg[1])}  {emg(c.emg[2])}")
+        lines.append(f"  money          {m.short:<5} {emg(m.emg[0])}  {emg(m.emg[1])}  {emg(m.emg[2])}")
+        return "\n".join(lines)
+
+
+def score_cells(eq: CubeEquities, state: CubeState) -> list[ScoreCell]:
+    """A ``ScoreCell`` for each row of ``eq`` (the cube decisions of ``state``'s rows)."""
+    cells = []
+    emg = [eq.emg(v) for v in (eq.no_double, eq.double_take, eq.double_pass)]
+    def pick(values: np.ndarray, i: int) -> float | None:
+        return None if np.isnan(values[i]) else float(values[i])
+
+    for i in range(len(state)):
+        words = describe(eq, i, state)
+        away = None if state.away is None else (int(state.away[i, 0]), int(state.away[i, 1]))
+        cells.append(ScoreCell(away, words, short_action(words), float(eq.no_double[i]), pick(eq.double_take, i),
+                               pick(eq.double_pass, i), (float(emg[0][i]), pick(emg[1], i), pick(emg[2], i))))
+    return cells

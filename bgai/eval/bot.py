@@ -21,13 +21,16 @@ from bgai.core.cube import (
     MAX_CUBE,
     CubeDecision,
     CubeEquities,
+    CubeOwner,
     CubeState,
     EfficiencyModel,
+    ScoreGrid,
     cube_equities,
     cube_state,
     decision,
     may_double,
     payoff_of,
+    score_cells,
 )
 from bgai.core.dice import ROLL_WEIGHTS, ROLLS
 from bgai.core.errors import BgaiError
@@ -686,6 +689,24 @@ class Bot:
         should take a double (the cube-player interface of ``bgai.core.game``)."""
         eq = self.cube_equities(boards, state)
         return eq.should_double, eq.should_take
+
+    def score_grid(self, pos: Position, length: int, cube: int = 1, owner="centered") -> ScoreGrid:
+        """The cube action of the player on roll in ``pos`` at every score of a match to ``length`` and for money
+        (``bgai.core.cube.ScoreGrid``), with the cube at ``cube`` held by ``owner``, at the bot's ``cube_plies``:
+        one batch of every score's cube state on the same position (its lookahead expanded once)."""
+        from bgai.core.match import MatchScore
+
+        MatchScore(length, (0, 0))  # (checks the length against the match equity table's)
+        base = cube_state(cube, owner)
+        away = np.array([(i, j) for i in range(1, length + 1) for j in range(1, length + 1)], dtype=np.int64)
+        n = len(away)
+        state = CubeState(np.full(n, base.value[0]), np.full(n, base.owner[0], dtype=np.int8), away,
+                          np.zeros(n, dtype=bool), (away == 1).any(axis=1))
+        boards = np.repeat(pos.board[None], n, axis=0)
+        cells = score_cells(self.cube_equities(boards, state), state)
+        money = score_cells(self.cube_equities(pos.board[None], base), base)[0]
+        rows = tuple(tuple(cells[i * length:(i + 1) * length]) for i in range(length))
+        return ScoreGrid(length, int(base.value[0]), CubeOwner(int(base.owner[0])), rows, money)
 
     def cube_decision(self, pos: Position, cube: int = 1, owner="centered", match=None, *, jacoby: bool = False,
                       beavers: bool = False, rollout=False) -> CubeDecision:

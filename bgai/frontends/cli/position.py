@@ -115,7 +115,20 @@ def _eval(args: argparse.Namespace) -> None:
     if args.rollout and args.cube_plies is not None:
         raise BgaiError("--cube-plies is the formula's lookahead; --rollout decides from a rollout instead (its "
                         "cube decisions inside at 0-ply): leave out one of them")
+    if args.scores is not None:
+        given = [flag for flag, on in (("--match", args.match is not None), ("--score", bool(args.score)),
+                                       ("--rollout", args.rollout), ("--jacoby", args.jacoby),
+                                       ("--beavers", args.beavers)) if on]
+        if given:
+            raise BgaiError(f"--scores shows every score of a match (and money, plain): drop {', '.join(given)}")
     bot = load_bot(args.checkpoint, plies=person_plies(args), cube_plies=args.cube_plies)
+    if args.scores is not None:
+        grid = bot.score_grid(pos, args.scores, cube, owner)
+        print(pos)
+        print(f"Position ID: {pos.position_id()}   ({bot.network}, cube at {bot.cube_plies}-ply, player on roll's "
+              "view, before the roll)")
+        print(grid)
+        return
     decision = bot.cube_decision(pos, cube, owner, match, jacoby=args.jacoby, beavers=args.beavers,
                                  rollout=args.rollout)
     print(pos)
@@ -145,6 +158,9 @@ def add_eval(commands) -> None:
                                           "center; me with --cube)")
     evaluate.add_argument("--match", type=int, help="match length (default: money game)")
     evaluate.add_argument("--score", help="match score A-B, player on roll first (default 0-0)")
+    evaluate.add_argument("--scores", type=int, metavar="N",
+                          help="the cube action at every score of an N-point match and for money, with its "
+                               "equities (a side 1-away post-Crawford)")
     evaluate.add_argument("--post-crawford", action="store_true",
                           help="with a player one point away: the Crawford game has been played")
     evaluate.add_argument("--jacoby", action="store_true", help="money: Jacoby rule")
