@@ -51,6 +51,24 @@ def test_evaluate_uses_an_xgids_cube_and_match_score(client):
     assert "edouble" in body["cube"]["action"]  # the owner redoubles
 
 
+def test_cube_scores_gives_the_bots_score_grid(client):
+    """Given a position, a length, a cube and its owner, then the grid is ``Bot.score_grid``'s cell for cell (the
+    server's 0-ply bot); a length beyond the match equity table's, a bad position or owner is a 422."""
+    from bgai import load_bot
+
+    body = client.post("/api/cube/scores", json={"position": DOUBLE_TAKE.position_id(), "length": 4, "cube": 2,
+                                                 "owner": "me"}).json()
+    grid = load_bot(plies=0).score_grid(DOUBLE_TAKE, 4, 2, "me")
+    assert body["plies"] == 0 and body["owner"] == "me" and len(body["cells"]) == 4
+    assert [[c["short"] for c in row] for row in body["cells"]] == [[c.short for c in row] for row in grid.cells]
+    assert body["cells"][2][1]["away"] == [3, 2] and body["money"]["away"] is None
+    assert body["money"]["action"] == grid.money.action
+    assert abs(body["cells"][0][3]["no_double"] - grid.cells[0][3].no_double) < 1e-9
+    for bad in ({"length": 26}, {"length": 0}, {"length": 3, "owner": "bot"}, {"length": 3, "position": "x"}):
+        r = client.post("/api/cube/scores", json={"position": START, **bad})
+        assert r.status_code == 422, bad
+
+
 def test_cube_gives_the_cube_action_money_and_match(client):
     money = client.post("/api/cube", json={"position": DOUBLE_TAKE.board.tolist()}).json()
     assert money["action"] == "Double, take" and money["should_double"] and money["should_take"]

@@ -448,3 +448,24 @@ def test_the_pages_tutor_asks_before_a_bad_play_and_takes_it_back_or_makes_it(pa
     page.click("#play-form button")
     s = wait_after(page, s["version"])
     assert s["log"][0] == "You roll 31 and play 24/23 24/21" and len(asked) == 2
+
+
+def test_the_cube_hint_shows_the_cube_action_at_every_score(page):
+    """Given a double/take position on the person's roll in a 5-point match, When it asks the cube hint and then
+    At every score, Then a grid of 5 by 5 scores and a money row shows the API's verdict for each, with each cell's
+    equities in its tooltip."""
+    open_game(page, "new=1&plies=0&position=" + format_xgid(DOUBLE_TAKE.board, length=5).replace("=", "%3D"))
+    page.click("#cube-hint")
+    page.wait_for_selector("#advice:not([hidden]) #cube-scores")
+    page.click("#cube-scores")
+    page.wait_for_selector("#score-grid table.grid")
+    rows = page.eval_on_selector_all("#score-grid tbody tr",
+                                     "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    s = state(page)
+    api = page.evaluate("p => fetch('/api/cube/scores', {method: 'POST', headers: {'Content-Type': "
+                        "'application/json'}, body: JSON.stringify({position: p, length: 5})}).then(r => r.json())",
+                        s["position_id"])
+    assert len(rows) == 6 and rows[-1] == ["money", api["money"]["short"]]
+    assert [row[1:] for row in rows[:5]] == [[c["short"] for c in row] for row in api["cells"]]
+    assert "5-point match" in page.inner_text("#score-grid h3")
+    assert "EMG" in page.get_attribute("#score-grid tbody td", "title")

@@ -18,6 +18,7 @@ the least recently used dropped first.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import threading
@@ -269,6 +270,18 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
         pos = m.to_position(body.position)
         with work.slot():
             return _cube_out(_decide(bots.get(body.plies), pos, body), body.rollout)
+
+    @app.post("/api/cube/scores", response_model=m.ScoresOut, tags=["positions"],
+              summary="The cube action of the player on roll at every score of a match, and for money")
+    def cube_scores(body: m.ScoresIn) -> m.ScoresOut:
+        pos = m.to_position(body.position)
+        bot = bots.get(body.plies)
+        with work.slot():
+            grid = bot.score_grid(pos, body.length, body.cube, {"center": "centered"}.get(body.owner, body.owner))
+        cell = lambda c: m.ScoreCellOut(**dataclasses.asdict(c))  # noqa: E731
+        return m.ScoresOut(position_id=pos.position_id(), length=grid.length, cube=grid.cube, owner=body.owner,
+                           plies=bot.cube_plies, cells=[[cell(c) for c in row] for row in grid.cells],
+                           money=cell(grid.money))
 
     # Sessions -----------------------------------------------------------------------------------------------
 

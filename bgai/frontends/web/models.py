@@ -294,6 +294,43 @@ class SessionState(BaseModel):
     svg: str | None = Field(None, description="The board, when asked for (?svg=true).")
 
 
+class ScoresIn(In):
+    position: PositionText
+    length: int = Field(ge=1, le=25, description="Match length in points (1..25, the match equity table's): every "
+                                                 "score of it, each side 1..length points away.")
+    cube: int = Field(1, ge=1, le=64, description="Cube value 1, 2, 4, ..., 64.")
+    owner: Literal["center", "me", "opponent"] = Field("center", description="Who owns the cube.")
+    plies: Plies | None = Field(None, description="Lookahead (default: the server's --plies).")
+
+    _position = field_validator("position")(_check_position)
+
+
+class ScoreCellOut(BaseModel):
+    """The cube decision at one score, from the side of the player on roll."""
+
+    away: tuple[int, int] | None = Field(description="Points the player on roll and its opponent still need (a side "
+                                                     "one away: post-Crawford); null for money.")
+    action: str = Field(description="The proper cube action in words.")
+    short: str = Field(description="The same as a grid writes it: ND/T, D/T, D/P, TG/P (/B a beaver), '-' where "
+                                   "the player on roll may not double.")
+    no_double: float = Field(description="Match-winning chances (money: units of the stake).")
+    double_take: float | None
+    double_pass: float | None
+    emg: tuple[float, float | None, float | None] = Field(
+        description="No double, double/take, double/pass as money equivalents (EMG).")
+
+
+class ScoresOut(BaseModel):
+    position_id: str
+    length: int
+    cube: int
+    owner: Literal["center", "me", "opponent"]
+    plies: int = Field(description="The cube's lookahead.")
+    cells: list[list[ScoreCellOut]] = Field(description="cells[i][j]: the player on roll i + 1 away, its opponent "
+                                                        "j + 1 away.")
+    money: ScoreCellOut
+
+
 class CubeHintOut(BaseModel):
     kind: Literal["double", "take"]
     action: str

@@ -511,6 +511,65 @@ function renderCubeHint(h) {
     : `${unit}, by the bot's formula` +
       (h.decision.efficiency === null ? "." : ` (cube efficiency ${h.decision.efficiency.toFixed(2)}).`);
   box.appendChild(note);
+  const scores = document.createElement("button");
+  scores.id = "cube-scores";
+  scores.type = "button";
+  scores.textContent = "At every score";
+  scores.title = "This position's cube action at every score of a match, and for money, with the equities";
+  scores.addEventListener("click", () => showScoreGrid(h.kind));
+  box.appendChild(scores);
+}
+
+// The cube action of the position on roll at every score of a match (the session's length, else 7), the cube as
+// it is: a grid of verdicts, each cell's equities (EMG) in its tooltip and in the table under it.
+async function showScoreGrid(kind) {
+  if (!state) return;
+  const key = adviceKey(state, "cube");
+  const length = state.match_length > 0 ? state.match_length : 7;
+  const mine = kind === "double";  // the position on roll is yours (your double) or the bot's (its double)
+  const owner = state.cube.owner === null ? "center"
+    : (state.cube.owner === "you") === mine ? "me" : "opponent";
+  try {
+    const g = await api("/api/cube/scores", "POST",
+      { position: state.position_id, length, cube: state.cube.value, owner });
+    if (adviceKey(state, "cube") !== key) return;
+    const box = $("advice");
+    box.querySelector("#score-grid")?.remove();
+    const wrap = document.createElement("div");
+    wrap.id = "score-grid";
+    const who = mine ? "you" : "bgai";
+    wrap.innerHTML = `<h3></h3><div class="grid-scroll"><table class="grid"><thead><tr><th>away</th></tr></thead>` +
+      "<tbody></tbody></table></div><div class=note></div>";
+    wrap.querySelector("h3").textContent = `At every score of a ${length}-point match (${who} to double)`;
+    const head = wrap.querySelector("thead tr");
+    for (let j = 1; j <= length; j++) head.insertAdjacentHTML("beforeend", `<th>${j}</th>`);
+    const body = wrap.querySelector("tbody");
+    const emg = (v) => (v === null ? "—" : (v >= 0 ? "+" : "") + v.toFixed(3));
+    const cellOf = (c) => {
+      const td = document.createElement("td");
+      td.textContent = c.short;
+      td.className = c.short.startsWith("D/") ? "double" : c.short.startsWith("TG") ? "too-good" : "";
+      td.title = `${c.action}\nEMG: no double ${emg(c.emg[0])}, double/take ${emg(c.emg[1])}, ` +
+        `double/pass ${emg(c.emg[2])}`;
+      return td;
+    };
+    g.cells.forEach((row, i) => {
+      const tr = document.createElement("tr");
+      tr.innerHTML = `<th>${i + 1}</th>`;
+      row.forEach((c) => tr.appendChild(cellOf(c)));
+      body.appendChild(tr);
+    });
+    const money = document.createElement("tr");
+    money.innerHTML = "<th>money</th>";
+    money.appendChild(cellOf(g.money));
+    body.appendChild(money);
+    wrap.querySelector(".note").textContent = `Rows: ${who === "you" ? "your" : "bgai's"} points to go; columns: ` +
+      "the other side's (1 away: post-Crawford). ND no double, D double, TG too good; /T take, /P pass. " +
+      `Hover a cell for its equities (EMG, the doubler's), by the bot's ${g.plies}-ply cube.`;
+    box.appendChild(wrap);
+  } catch (error) {
+    showError(error.message);
+  }
 }
 
 // Wiring ------------------------------------------------------------------------------------------------------
