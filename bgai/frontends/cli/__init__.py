@@ -38,6 +38,7 @@ def build_parser(train_settings: bool = True, label_settings: bool = True) -> ar
     play.add_external(commands)
     measure.add_duel(commands)
     play.add_analyse(commands)
+    play.add_study(commands)
     network.add_train(commands, train_settings)
     measure.add_bench(commands)
     play.add_ubgi(commands)

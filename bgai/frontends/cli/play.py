@@ -156,6 +156,13 @@ def _analyse(args: argparse.Namespace) -> None:
         Path(args.html).write_text(html_report(analysis))
     if args.json != "-":
         print(text_report(analysis), end="")
+    if not args.no_db:
+        from bgai.play.database import StudyDatabase
+
+        with StudyDatabase(args.db) as db:
+            match_id = db.add(analysis, os.path.abspath(args.file))
+        if args.json != "-":
+            print(f"Stored as match {match_id} in {db.path} (bgai study; --no-db to leave it out)")
 
 
 def add_analyse(commands) -> None:
@@ -174,7 +181,75 @@ def add_analyse(commands) -> None:
                               "a decision) instead of the formula: money sessions without the Jacoby rule only, a "
                               "match keeps the formula and the report says so")
     analyse.add_argument("--quiet", action="store_true", help="no progress bar")
+    analyse.add_argument("--db", metavar="PATH", help="the study database to store the analysis in (default "
+                                                      "$BGAI_DB, else study.sqlite in bgai's data folder)")
+    analyse.add_argument("--no-db", action="store_true", help="do not store the analysis")
     analyse.set_defaults(run=_analyse)
+
+
+def _study(args: argparse.Namespace) -> None:
+    from bgai.play.database import StudyDatabase
+
+    with StudyDatabase(args.db) as db:
+        if args.action == "import":
+            from bgai.eval.bot import load_bot
+
+            if not args.name:
+                raise BgaiError("bgai study import FOLDER: the folder of match files to analyse and store")
+            bot = load_bot(args.checkpoint, plies=person_plies(args))
+            report = db.import_folder(args.name, bot, progress=not args.quiet)
+            for _, why in report.failed:
+                print(f"skipped {why}")
+            print(f"{len(report.added)} match{'es' * (len(report.added) != 1)} analysed and stored in {db.path}; "
+                  f"{len(report.failed)} file{'s' * (len(report.failed) != 1)} skipped")
+            return
+        if args.action == "players":
+            rows = db.players()
+            if not rows:
+                print(f"no analysed match in {db.path} yet: bgai analyse FILE, or bgai study import FOLDER")
+            for row in rows:
+                print(f"{row['name']:<24} {row['matches']:>4} matches {row['decisions']:>6} decisions  "
+                      f"{row['error_rate']:6.1f} mEMG a decision (PR {row['error_rate'] / 2:.1f})")
+            return
+        if not args.name:
+            raise BgaiError(f"bgai study {args.action} NAME: the player's name, as bgai study players lists it")
+        if args.action == "history":
+            rows = db.history(args.name)
+            if not rows:
+                raise BgaiError(f"no analysed match of {args.name!r} in {db.path}")
+            print(f"{args.name}: error rate match by match, oldest first (mEMG a decision; PR half of it)")
+            for row in rows:
+                length = f"{row['length']}-point" if row["length"] else "money"
+                print(f"  {row['date'][:10]}  match {row['match_id']:>4}  v {row['opponent']:<16} {length:<9} "
+                      f"{row['decisions']:>4} decisions  {row['error_rate']:6.1f}  (PR {row['pr']:.1f}, "
+                      f"{row['plies']}-ply)")
+        else:
+            rows = db.worst(args.name, args.limit)
+            if not rows:
+                raise BgaiError(f"no analysed decision of {args.name!r} in {db.path}")
+            print(f"{args.name}: the {len(rows)} costliest decisions (EMG lost)")
+            for row in rows:
+                roll = f" {row['dice']}" if row["dice"] else ""
+                print(f"  {row['error']:.3f} {row['mark'] or '':<9} match {row['match_id']} game {row['game']} "
+                      f"{row['kind']}{roll}: played {row['played']}, best {row['best']}  ({row['position_id']})")
+
+
+def add_study(commands) -> None:
+    """``bgai study``: its arguments."""
+    study = commands.add_parser("study", help="your analysed matches: import a folder, players, error rate over "
+                                              "time, worst decisions (the study database)")
+    study.add_argument("action", choices=("import", "players", "history", "worst"),
+                       help="import FOLDER: analyse and store every match file in it; players: who is stored; "
+                            "history NAME: a player's error rate match by match; worst NAME: its costliest "
+                            "decisions")
+    study.add_argument("name", nargs="?", help="the folder (import) or the player's name (history, worst)")
+    study.add_argument("--db", metavar="PATH", help="the study database (default $BGAI_DB, else study.sqlite in "
+                                                    "bgai's data folder)")
+    study.add_argument("--plies", type=int, help=f"import: lookahead of the judge: 0, 1 or 2 ({PERSON_PLIES_DEFAULT})")
+    study.add_argument("--checkpoint", help="import: checkpoint to load (default: the network shipped with bgai)")
+    study.add_argument("--limit", type=int, default=10, help="worst: how many decisions (default 10)")
+    study.add_argument("--quiet", action="store_true", help="import: no progress bar")
+    study.set_defaults(run=_study)
 
 
 def _ubgi(args: argparse.Namespace) -> None:

@@ -1,0 +1,287 @@
+"""Your analysed matches, kept: a SQLite database of every match ``bgai analyse`` judged, each decision's judgement,
+and each player's error rate over time.
+
+    >>> db = StudyDatabase(":memory:")
+    >>> db.players()
+    []
+
+``StudyDatabase(path)`` opens (or creates) the file; ``default_path()`` is ``$BGAI_DB``, else ``study.sqlite`` in
+bgai's data folder (``$XDG_DATA_HOME/bgai``, else ``~/.local/share/bgai``). ``add(analysis, source)`` stores one
+``bgai.play.analysis.MatchAnalysis``: the match (its players, date, length, score and its record as .mat text), the
+judge (network, plies), every player's summary and every decision. A match is known by its record and its judge:
+analysing the same match again at the same plies replaces it, at other plies adds another analysis of it.
+``import_folder(folder, bot)`` analyses and stores every match file of a folder, with a progress bar; a file that
+cannot be read is reported by name and line (``ImportReport.failed``) and the rest go in.
+
+Reading: ``players()`` (each name with its matches and decisions), ``history(name)`` (the player's error rate
+match by match, oldest first: mEMG a decision and PR, gnubg's scale), ``worst(name)`` (its costliest decisions) and
+``matches(name)``.
+
+The schema has a version (SQLite's ``user_version``), and ``MIGRATIONS`` upgrades an older file in place when it is
+opened: migration ``k`` takes a file of version ``k`` to ``k + 1``, in one transaction, so a file is at one version
+or the next, never between. A file from a newer bgai is refused, not touched.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bgai.core.errors import BgaiError, MatchFileError
+
+#: SQL scripts: ``MIGRATIONS[k]`` upgrades a database of schema version ``k`` to ``k + 1``.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE matches (
+        id INTEGER PRIMARY KEY,
+        digest TEXT NOT NULL UNIQUE,       -- the record's and the judge's: the same match judged alike is one row
+        player0 TEXT NOT NULL,
+        player1 TEXT NOT NULL,
+        played TEXT,                       -- the match's date, where its file gives one (ISO 8601)
+        analysed TEXT NOT NULL,            -- when it was analysed (ISO 8601, UTC)
+        length INTEGER NOT NULL,           -- 0: a money session
+        games INTEGER NOT NULL,
+        score0 INTEGER NOT NULL,
+        score1 INTEGER NOT NULL,
+        source TEXT NOT NULL,              -- the file it came from
+        record TEXT NOT NULL,              -- the match as .mat text
+        bot TEXT NOT NULL,
+        plies INTEGER NOT NULL,
+        summary TEXT NOT NULL              -- the analysis without its decisions, as JSON
+    );
+    CREATE TABLE results (
+        match_id INTEGER NOT NULL REFERENCES matches(id) ON DELETE CASCADE,
+        seat INTEGER NOT NULL,
+        player TEXT NOT NULL,
+        decisions INTEGER NOT NULL,
+        error REAL NOT NULL,               -- EMG lost in all
+        error_rate REAL NOT NULL,          -- mEMG a decision
+        checker_rate REAL NOT NULL,
+        cube_rate REAL NOT NULL,
+        luck REAL NOT NULL,
+        PRIMARY KEY (match_id, seat)
+    );
+    CREATE INDEX results_player ON results(player);
+    CREATE TABLE decisions (
+        match_id INTEGER NOT NULL REFERENCES matches(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,              -- its place in the match
+        game INTEGER NOT NULL,
+        seat INTEGER NOT NULL,
+        kind TEXT NOT NULL,                -- move, double, take, resign, accept
+        position_id TEXT NOT NULL,         -- seen from the player on roll
+        cube INTEGER NOT NULL,
+        cube_owner INTEGER,
+        dice TEXT,                         -- "63", or NULL for a cube decision
+        played TEXT NOT NULL,
+        best TEXT NOT NULL,
+        error REAL NOT NULL,               -- EMG
+        cost REAL NOT NULL,                -- MWC in a match, points for money
+        counted INTEGER NOT NULL,
+        mark TEXT,                         -- doubtful, bad, very bad
+        detail TEXT NOT NULL,              -- the rest of the judgement (candidates, luck, method) as JSON
+        PRIMARY KEY (match_id, seq)
+    );
+    CREATE INDEX decisions_error ON decisions(error);
+    """,
+]
+
+
+def default_path() -> Path:
+    """``$BGAI_DB``, else ``study.sqlite`` in bgai's data folder (``$XDG_DATA_HOME/bgai``, else
+    ``~/.local/share/bgai``)."""
+    if os.environ.get("BGAI_DB"):
+        return Path(os.environ["BGAI_DB"])
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "bgai" / "study.sqlite"
+
+
+def database_path(url: str | os.PathLike | None) -> str:
+    """The SQLite file of ``--db``: a path, ``sqlite:///PATH`` or ``:memory:``; ``None``: ``default_path()``."""
+    if url is None:
+        return str(default_path())
+    text = os.fspath(url)
+    if text.startswith("sqlite:///"):
+        return text[len("sqlite:///"):]
+    if "://" in text:
+        raise BgaiError(f"the study database is a SQLite file: give a path or sqlite:///PATH, got {text!r}")
+    return text
+
+
+@dataclass
+class ImportReport:
+    """What ``import_folder`` did: the files ``added`` (path, match id) and the ones that ``failed`` (path, why)."""
+
+    added: list[tuple[str, int]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+class StudyDatabase:
+    """The study database in ``path`` (see the module docstring), created or upgraded on opening. Use it as a
+    context manager, or ``close()`` it."""
+
+    def __init__(self, path: str | os.PathLike | None = None) -> None:
+        self.path = database_path(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.connection = sqlite3.connect(self.path)
+            self.connection.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            raise BgaiError(f"{self.path} is not a bgai study database ({error})") from None
+
+    def __enter__(self) -> StudyDatabase:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.connection.close()
+
+    @property
+    def version(self) -> int:
+        return int(self.connection.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        version = self.version
+        if version > len(MIGRATIONS):
+            raise BgaiError(f"{self.path} is a study database of schema version {version}, newer than this bgai's "
+                            f"({len(MIGRATIONS)}): upgrade bgai to read it")
+        for k in range(version, len(MIGRATIONS)):
+            with self.connection:  # one transaction a step: the file is at version k or k + 1
+                self.connection.executescript(f"BEGIN; {MIGRATIONS[k]}; PRAGMA user_version = {k + 1}; COMMIT;")
+
+    # Writing -----------------------------------------------------------------------------------------------------
+
+    def add(self, analysis, source: str = "") -> int:
+        """Store ``analysis`` (a ``MatchAnalysis``), replacing an analysis of the same match by the same judge;
+        returns its match id."""
+        from bgai.formats.matchfile import write_mat
+
+        record = analysis.record
+        text = write_mat(record)
+        digest = hashlib.sha256(f"{text}\n{analysis.bot}\n{analysis.plies}\n{analysis.cube_method}".encode())
+        summary = analysis.to_dict()
+        summary.pop("decisions")
+        summary.pop("graph")
+        played = _date_of(record.metadata)
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        with self.connection as c:
+            c.execute("DELETE FROM matches WHERE digest = ?", (digest.hexdigest(),))
+            match_id = c.execute(
+                "INSERT INTO matches (digest, player0, player1, played, analysed, length, games, score0, score1, "
+                "source, record, bot, plies, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (digest.hexdigest(), record.players[0], record.players[1], played, now, record.length,
+                 len(record.games), record.score[0], record.score[1], str(source), text, analysis.bot,
+                 analysis.plies, json.dumps(summary))).lastrowid
+            assert match_id is not None
+            c.executemany(
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(match_id, seat, p.name, p.decisions, p.total_error, p.error_rate, p.checker_rate, p.cube_rate,
+                  p.luck) for seat, p in enumerate(analysis.players)])
+            c.executemany(
+                "INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [_decision_row(match_id, seq, d) for seq, d in enumerate(analysis.decisions)])
+        return int(match_id)
+
+    def import_folder(self, folder: str | os.PathLike, bot, *, progress: bool = True,
+                      patterns: Iterable[str] = ("*.mat", "*.sgf", "*.txt")) -> ImportReport:
+        """Analyse (by ``bot``) and store every match file of ``folder`` and its subfolders, in name order, with a
+        progress bar; a file that cannot be read or holds no game is reported in ``failed`` with why, by name and
+        line, and the rest go in."""
+        from tqdm import tqdm
+
+        from bgai.formats.matchfile import read_match
+        from bgai.play.analysis import analyse_match
+
+        root = Path(folder)
+        if not root.is_dir():
+            raise BgaiError(f"no folder {folder}")
+        files = sorted({path for pattern in patterns for path in root.rglob(pattern) if path.is_file()})
+        report = ImportReport()
+        for path in tqdm(files, desc="import", unit="file", disable=not progress):
+            try:
+                record = read_match(path)
+                if not record.games:
+                    raise MatchFileError("it holds no game")
+            except (MatchFileError, OSError, UnicodeDecodeError) as error:
+                text = str(error)
+                report.failed.append((str(path), text if str(path) in text else f"{path}: {text}"))
+                continue
+            analysis = analyse_match(record, bot, progress=False)
+            report.added.append((str(path), self.add(analysis, str(path))))
+        return report
+
+    # Reading -----------------------------------------------------------------------------------------------------
+
+    def players(self) -> list[dict]:
+        """Every player: ``name``, ``matches``, ``decisions`` and its overall ``error_rate`` (mEMG a decision)."""
+        rows = self.connection.execute(
+            "SELECT player, COUNT(*), SUM(decisions), SUM(error) FROM results GROUP BY player ORDER BY player")
+        return [{"name": name, "matches": n, "decisions": int(decisions or 0),
+                 "error_rate": 1000 * error / decisions if decisions else 0.0} for name, n, decisions, error in rows]
+
+    def history(self, name: str) -> list[dict]:
+        """``name``'s matches, oldest first (by the match's date, else when it was analysed): ``match_id``,
+        ``date``, ``opponent``, ``length``, ``decisions``, ``error_rate`` (mEMG a decision), ``pr`` and ``plies``."""
+        rows = self.connection.execute(
+            "SELECT m.id, COALESCE(m.played, m.analysed), CASE r.seat WHEN 0 THEN m.player1 ELSE m.player0 END, "
+            "m.length, r.decisions, r.error_rate, m.plies FROM results r JOIN matches m ON m.id = r.match_id "
+            "WHERE r.player = ? ORDER BY COALESCE(m.played, m.analysed), m.id", (name,))
+        return [{"match_id": i, "date": date, "opponent": opponent, "length": length, "decisions": decisions,
+                 "error_rate": rate, "pr": rate / 2, "plies": plies}
+                for i, date, opponent, length, decisions, rate, plies in rows]
+
+    def worst(self, name: str, limit: int = 10) -> list[dict]:
+        """``name``'s ``limit`` costliest counted decisions (EMG), worst first."""
+        rows = self.connection.execute(
+            "SELECT d.match_id, d.game, d.kind, d.position_id, d.dice, d.cube, d.played, d.best, d.error, d.mark "
+            "FROM decisions d JOIN results r ON r.match_id = d.match_id AND r.seat = d.seat "
+            "WHERE r.player = ? AND d.counted ORDER BY d.error DESC, d.match_id, d.seq LIMIT ?", (name, limit))
+        keys = ("match_id", "game", "kind", "position_id", "dice", "cube", "played", "best", "error", "mark")
+        return [dict(zip(keys, row)) for row in rows]
+
+    def matches(self, name: str | None = None) -> list[dict]:
+        """The stored matches (of ``name``'s, where given), newest first."""
+        where, args = ("WHERE player0 = ? OR player1 = ?", (name, name)) if name else ("", ())
+        rows = self.connection.execute(
+            f"SELECT id, player0, player1, COALESCE(played, analysed), length, games, score0, score1, source, plies "
+            f"FROM matches {where} ORDER BY COALESCE(played, analysed) DESC, id DESC", args)
+        keys = ("id", "player0", "player1", "date", "length", "games", "score0", "score1", "source", "plies")
+        return [dict(zip(keys, row)) for row in rows]
+
+    def record(self, match_id: int):
+        """The stored match ``match_id`` as a ``MatchRecord``."""
+        from bgai.formats.matchfile import parse_mat
+
+        row = self.connection.execute("SELECT record FROM matches WHERE id = ?", (match_id,)).fetchone()
+        if row is None:
+            raise BgaiError(f"no match {match_id} in {self.path}")
+        return parse_mat(row[0])
+
+
+def _decision_row(match_id: int, seq: int, d) -> tuple:
+    detail = d.to_dict()
+    return (match_id, seq, d.game, d.player, d.kind, d.position.position_id(), d.cube, d.cube_owner,
+            "".join(map(str, d.dice)) if d.dice else None, d.played, d.best, d.error, d.cost, int(d.counted), d.mark,
+            json.dumps({"candidates": detail["candidates"], "luck": detail["luck"], "method": detail["method"],
+                        "row": d.row}))
+
+
+def _date_of(metadata: dict) -> str | None:
+    """A match file's date (its ``Date`` or ``EventDate`` field: 2024-05-01, 2024.05.01, 01.05.2024) as ISO 8601."""
+    for key in ("Date", "EventDate", "DT"):
+        text = str(metadata.get(key, "")).strip()
+        for form in ("%Y-%m-%d", "%Y.%m.%d", "%d.%m.%Y", "%Y/%m/%d", "%d %b %Y"):
+            try:
+                return datetime.datetime.strptime(text, form).date().isoformat()
+            except ValueError:
+                continue
+    return None
