@@ -23,6 +23,19 @@ def pytest_runtest_makereport(item, call):
                            f"the tests need)")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def study_database(tmp_path_factory):
+    """Every test's study database (``bgai analyse`` keeps its analyses there) is a file of the test session, never
+    the user's: ``$BGAI_DB``, which subprocesses inherit too."""
+    before = os.environ.get("BGAI_DB")
+    os.environ["BGAI_DB"] = str(tmp_path_factory.mktemp("study") / "study.sqlite")
+    yield
+    if before is None:
+        os.environ.pop("BGAI_DB", None)
+    else:
+        os.environ["BGAI_DB"] = before
+
+
 @pytest.fixture
 def load_script(monkeypatch):
     """A loader of a script that is not a module of the package (``benchmarks/*.py``): ``load_script(path)`` runs it
