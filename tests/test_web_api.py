@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -590,3 +591,48 @@ def test_the_tutor_refuses_a_bad_play_with_a_409_that_says_why_and_confirm_makes
     # and a threshold below 0 is refused with the field named
     bad = client.post("/api/sessions", json={"tutor": -1})
     assert bad.status_code == 422 and "tutor" in str(bad.json())
+
+
+# Match analyses ---------------------------------------------------------------------------------------------------
+
+def test_a_match_file_is_analysed_with_progress_and_stored(client):
+    """Given a match file's text, When it is posted, Then the job starts at once (202), its progress counts the
+    decisions, and once done it holds the analysis (the same as bgai analyse --json's figures) and the match is in
+    the study database's list."""
+    import time
+
+    from bgai.eval.bot import load_bot
+    from bgai.formats.matchfile import read_match
+    from bgai.play.analysis import analyse_match
+
+    path = Path(__file__).parent / "data" / "matches" / "gnubg-3pt-seed6.mat"
+    r = client.post("/api/analyses", json={"match": path.read_text(), "name": path.name})
+    assert r.status_code == 202, r.text
+    job = r.json()
+    assert job["status"] in ("queued", "running", "done") and job["analysis"] is None
+    for _ in range(600):
+        job = client.get(f"/api/analyses/{job['id']}").json()
+        if job["status"] in ("done", "failed"):
+            break
+        time.sleep(0.05)
+    assert job["status"] == "done", job
+    assert job["done"] == job["total"] > 0 and job["match_id"] is not None
+    expected = analyse_match(read_match(path), load_bot(plies=0), progress=False)
+    assert [p["error_rate"] for p in job["analysis"]["players"]] == \
+        pytest.approx([p.error_rate for p in expected.players], abs=1e-3)
+    stored = client.get("/api/analyses").json()
+    assert any(m["id"] == job["match_id"] and m["source"] == path.name for m in stored)
+
+
+def test_bad_match_uploads_get_a_clear_4xx(client):
+    from bgai.formats.matchfile import MAX_MATCH_FILE_BYTES
+
+    illegal = " 3 point match\n\n Game 1\n Alice : 0   Bob : 0\n  1) 52: 13/8 13/1\n"
+    r = client.post("/api/analyses", json={"match": illegal})
+    assert r.status_code == 422 and "line" in detail(r)
+    r = client.post("/api/analyses", json={"match": "x" * (MAX_MATCH_FILE_BYTES + 100_000)})
+    assert r.status_code == 413
+    r = client.post("/api/analyses", json={"match": " 3 point match\n"})
+    assert r.status_code == 422 and "no game" in detail(r)
+    assert client.get("/api/analyses/nope").status_code == 404
+    assert client.post("/api/evaluate", json={"position": "x" * 70_000}).status_code == 413  # the usual bound

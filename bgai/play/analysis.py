@@ -437,9 +437,10 @@ class _Turn:
 
 
 def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
-                  cube_rollout: bool | dict = False) -> MatchAnalysis:
+                  cube_rollout: bool | dict = False, on_progress=None) -> MatchAnalysis:
     """Judge every decision of ``record`` with ``bot`` (checker play at its plies, the cube at its ``cube_plies``).
-    See the module docstring for the definitions. ``progress`` shows a tqdm bar over the decisions.
+    See the module docstring for the definitions. ``progress`` shows a tqdm bar over the decisions;
+    ``on_progress(done, total)`` is called as they are judged (the web page's progress).
 
     ``cube_rollout``: judge the cube decisions of a money session by a cubeful rollout (``True``: ``CUBE_ROLLOUT``'s
     settings; a dict of ``bgai.eval.rollout.rollout``'s options changes them), about a second a decision, instead of the
@@ -477,8 +478,8 @@ def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
             elif isinstance(action, (Take, Drop)):
                 answers[len(cube_points) - 1] = (index, row, action)
     # The bar counts what the report counts: the checker plays, the cube decisions and the answers to doubles.
-    bar = tqdm(total=len(turns) + len(cube_points) + len(answers) + 2 * len(resignations), desc="analysing",
-               unit="decision", disable=not progress)
+    bar = _Progress(tqdm(total=len(turns) + len(cube_points) + len(answers) + 2 * len(resignations),
+                         desc="analysing", unit="decision", disable=not progress), on_progress)
     decisions: list[tuple[tuple, Decision]] = []
     for lo in range(0, len(cube_points), CHUNK):
         decisions += _cube_decisions(record, bot, cube_points[lo:lo + CHUNK], answers, lo, rollout, bar)
@@ -496,6 +497,24 @@ def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
     graph = _graph(record, turns, graph_points)
     return MatchAnalysis(record, bot.name, bot.plies, ordered, players, graph, time.perf_counter() - started,
                          cube_rollout=rollout, cube_rollout_refusal=refusal, cube_plies=bot.cube_plies)
+
+
+class _Progress:
+    """A tqdm bar that also tells ``on_progress(done, total)``."""
+
+    def __init__(self, bar, on_progress) -> None:
+        self.bar, self.on_progress, self.done = bar, on_progress, 0
+        if on_progress is not None:
+            on_progress(0, bar.total)
+
+    def update(self, n: int) -> None:
+        self.bar.update(n)
+        self.done += n
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.bar.total)
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def _cube_available(game: GameRecord, state) -> bool:

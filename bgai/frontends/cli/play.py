@@ -81,7 +81,7 @@ def _serve(args: argparse.Namespace) -> None:
     from bgai.frontends.web.app import LOCAL_HOSTS
 
     hosts = (*LOCAL_HOSTS, *([] if args.host in ("0.0.0.0", "::") else [args.host]), *args.allow_host)
-    app = create_app(plies=plies, checkpoint=args.checkpoint, hosts=hosts)
+    app = create_app(plies=plies, checkpoint=args.checkpoint, hosts=hosts, db=args.db)
     app.state.bots.get()  # load the bot before the first request
     print(f"bgai serve: play at http://{args.host}:{args.port}/  (API docs: /docs; Ctrl-C to stop)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
@@ -100,6 +100,8 @@ def add_serve(commands) -> None:
                        help="a further name the Host header may give (this machine's names and --host are allowed; "
                             "repeat for several; '*' allows any, which lets web pages of other sites reach the API "
                             "through DNS rebinding)")
+    serve.add_argument("--db", metavar="PATH", help="the study database the page's match analyses go into (default "
+                                                    "$BGAI_DB, else study.sqlite in bgai's data folder)")
     serve.set_defaults(run=_serve)
 
 

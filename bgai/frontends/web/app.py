@@ -10,10 +10,11 @@ included; the input itself is never echoed back); input the rules refuse (a posi
 422 with the reason; an action the game does not allow now (out of turn) is a 409; an unknown session is a 404.
 
 Bounds, for a server that a web page on the same machine can reach: request bodies of at most ``MAX_BODY`` bytes
-(413 beyond), a Host header naming this server (400 otherwise: a page of another site that rebinds its DNS name to
-127.0.0.1 cannot drive the API), at most ``Work.slots`` searches at once with ``Work.queue`` more waiting (503 with
-Retry-After beyond, or after ``Work.wait`` seconds in the queue), and at most ``max_sessions`` sessions in memory,
-the least recently used dropped first.
+(413 beyond; a match file's upload ``MAX_UPLOAD``), a Host header naming this server (400 otherwise: a page of
+another site that rebinds its DNS name to 127.0.0.1 cannot drive the API), at most ``Work.slots`` searches at
+once with ``Work.queue`` more waiting (503 with Retry-After beyond, or after ``Work.wait`` seconds in the queue),
+at most ``max_sessions`` sessions in memory, the least recently used dropped first, and one match analysis at a
+time, the others queued.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import secrets
 import threading
 import uuid
 from collections import OrderedDict
@@ -41,6 +43,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from bgai.core.cube import CubeDecision, CubeOwner
 from bgai.core.errors import BgaiError, GameStateError
 from bgai.eval.bot import PLAY_PLIES, Bot, load_bot
+from bgai.formats.matchfile import MAX_MATCH_FILE_BYTES
 from bgai.formats.svg import board_svg
 from bgai.formats.xgid import is_xgid, xgid_context
 from bgai.frontends.web import models as m
@@ -48,6 +51,7 @@ from bgai.play.session import BOT, HUMAN, Phase, Session, TutorWarning
 
 STATIC = Path(str(files("bgai.frontends.web") / "static"))
 MAX_BODY = 64 * 1024  # bytes of a request body; the largest real one (a 26-number board) is under 1 KB
+MAX_UPLOAD = MAX_MATCH_FILE_BYTES + 64 * 1024  # bytes of a match file's upload (POST /api/analyses) and its JSON
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 CUBEFUL_PLAYS = 10  # a session hint's plays given their cubeful equity too (the best, as the page shows 8)
 
@@ -141,14 +145,15 @@ class BodyLimit:
     (Content-Length) or not (chunked), before more than ``limit`` bytes are read."""
 
     def __init__(self, app, limit: int = MAX_BODY) -> None:
-        self.app, self.limit = app, limit
+        self.app, self.default = app, limit
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        limit = MAX_UPLOAD if scope.get("path") == "/api/analyses" else self.default  # (a match file's upload)
         declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            return await self._refuse(send)
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            return await self._refuse(send, limit)
         received, refused = 0, False
 
         async def limited():
@@ -156,9 +161,9 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request" and not refused:
                 received += len(message.get("body", b""))
-                if received > self.limit:
+                if received > limit:
                     refused = True
-                    await self._refuse(send)
+                    await self._refuse(send, limit)
             # Once refused, the app is told the client has gone, and what it answers is dropped.
             return {"type": "http.disconnect"} if refused else message
 
@@ -168,8 +173,8 @@ class BodyLimit:
 
         await self.app(scope, limited, sending)
 
-    async def _refuse(self, send) -> None:
-        body = f'{{"detail":"request bodies are at most {self.limit} bytes"}}'.encode()
+    async def _refuse(self, send, limit: int) -> None:
+        body = f'{{"detail":"request bodies are at most {limit} bytes"}}'.encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
@@ -185,11 +190,61 @@ def _clean(value, limit: int = 200):
     return _clean(str(value))
 
 
+class Analyses:
+    """The match analyses the server runs (``POST /api/analyses``), one at a time on a thread of their own, each
+    stored in the study database ``db`` when done (``bgai.play.database``); their jobs by id, the latest
+    ``keep``."""
+
+    def __init__(self, db, keep: int = 100) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.db, self.keep = db, keep
+        self.jobs: OrderedDict[str, dict] = OrderedDict()
+        self.lock = threading.Lock()
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="bgai-analyses")
+
+    def start(self, record, bot: Bot, source: str) -> dict:
+        from bgai.play.analysis import analyse_match
+        from bgai.play.database import StudyDatabase
+
+        key = secrets.token_urlsafe(12)
+        job = {"id": key, "status": "queued", "done": 0, "total": 0, "match_id": None, "error": None,
+               "analysis": None}
+        with self.lock:
+            self.jobs[key] = job
+            while len(self.jobs) > self.keep:
+                self.jobs.popitem(last=False)
+
+        def progress(done: int, total: int) -> None:
+            job.update(status="running", done=done, total=total)
+
+        def run() -> None:
+            try:
+                analysis = analyse_match(record, bot, progress=False, on_progress=progress)
+                with StudyDatabase(self.db) as db:
+                    job["match_id"] = db.add(analysis, source)
+                job.update(analysis=analysis.to_dict(), status="done")
+            except Exception as error:  # (reported to whoever asks; the server goes on)
+                job.update(status="failed", error=" ".join(str(error).split())[:500])
+
+        self.pool.submit(run)
+        return job
+
+    def get(self, key: str) -> dict:
+        with self.lock:
+            job = self.jobs.get(key)
+        if job is None:
+            raise HTTPException(404, f"no analysis {_clean(key, 40)!r} (finished ones are in GET /api/analyses)")
+        return job
+
+
 def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100, hosts=LOCAL_HOSTS,
-               work: Work | None = None) -> FastAPI:
+               work: Work | None = None, db=None) -> FastAPI:
     """The app: ``plies`` is the default lookahead of hints, evaluations and the bot of new sessions (that of
     ``bgai play`` too, ``PLAY_PLIES``); ``hosts``
-    the names the Host header may give (``("*",)``: any); ``work`` bounds the searches running at once."""
+    the names the Host header may give (``("*",)``: any); ``work`` bounds the searches running at once; ``db`` the
+    study database the match analyses go into (``bgai.play.database.database_path``: default ``$BGAI_DB`` or the
+    data folder's)."""
     app = FastAPIOffline(  # FastAPI whose /docs serves Swagger UI's files from the package: nothing off the machine
         favicon_url="/favicon.ico",
         title="bgai",
@@ -200,7 +255,10 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
     bots = Bots(checkpoint, plies)
     sessions = Sessions(max_sessions)
     work = work or Work()
-    app.state.bots, app.state.sessions, app.state.work = bots, sessions, work
+    from bgai.play.database import database_path
+
+    analyses = Analyses(database_path(db))
+    app.state.bots, app.state.sessions, app.state.work, app.state.analyses = bots, sessions, work, analyses
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
     app.add_middleware(BodyLimit)
 
@@ -282,6 +340,36 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
         return m.ScoresOut(position_id=pos.position_id(), length=grid.length, cube=grid.cube, owner=body.owner,
                            plies=bot.cube_plies, cells=[[cell(c) for c in row] for row in grid.cells],
                            money=cell(grid.money))
+
+    # Match analyses -----------------------------------------------------------------------------------------
+
+    @app.post("/api/analyses", response_model=m.AnalysisJob, status_code=202, tags=["analyses"],
+              summary="Analyse a match file (.mat or SGF text): started at once, judged on the server's thread")
+    def new_analysis(body: m.AnalysisIn) -> m.AnalysisJob:
+        from bgai.core.errors import MatchFileError
+        from bgai.formats.matchfile import parse_match
+
+        try:
+            record = parse_match(body.match)
+        except MatchFileError as error:
+            raise HTTPException(422, _clean(" ".join(str(error).split()), 500)) from None
+        if not record.games:
+            raise HTTPException(422, "the match holds no game to analyse")
+        job = analyses.start(record, bots.get(body.plies), body.name or "upload")
+        return _job(job)
+
+    @app.get("/api/analyses/{key}", response_model=m.AnalysisJob, tags=["analyses"],
+             summary="An analysis's progress, and its result when done")
+    def analysis(key: str) -> m.AnalysisJob:
+        return _job(analyses.get(key), full=True)
+
+    @app.get("/api/analyses", response_model=list[m.StoredMatch], tags=["analyses"],
+             summary="The analysed matches of the study database, newest first")
+    def stored(player: str | None = None) -> list[m.StoredMatch]:
+        from bgai.play.database import StudyDatabase
+
+        with StudyDatabase(analyses.db) as study:
+            return [m.StoredMatch(**row) for row in study.matches(player)]
 
     # Sessions -----------------------------------------------------------------------------------------------
 
@@ -410,6 +498,11 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
 
 
 # Translation --------------------------------------------------------------------------------------------------
+
+
+def _job(job: dict, full: bool = False) -> m.AnalysisJob:
+    return m.AnalysisJob(id=job["id"], status=job["status"], done=job["done"], total=job["total"],
+                         match_id=job["match_id"], error=job["error"], analysis=job["analysis"] if full else None)
 
 
 def _decide(bot: Bot, pos, body: m.CubeIn) -> CubeDecision:

@@ -331,6 +331,37 @@ class ScoresOut(BaseModel):
     money: ScoreCellOut
 
 
+class AnalysisIn(In):
+    match: str = Field(description="The match file's text: .mat (Jellyfish, GNU Backgammon, eXtreme Gammon) or GNU "
+                                   "Backgammon SGF, at most 1 MiB.")
+    name: str | None = Field(None, max_length=200, description="Where it came from (a file name), kept with it.")
+    plies: Plies | None = Field(None, description="The judge's lookahead (default: the server's --plies).")
+
+
+class AnalysisJob(BaseModel):
+    id: str
+    status: Literal["queued", "running", "done", "failed"]
+    done: int = Field(description="Decisions judged so far.")
+    total: int = Field(description="Decisions to judge (0 until it starts).")
+    match_id: int | None = Field(description="The match's id in the study database, once stored.")
+    error: str | None = Field(description="Why it failed, where it did.")
+    analysis: dict | None = Field(None, description="The analysis (as bgai analyse --json writes it), once done; "
+                                                    "GET /api/analyses/{id} only.")
+
+
+class StoredMatch(BaseModel):
+    id: int
+    player0: str
+    player1: str
+    date: str
+    length: int
+    games: int
+    score0: int
+    score1: int
+    source: str
+    plies: int
+
+
 class CubeHintOut(BaseModel):
     kind: Literal["double", "take"]
     action: str
