@@ -1,11 +1,12 @@
-"""Take docs/board.png, the screenshot of the play page in the README, and docs/board-phone.png, the same page on
-a phone's screen (390 x 844).
+"""Take docs/board.png, the screenshot of the play page in the README, docs/board-phone.png, the same page on a
+phone's screen (390 x 844), and docs/analysis.png, the analysis page with a match file analysed at 0-ply.
 
 Runs the web app in this process, plays a seeded game through the API to a middle-game position with the person
 to move, then shows it in Debian's headless Chromium (through Playwright's Python package) with a checker picked
 up and the hint open, and saves the screenshot.
 
     .venv/bin/python docs/screenshot.py [--out docs/board.png] [--phone docs/board-phone.png] [--seed 7] [--turns 9]
+                                        [--analysis docs/analysis.png]
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from playwright.sync_api import sync_playwright
 from bgai.eval.bot import PLAY_PLIES
 from bgai.frontends.web import create_app
 
+MATCH = Path(__file__).parents[1] / "tests" / "data" / "matches" / "gnubg-5pt-seed12.mat"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -34,13 +36,16 @@ def main() -> None:
     parser.add_argument("--phone", default=str(Path(__file__).with_name("board-phone.png")))
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--turns", type=int, default=9, help="the person's plays before the picture")
+    parser.add_argument("--analysis", default=str(Path(__file__).with_name("analysis.png")))
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args()
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    study = Path(tempfile.mkdtemp(prefix="bgai-shot-db-")) / "study.sqlite"  # (not the user's study database)
+    server = uvicorn.Server(uvicorn.Config(create_app(db=str(study)), host="127.0.0.1", port=port,
+                                           log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
         time.sleep(0.05)
@@ -80,6 +85,17 @@ def main() -> None:
         page.set_viewport_size({"width": 390, "height": 844})
         page.wait_for_timeout(200)
         page.screenshot(path=args.phone, full_page=False)
+        # The analysis page: a 5-point match of the test suite's, analysed at 0-ply, its second error shown.
+        page.set_viewport_size({"width": 1440, "height": 1000})
+        page.goto(f"{base}/analysis")
+        page.set_input_files("#upload-file", str(MATCH))
+        page.select_option("#upload-plies", "0")
+        page.click("#upload-submit")
+        page.wait_for_selector("#decisions li.current", timeout=120_000)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => document.querySelector('#decision-board img').complete")
+        page.wait_for_timeout(300)
+        page.screenshot(path=args.analysis, full_page=False)
         context.close()
     server.should_exit = True
     print(f"wrote {args.out}: {state['xgid']}")

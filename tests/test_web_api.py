@@ -622,6 +622,17 @@ def test_a_match_file_is_analysed_with_progress_and_stored(client):
         pytest.approx([p.error_rate for p in expected.players], abs=1e-3)
     stored = client.get("/api/analyses").json()
     assert any(m["id"] == job["match_id"] and m["source"] == path.name for m in stored)
+    # the stored analysis reads back as the job gave it, and each decision's board is drawn with its arrows
+    kept = client.get(f"/api/matches/{job['match_id']}").json()
+    assert [d["played"] for d in kept["decisions"]] == [d["played"] for d in job["analysis"]["decisions"]]
+    assert kept["graph"] == job["analysis"]["graph"] and kept["players"] == job["analysis"]["players"]
+    move = next(d for d in kept["decisions"] if d["kind"] == "move" and d["played"] != d["best"])
+    svg = client.get(f"/api/matches/{job['match_id']}/decisions/{move['seq']}/board.svg")
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    assert "#2f9e44" in svg.text and "#e03131" in svg.text  # the best play's arrows, the played one's
+    assert client.get("/api/matches/9999").status_code == 404
+    assert client.get(f"/api/matches/{job['match_id']}/decisions/99999/board.svg").status_code == 404
+    assert client.get("/analysis").status_code == 200
 
 
 def test_bad_match_uploads_get_a_clear_4xx(client):

@@ -469,3 +469,79 @@ def test_the_cube_hint_shows_the_cube_action_at_every_score(page):
     assert [row[1:] for row in rows[:5]] == [[c["short"] for c in row] for row in api["cells"]]
     assert "5-point match" in page.inner_text("#score-grid h3")
     assert "EMG" in page.get_attribute("#score-grid tbody td", "title")
+
+
+def start_server(db):
+    """``bgai serve``'s app (0-ply) with the study database ``db``, in a thread: (its base URL, its stop)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from bgai.frontends.web import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(plies=0, db=str(db)), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 30
+    while not server.started:
+        assert time.time() < deadline, "the server did not start"
+        time.sleep(0.05)
+
+    def stop():
+        server.should_exit = True
+        thread.join(10)
+    return f"http://127.0.0.1:{port}", stop
+
+
+def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_restart(browser, tmp_path):
+    """Given the analysis page, When a player uploads a 5-point match file, Then a progress bar runs and the
+    analysis opens: the players' figures, a graph with its errors marked, the errors listed, the first one's board
+    with its candidates; the right arrow steps to the next error; and after the server restarts on the same
+    database, the match is listed and opens again."""
+    from pathlib import Path
+
+    match_file = Path(__file__).parent / "data" / "matches" / "gnubg-5pt-seed12.mat"
+    db = tmp_path / "study.sqlite"
+    base, stop = start_server(db)
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(f"{base}/analysis")
+        page.set_input_files("#upload-file", str(match_file))
+        page.select_option("#upload-plies", "0")
+        page.click("#upload-submit")
+        page.wait_for_selector("#decisions li.current", timeout=60_000)
+        assert "done" in page.inner_text("#progress")
+        assert "Alice" in page.inner_text("#summary") and "Error rate" in page.inner_text("#summary")
+        assert page.locator("#graph circle.pt.very-bad, #graph circle.pt.bad").count() > 0
+        first = page.inner_text("#decisions li.current")
+        heading = page.inner_text("#decision h3")
+        assert heading in first or heading.split(" · ")[0] in first
+        page.wait_for_function("() => document.querySelector('#decision-board img').naturalWidth > 0")
+        assert page.locator("#decision table tr").count() >= 2
+        page.keyboard.press("ArrowRight")
+        assert page.inner_text("#decisions li.current") != first
+        match_id = int(page.evaluate("() => match.match_id"))
+    finally:
+        page.close()
+        stop()
+    base, stop = start_server(db)  # a new server on the same database
+    page = browser.new_page()
+    try:
+        page.goto(f"{base}/analysis")
+        page.wait_for_selector("#stored li a")
+        assert "Alice v Bob, 5-point" in page.inner_text("#stored")
+        page.click("#stored li a")
+        page.wait_for_selector("#decisions li.current")
+        assert page.evaluate("() => match.match_id") == match_id
+    finally:
+        page.close()
+        stop()
+    assert not errors, errors

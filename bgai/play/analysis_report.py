@@ -191,32 +191,40 @@ def html_report(analysis: MatchAnalysis) -> str:
     return "\n".join(out)
 
 
-def _owner(d: Decision) -> str:
-    return CubeOwner.of_seat(d.cube_owner, _on_roll(d)).word
-
-
 def _on_roll(d: Decision) -> int:
     """The seat the decision's position is seen from (the mover, or the doubler of a take decision)."""
     return d.player if d.kind not in ("take", "accept") else 1 - d.player
+
+
+#: The arrows' colours: the best play's, the play made's.
+BEST_COLOUR, PLAYED_COLOUR = "#2f9e44", "#e03131"
+
+
+def decision_board(position, kind: str, player: int, dice, cube: int, cube_owner: int | None, played: str,
+                   best: str, players: tuple[str, str], crawford: bool, width: int = 430) -> str:
+    """The SVG board of a decision, seen from the player on roll (the mover, or the doubler of a take decision),
+    with arrows for the best play (green) and the play made (red) of a checker play."""
+    from bgai.formats.position import parse_move
+
+    on_roll = player if kind not in ("take", "accept") else 1 - player
+    arrows = []
+    if kind == "move":
+        for text, paint in ((best, BEST_COLOUR), (played, PLAYED_COLOUR)):
+            if text != "no play":
+                steps = parse_move(position, text, dice).checker_steps()
+                arrows += [(src, max(dst, 0), paint) for src, dst, _ in steps]
+    owner = None if crawford else CubeOwner.of_seat(cube_owner, on_roll).word
+    return board_svg(position, dice=dice, cube=cube, cube_owner=owner, arrows=arrows,
+                     names=(players[on_roll], players[1 - on_roll]), width=width)
 
 
 def _error_card(analysis: MatchAnalysis, d: Decision) -> str:
     record = analysis.record
     players = record.players
     on_roll = _on_roll(d)
-    names = (players[on_roll], players[1 - on_roll])
     colour = _MARK_COLOURS[d.mark or ""]
-    arrows = []
-    if d.kind == "move":
-        from bgai.formats.position import parse_move
-
-        for text, paint in ((d.best, "#2f9e44"), (d.played, "#e03131")):
-            if text != "no play":
-                steps = parse_move(d.position, text, d.dice).checker_steps()
-                arrows += [(src, max(dst, 0), paint) for src, dst, _ in steps]
-    crawford = record.games[d.game - 1].crawford
-    board = board_svg(d.position, dice=d.dice, cube=d.cube, cube_owner=None if crawford else _owner(d),
-                      arrows=arrows, names=names, width=430)
+    board = decision_board(d.position, d.kind, d.player, d.dice, d.cube, d.cube_owner, d.played, d.best,
+                           players, record.games[d.game - 1].crawford)
     what = f"{_dice(d)} to play" if d.kind == "move" else {
         "double": "cube decision", "take": "answer to a double", "resign": "resignation",
         "accept": "accepting a resignation"}[d.kind]

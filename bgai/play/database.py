@@ -169,8 +169,7 @@ class StudyDatabase:
         text = write_mat(record)
         digest = hashlib.sha256(f"{text}\n{analysis.bot}\n{analysis.plies}\n{analysis.cube_method}".encode())
         summary = analysis.to_dict()
-        summary.pop("decisions")
-        summary.pop("graph")
+        summary.pop("decisions")  # (their own rows; the graph stays in the summary)
         played = _date_of(record.metadata)
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         with self.connection as c:
@@ -256,6 +255,37 @@ class StudyDatabase:
             f"FROM matches {where} ORDER BY COALESCE(played, analysed) DESC, id DESC", args)
         keys = ("id", "player0", "player1", "date", "length", "games", "score0", "score1", "source", "plies")
         return [dict(zip(keys, row)) for row in rows]
+
+    def analysis(self, match_id: int) -> dict:
+        """The stored analysis of match ``match_id`` as ``MatchAnalysis.to_dict`` gives it (``bgai analyse --json``),
+        with its ``match_id`` and each decision's ``seq``."""
+        row = self.connection.execute("SELECT summary FROM matches WHERE id = ?", (match_id,)).fetchone()
+        if row is None:
+            raise BgaiError(f"no match {match_id} in {self.path}")
+        out = json.loads(row[0])
+        out.setdefault("graph", [])
+        rows = self.connection.execute(
+            "SELECT seq, game, seat, kind, position_id, cube, cube_owner, dice, played, best, error, cost, counted, "
+            "mark, detail FROM decisions WHERE match_id = ? ORDER BY seq", (match_id,))
+        decisions = []
+        for seq, game, seat, kind, pid, cube, owner, dice, played, best, error, cost, counted, mark, detail in rows:
+            extra = json.loads(detail)
+            decisions.append({
+                "seq": seq, "kind": kind, "game": game, "row": extra.get("row"), "player": seat, "position_id": pid,
+                "cube": cube, "cube_owner": owner, "dice": [int(c) for c in dice] if dice else None,
+                "played": played, "best": best, "error": error, "cost": cost, "counted": bool(counted), "mark": mark,
+                "candidates": extra.get("candidates", []), "luck": extra.get("luck"), "method": extra.get("method")})
+        return {"match_id": match_id, **out, "decisions": decisions}
+
+    def decision(self, match_id: int, seq: int) -> dict:
+        """Decision ``seq`` of match ``match_id`` (``analysis``'s form) with the match's ``players`` and whether
+        its game is the Crawford game (``crawford``)."""
+        found = self.analysis(match_id)
+        if not 0 <= seq < len(found["decisions"]):
+            raise BgaiError(f"match {match_id} has no decision {seq}")
+        record = self.record(match_id)
+        d = found["decisions"][seq]
+        return {**d, "players": list(record.players), "crawford": record.games[d["game"] - 1].crawford}
 
     def record(self, match_id: int):
         """The stored match ``match_id`` as a ``MatchRecord``."""

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -370,6 +370,38 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
 
         with StudyDatabase(analyses.db) as study:
             return [m.StoredMatch(**row) for row in study.matches(player)]
+
+    @app.get("/api/matches/{match_id}", tags=["analyses"],
+             summary="A stored match's analysis (as bgai analyse --json writes it, each decision with its seq)")
+    def stored_analysis(match_id: int) -> dict:
+        from bgai.play.database import StudyDatabase
+
+        with StudyDatabase(analyses.db) as study:
+            try:
+                return study.analysis(match_id)
+            except BgaiError as error:
+                raise HTTPException(404, str(error)) from None
+
+    @app.get("/api/matches/{match_id}/decisions/{seq}/board.svg", response_class=Response, tags=["analyses"],
+             summary="The board of a stored decision, arrows for the best play (green) and the play made (red)")
+    def decision_svg(match_id: int, seq: int) -> Response:
+        from bgai.formats.position import Position
+        from bgai.play.analysis_report import decision_board
+        from bgai.play.database import StudyDatabase
+
+        with StudyDatabase(analyses.db) as study:
+            try:
+                d = study.decision(match_id, seq)
+            except BgaiError as error:
+                raise HTTPException(404, str(error)) from None
+        svg = decision_board(Position.from_position_id(d["position_id"]), d["kind"], d["player"], d["dice"],
+                             d["cube"], d["cube_owner"], d["played"], d["best"], tuple(d["players"]), d["crawford"],
+                             width=520)
+        return Response(svg, media_type="image/svg+xml")
+
+    @app.get("/analysis", include_in_schema=False)
+    def analysis_page() -> FileResponse:
+        return FileResponse(STATIC / "analysis.html")
 
     # Sessions -----------------------------------------------------------------------------------------------
 

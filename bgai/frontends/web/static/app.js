@@ -179,6 +179,7 @@ function render() {
   $("play-submit").disabled = phase !== "move";
   $("setup-submit").disabled = false;
   $("download").hidden = false;
+  $("analyse").hidden = false;
   $("finish").classList.toggle("pulse", enable.finish);
   $("double").textContent = s.cube.owner === "you" ? "Redouble" : "Double";
   // The resignations as this game counts them: times the cube, gammons single under Jacoby with the cube centered.
@@ -191,6 +192,7 @@ function render() {
   $("position-id").value = s.position_id;
   $("xgid").value = s.xgid;
   $("download").href = `/api/sessions/${s.id}/match.mat`;
+  $("analyse").href = `/analysis?session=${encodeURIComponent(s.id)}`;
   const log = $("log");
   log.innerHTML = "";
   for (const line of s.log) {
