@@ -647,3 +647,25 @@ def test_bad_match_uploads_get_a_clear_4xx(client):
     assert r.status_code == 422 and "no game" in detail(r)
     assert client.get("/api/analyses/nope").status_code == 404
     assert client.post("/api/evaluate", json={"position": "x" * 70_000}).status_code == 413  # the usual bound
+
+
+def test_a_session_survives_a_restart_as_it_stood_after_its_last_step(tmp_path):
+    """Given a session that has rolled and stepped a checker, When the server restarts on the same study
+    database, Then the session reads back with the same state (dice, the play so far, its log, its version), goes
+    on, and a deleted session is gone after a restart too."""
+    db = str(tmp_path / "study.sqlite")
+    with TestClient(create_app(plies=0, db=db), base_url="http://127.0.0.1:8000") as c:
+        s = c.post("/api/sessions", json={"match_length": 3, "seed": 5}).json()
+        key = s["id"]
+        while s["phase"] != "move":
+            s = c.post(f"/api/sessions/{key}/roll").json()
+        source, targets = next(iter(s["play"]["targets"].items()))
+        s = c.post(f"/api/sessions/{key}/step", json={"from": int(source), "to": targets[0]}).json()
+        other = c.post("/api/sessions", json={"match_length": 0}).json()["id"]
+        assert c.delete(f"/api/sessions/{other}").status_code == 204
+    with TestClient(create_app(plies=0, db=db), base_url="http://127.0.0.1:8000") as c:
+        again = c.get(f"/api/sessions/{key}").json()
+        assert again == s
+        assert c.post(f"/api/sessions/{key}/undo").json()["version"] > s["version"]
+        assert c.get(f"/api/sessions/{other}").status_code == 404
+        assert c.get("/api/sessions/" + "x" * 500).status_code == 404

@@ -13,6 +13,9 @@ analysing the same match again at the same plies replaces it, at other plies add
 ``import_folder(folder, bot)`` analyses and stores every match file of a folder, with a progress bar; a file that
 cannot be read is reported by name and line (``ImportReport.failed``) and the rest go in.
 
+The play page's sessions are kept here too (``save_session``, ``load_session``): a match in progress survives a
+restart of the server, or its kill, as it stood after its last step.
+
 Reading: ``players()`` (each name with its matches and decisions), ``history(name)`` (the player's error rate
 match by match, oldest first: mEMG a decision and PR, gnubg's scale), ``worst(name)`` (its costliest decisions) and
 ``matches(name)``.
@@ -88,6 +91,16 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (match_id, seq)
     );
     CREATE INDEX decisions_error ON decisions(error);
+    """,
+    """
+    CREATE TABLE sessions (
+        key TEXT PRIMARY KEY,              -- the play page's session id
+        updated TEXT NOT NULL,             -- its last step (ISO 8601, UTC)
+        plies INTEGER NOT NULL,            -- its bot's lookahead
+        bgai TEXT NOT NULL,                -- the bgai version that saved it
+        state BLOB NOT NULL                -- the session without its bot, pickled
+    );
+    CREATE INDEX sessions_updated ON sessions(updated);
     """,
 ]
 
@@ -217,6 +230,51 @@ class StudyDatabase:
             analysis = analyse_match(record, bot, progress=False)
             report.added.append((str(path), self.add(analysis, str(path))))
         return report
+
+    # The play page's sessions ----------------------------------------------------------------------------------
+
+    def save_session(self, key: str, session, keep: int = 1000) -> None:
+        """Keep ``session`` (a ``bgai.play.session.Session``) under ``key``: everything but its bot, whose plies
+        are kept instead; the ``keep`` most recently stepped sessions are kept, the others dropped."""
+        import pickle
+
+        from bgai._version import __version__
+
+        state = pickle.dumps({k: v for k, v in session.__dict__.items() if k != "bot"}, protocol=5)
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds")
+        with self.connection as c:
+            c.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)",
+                      (key, now, session.bot.plies, __version__, state))
+            c.execute("DELETE FROM sessions WHERE key NOT IN (SELECT key FROM sessions ORDER BY updated DESC "
+                      "LIMIT ?)", (keep,))
+
+    def load_session(self, key: str, bot_of):
+        """The session kept under ``key`` with its bot (``bot_of(plies)``), or ``None``: none kept, or one that this
+        bgai cannot read back (saved by another version), which is then dropped."""
+        import pickle
+
+        from bgai._version import __version__
+        from bgai.play.session import Session
+
+        row = self.connection.execute("SELECT plies, bgai, state FROM sessions WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        plies, version, state = row
+        try:
+            if version != __version__:
+                raise ValueError(f"saved by bgai {version}")
+            session = Session.__new__(Session)
+            session.__dict__.update(pickle.loads(state))  # (the user's own file, written by save_session)
+            session.bot = bot_of(plies)
+        except Exception:  # noqa: BLE001 (whatever cannot be read back is no session)
+            self.delete_session(key)
+            return None
+        return session
+
+    def delete_session(self, key: str) -> bool:
+        """Drop the session kept under ``key``; whether there was one."""
+        with self.connection as c:
+            return c.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount > 0
 
     # Reading -----------------------------------------------------------------------------------------------------
 

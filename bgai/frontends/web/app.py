@@ -74,32 +74,60 @@ class Bots:
 
 
 class Sessions:
-    """Sessions by id, the least recently used dropped beyond ``limit``; each with its own lock."""
+    """Sessions by id, the least recently used dropped from memory beyond ``limit``; each with its own lock. With a
+    study database ``db`` (``bgai.play.database``) each session is also kept there after every step (``save``), and
+    one not in memory (the server restarted, or dropped it) is read back from it, its bot ``bot_of(plies)``."""
 
-    def __init__(self, limit: int = 1000) -> None:
-        self.limit = limit
+    def __init__(self, limit: int = 1000, db: str | None = None, bot_of=None) -> None:
+        self.limit, self.db, self.bot_of = limit, db, bot_of
         self._items: OrderedDict[str, tuple[Session, threading.Lock]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def _study(self):
+        from bgai.play.database import StudyDatabase
+
+        return StudyDatabase(self.db)
 
     def add(self, session: Session) -> str:
         key = uuid.uuid4().hex
         with self._lock:
-            self._items[key] = (session, threading.Lock())
-            while len(self._items) > self.limit:
-                self._items.popitem(last=False)
+            self._put(key, session)
+        self.save(key, session)
         return key
+
+    def _put(self, key: str, session: Session) -> tuple[Session, threading.Lock]:
+        self._items[key] = item = (session, threading.Lock())
+        while len(self._items) > self.limit:
+            self._items.popitem(last=False)
+        return item
+
+    def save(self, key: str, session: Session) -> None:
+        """Keep ``session``'s state in the database (where there is one), as it stands after its last step."""
+        if self.db is not None:
+            with self._study() as study:
+                study.save_session(key, session)
 
     def get(self, key: str) -> tuple[Session, threading.Lock]:
         with self._lock:
-            if key not in self._items:
-                raise HTTPException(404, f"no session {key!r} (sessions live in the server's memory)")
-            self._items.move_to_end(key)
-            return self._items[key]
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+            session = None
+            if self.db is not None and len(key) <= 64:
+                with self._study() as study:
+                    session = study.load_session(key, self.bot_of)
+            if session is None:
+                raise HTTPException(404, f"no session {_clean(key, 64)!r}")
+            return self._put(key, session)
 
     def remove(self, key: str) -> None:
         with self._lock:
-            if self._items.pop(key, None) is None:
-                raise HTTPException(404, f"no session {key!r}")
+            gone = self._items.pop(key, None) is not None
+        if self.db is not None:
+            with self._study() as study:
+                gone = study.delete_session(key) or gone
+        if not gone:
+            raise HTTPException(404, f"no session {_clean(key, 64)!r}")
 
     def __len__(self) -> int:
         return len(self._items)
@@ -252,12 +280,13 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
         description="Play bgai, a backgammon bot, and ask it about positions. Positions are Position IDs, XGIDs "
                     "or 26-number boards, always seen from the player on roll; session values are yours.",
     )
-    bots = Bots(checkpoint, plies)
-    sessions = Sessions(max_sessions)
-    work = work or Work()
     from bgai.play.database import database_path
 
-    analyses = Analyses(database_path(db))
+    bots = Bots(checkpoint, plies)
+    study = database_path(db)
+    sessions = Sessions(max_sessions, study, bots.get)
+    work = work or Work()
+    analyses = Analyses(study)
     app.state.bots, app.state.sessions, app.state.work, app.state.analyses = bots, sessions, work, analyses
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
     app.add_middleware(BodyLimit)
@@ -415,6 +444,7 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
                 return state(key, session, svg)
         with work.slot(), lock:
             action(session)  # all or nothing: a refused action leaves the session as it was
+            sessions.save(key, session)  # (a restart finds it as it stands now)
             return state(key, session, svg)
 
     @app.post("/api/sessions", response_model=m.SessionState, status_code=201, tags=["sessions"],
