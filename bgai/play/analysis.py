@@ -614,9 +614,38 @@ def _resignations(record: MatchRecord, bot: Bot, resignations: list) -> list:
     return out
 
 
+def judge_plays(bot: Bot, boards: np.ndarray, dice: np.ndarray, mover: CubeState, played: np.ndarray):
+    """Every legal play of N positions (on-roll view) and rolls, judged as the analysis judges a checker play: each
+    play's cubeful equity for the mover in EMG (``mover``: its cube and score), at 0-ply, then deeper through the
+    bot's move filters up to its plies, the play ``played`` (N afterstates, the opponent's view) always judged at
+    full depth. Returns ``(moves, values, depth, is_played)``: ``bgai.core.movegen.afterstates``' plays with their
+    steps, each one's EMG, the ply it was judged at, and which is the one played (a roll with one play: 0-ply)."""
+    n = len(boards)
+    moves = afterstates(boards, dice, return_steps=True, validate=False)
+    is_played = (moves.after == played[moves.owner]).all(axis=1)
+    state_rows = mover.select(moves.owner)
+    values = _emg(_after_values(bot, bot.probabilities(moves.after), moves.after, state_rows), state_rows)
+    depth = np.zeros(len(moves.after), dtype=np.int64)
+    alive = np.arange(len(moves.after))
+    sizes = np.bincount(moves.owner, minlength=n)
+    alive = alive[sizes[moves.owner[alive]] > 1]  # forced plays are no decision
+    for ply in range(1, bot.plies + 1):
+        stage = bot.filters[ply - 1] if ply - 1 < len(bot.filters) else None
+        if stage is not None and len(alive):
+            keep = stage.apply(values[alive], moves.owner[alive]) | is_played[alive]
+            alive = alive[keep]
+        following = bot.filters[ply] if ply < len(bot.filters) else None
+        if not len(alive) or (ply < bot.plies and following is None):
+            continue
+        probs = bot.lookahead(moves.after[alive], ply)
+        sub = state_rows.select(alive)
+        values[alive] = _emg(_after_values(bot, probs, moves.after[alive], sub), sub)
+        depth[alive] = ply
+    return moves, values, depth, is_played
+
+
 def _checker_decisions(record: MatchRecord, bot: Bot, turns: list[_Turn], graph_points: dict) -> list:
     """Errors of the plays of ``turns`` (at the bot's plies) and the luck of their rolls (0-ply)."""
-    n = len(turns)
     mover = _cube_state([(t.game, t.seat, t.state.cube, t.state.cube_owner) for t in turns], record.jacoby)
     boards = np.stack([t.state.position.board for t in turns])
     dice = np.array([sorted(t.action.dice, reverse=True) for t in turns], dtype=np.int8)
@@ -636,29 +665,10 @@ def _checker_decisions(record: MatchRecord, bot: Bot, turns: list[_Turn], graph_
         graph_points[(t.game.number, t.row, t.seat)] = float(native[hit[0]])
 
     # The plays of the rolls rolled, judged at the bot's plies.
-    moves = afterstates(boards, dice, return_steps=True, validate=False)
+    played_board = np.stack([t.action.move.after.board for t in turns])
+    moves, values, depth, is_played = judge_plays(bot, boards, dice, mover, played_board)
     steps = moves.steps
     assert steps is not None  # (asked for)
-    played_board = np.stack([t.action.move.after.board for t in turns])
-    is_played = (moves.after == played_board[moves.owner]).all(axis=1)
-    state_rows = mover.select(moves.owner)
-    values = _emg(_after_values(bot, bot.probabilities(moves.after), moves.after, state_rows), state_rows)
-    depth = np.zeros(len(moves.after), dtype=np.int64)
-    alive = np.arange(len(moves.after))
-    sizes = np.bincount(moves.owner, minlength=n)
-    alive = alive[sizes[moves.owner[alive]] > 1]  # forced plays are no decision
-    for ply in range(1, bot.plies + 1):
-        stage = bot.filters[ply - 1] if ply - 1 < len(bot.filters) else None
-        if stage is not None and len(alive):
-            keep = stage.apply(values[alive], moves.owner[alive]) | is_played[alive]
-            alive = alive[keep]
-        following = bot.filters[ply] if ply < len(bot.filters) else None
-        if not len(alive) or (ply < bot.plies and following is None):
-            continue
-        probs = bot.lookahead(moves.after[alive], ply)
-        sub = state_rows.select(alive)
-        values[alive] = _emg(_after_values(bot, probs, moves.after[alive], sub), sub)
-        depth[alive] = ply
 
     out = []
     for i, t in enumerate(turns):
