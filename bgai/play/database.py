@@ -102,6 +102,26 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX sessions_updated ON sessions(updated);
     """,
+    """
+    CREATE TABLE cards (                   -- drills (bgai.play.drills): a player's error to practise
+        id INTEGER PRIMARY KEY,
+        player TEXT NOT NULL,
+        match_id INTEGER NOT NULL REFERENCES matches(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        created TEXT NOT NULL,
+        due TEXT NOT NULL,                 -- ISO 8601, UTC
+        fsrs TEXT NOT NULL,                -- the FSRS card, as JSON
+        UNIQUE (match_id, seq)
+    );
+    CREATE INDEX cards_due ON cards(player, due);
+    CREATE TABLE reviews (
+        card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+        reviewed TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        error REAL NOT NULL,               -- EMG lost
+        rating INTEGER NOT NULL            -- FSRS's: 1 Again, 2 Hard, 3 Good, 4 Easy
+    );
+    """,
 ]
 
 
@@ -140,6 +160,7 @@ class StudyDatabase:
 
     def __init__(self, path: str | os.PathLike | None = None) -> None:
         self.path = database_path(path)
+        self._records: dict[str, object] = {}
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -325,34 +346,40 @@ class StudyDatabase:
         rows = self.connection.execute(
             "SELECT seq, game, seat, kind, position_id, cube, cube_owner, dice, played, best, error, cost, counted, "
             "mark, detail FROM decisions WHERE match_id = ? ORDER BY seq", (match_id,))
-        decisions = []
-        for seq, game, seat, kind, pid, cube, owner, dice, played, best, error, cost, counted, mark, detail in rows:
-            extra = json.loads(detail)
-            decisions.append({
-                "seq": seq, "kind": kind, "game": game, "row": extra.get("row"), "player": seat, "position_id": pid,
-                "cube": cube, "cube_owner": owner, "dice": [int(c) for c in dice] if dice else None,
-                "played": played, "best": best, "error": error, "cost": cost, "counted": bool(counted), "mark": mark,
-                "candidates": extra.get("candidates", []), "luck": extra.get("luck"), "method": extra.get("method")})
-        return {"match_id": match_id, **out, "decisions": decisions}
+        return {"match_id": match_id, **out, "decisions": [_decision_of(row) for row in rows]}
 
     def decision(self, match_id: int, seq: int) -> dict:
         """Decision ``seq`` of match ``match_id`` (``analysis``'s form) with the match's ``players`` and whether
         its game is the Crawford game (``crawford``)."""
-        found = self.analysis(match_id)
-        if not 0 <= seq < len(found["decisions"]):
+        row = self.connection.execute(
+            "SELECT seq, game, seat, kind, position_id, cube, cube_owner, dice, played, best, error, cost, counted, "
+            "mark, detail FROM decisions WHERE match_id = ? AND seq = ?", (match_id, seq)).fetchone()
+        if row is None:
             raise BgaiError(f"match {match_id} has no decision {seq}")
+        d = _decision_of(row)
         record = self.record(match_id)
-        d = found["decisions"][seq]
         return {**d, "players": list(record.players), "crawford": record.games[d["game"] - 1].crawford}
 
     def record(self, match_id: int):
-        """The stored match ``match_id`` as a ``MatchRecord``."""
+        """The stored match ``match_id`` as a ``MatchRecord`` (read once and shared: read it, do not change it)."""
         from bgai.formats.matchfile import parse_mat
 
         row = self.connection.execute("SELECT record FROM matches WHERE id = ?", (match_id,)).fetchone()
         if row is None:
             raise BgaiError(f"no match {match_id} in {self.path}")
-        return parse_mat(row[0])
+        if row[0] not in self._records:  # (reading replays every play: once a record)
+            self._records[row[0]] = parse_mat(row[0])
+        return self._records[row[0]]
+
+
+def _decision_of(row: tuple) -> dict:
+    """A ``decisions`` row as a dict of ``MatchAnalysis.to_dict``'s decisions, with its ``seq``."""
+    seq, game, seat, kind, pid, cube, owner, dice, played, best, error, cost, counted, mark, detail = row
+    extra = json.loads(detail)
+    return {"seq": seq, "kind": kind, "game": game, "row": extra.get("row"), "player": seat, "position_id": pid,
+            "cube": cube, "cube_owner": owner, "dice": [int(c) for c in dice] if dice else None, "played": played,
+            "best": best, "error": error, "cost": cost, "counted": bool(counted), "mark": mark,
+            "candidates": extra.get("candidates", []), "luck": extra.get("luck"), "method": extra.get("method")}
 
 
 def _decision_row(match_id: int, seq: int, d) -> tuple:

@@ -215,6 +215,9 @@ def _study(args: argparse.Namespace) -> None:
             return
         if not args.name:
             raise BgaiError(f"bgai study {args.action} NAME: the player's name, as bgai study players lists it")
+        if args.action in ("drill", "cards"):
+            _drill(db, args)
+            return
         if args.action == "history":
             rows = db.history(args.name)
             if not rows:
@@ -236,20 +239,81 @@ def _study(args: argparse.Namespace) -> None:
                       f"{row['kind']}{roll}: played {row['played']}, best {row['best']}  ({row['position_id']})")
 
 
+def _drill(db, args: argparse.Namespace) -> None:
+    """``bgai study drill NAME`` (the due cards, one at a time, answered at the prompt) and ``cards NAME``."""
+    from bgai.formats.position import Position, render_board
+    from bgai.play.drills import Drills
+
+    drills = Drills(db)
+    added = drills.make_cards(args.name)
+    if added:
+        print(f"{added} new card{'s' * (added != 1)} from {args.name}'s errors")
+    if args.action == "cards":
+        p = drills.progress(args.name)
+        print(f"{args.name}: {p['cards']} cards, {p['due']} due now, {p['learnt']} learnt, {p['reviews']} reviews")
+        for day in p["by_day"]:
+            print(f"  {day['date']}  {day['reviews']:>4} drills  {1000 * day['error']:6.1f} mEMG lost on average")
+        return
+    due = drills.due(args.name, limit=args.limit)
+    if not due:
+        print(f"no card of {args.name} is due: come back later (bgai study cards {args.name})")
+        return
+    from bgai.eval.bot import load_bot
+
+    bot = load_bot(args.checkpoint, plies=person_plies(args))
+    for number, card in enumerate(due, 1):
+        on_roll = card["player"] if card["kind"] != "take" else 1 - card["player"]
+        names = tuple(card["players"][s] for s in (on_roll, 1 - on_roll))
+        print(f"\nCard {number} of {len(due)} (from match {card['match_id']}, game {card['game']})")
+        print(render_board(Position.from_position_id(card["position_id"]).board, players=names))
+        score = (f"{card['score'][0]}-{card['score'][1]} in a {card['length']}-point match" if card["length"]
+                 else "money")
+        if card["kind"] == "move":
+            ask = f"{card['players'][card['player']]} to play {card['dice'][0]}{card['dice'][1]} ({score}): your play? "
+        elif card["kind"] == "double":
+            ask = f"{card['players'][card['player']]} on roll ({score}, cube {card['cube']}): double or no double? "
+        else:
+            ask = f"{card['players'][card['player']]}, doubled ({score}, cube {card['cube']}): take or pass? "
+        while True:
+            try:
+                text = input(ask).strip()
+            except EOFError:
+                return
+            if text in ("quit", "q"):
+                return
+            if text in ("skip", ""):
+                break
+            try:
+                verdict = drills.answer(card["card"], text, bot)
+            except BgaiError as error:
+                print(f"  {error}")
+                continue
+            if verdict.error <= 0.001:
+                print(f"  Right: {verdict.best}.")
+            else:
+                print(f"  {verdict.answer} loses {verdict.error:.3f} EMG; {verdict.best} is best.")
+            for name, value in verdict.ranked:
+                print(f"    {name:<24} {value:+.3f}")
+            print(f"  (next due {verdict.due[:16].replace('T', ' ')} UTC)")
+            break
+
+
 def add_study(commands) -> None:
     """``bgai study``: its arguments."""
     study = commands.add_parser("study", help="your analysed matches: import a folder, players, error rate over "
                                               "time, worst decisions (the study database)")
-    study.add_argument("action", choices=("import", "players", "history", "worst"),
+    study.add_argument("action", choices=("import", "players", "history", "worst", "drill", "cards"),
                        help="import FOLDER: analyse and store every match file in it; players: who is stored; "
                             "history NAME: a player's error rate match by match; worst NAME: its costliest "
-                            "decisions")
+                            "decisions; drill NAME: practise its errors that are due (spaced repetition); cards "
+                            "NAME: its drills' progress")
     study.add_argument("name", nargs="?", help="the folder (import) or the player's name (history, worst)")
     study.add_argument("--db", metavar="PATH", help="the study database (default $BGAI_DB, else study.sqlite in "
                                                     "bgai's data folder)")
-    study.add_argument("--plies", type=int, help=f"import: lookahead of the judge: 0, 1 or 2 ({PERSON_PLIES_DEFAULT})")
+    study.add_argument("--plies", type=int, help=f"import, drill: lookahead of the judge: 0, 1 or 2 "
+                                                 f"({PERSON_PLIES_DEFAULT})")
     study.add_argument("--checkpoint", help="import: checkpoint to load (default: the network shipped with bgai)")
-    study.add_argument("--limit", type=int, default=10, help="worst: how many decisions (default 10)")
+    study.add_argument("--limit", type=int, default=10, help="worst, drill: how many decisions or cards (default 10)")
     study.add_argument("--quiet", action="store_true", help="import: no progress bar")
     study.set_defaults(run=_study)
 
