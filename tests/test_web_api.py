@@ -669,3 +669,39 @@ def test_a_session_survives_a_restart_as_it_stood_after_its_last_step(tmp_path):
         assert c.post(f"/api/sessions/{key}/undo").json()["version"] > s["version"]
         assert c.get(f"/api/sessions/{other}").status_code == 404
         assert c.get("/api/sessions/" + "x" * 500).status_code == 404
+
+
+def test_drills_through_the_api(tmp_path):
+    """Given an analysed match in the study database, When a player's drills are asked for, Then its errors are
+    cards, due at once; an answer is judged (the play made loses what the analysis said) and the card goes back
+    to the schedule; a bad answer is a 422, an unknown card a 404; a card's board is drawn, with the answer's and
+    the best play's arrows when given."""
+    from bgai.eval.bot import load_bot
+    from bgai.formats.matchfile import read_match
+    from bgai.play.analysis import analyse_match
+    from bgai.play.database import StudyDatabase
+
+    path = Path(__file__).parent / "data" / "matches" / "gnubg-3pt-seed6.mat"
+    db = tmp_path / "study.sqlite"
+    with StudyDatabase(db) as study:
+        study.add(analyse_match(read_match(path), load_bot(plies=0), progress=False))
+    name = read_match(path).players[0]
+    with TestClient(create_app(plies=0, db=str(db)), base_url="http://127.0.0.1:8000") as c:
+        body = c.get("/api/drills", params={"player": name}).json()
+        assert body["added"] == body["progress"]["cards"] == body["progress"]["due"] > 0
+        card = next(d for d in body["due"] if d["kind"] == "move")
+        verdict = c.post(f"/api/drills/{card['card']}/answer", json={"answer": card["played"]}).json()
+        assert verdict["error"] == pytest.approx(card["error"], abs=1e-6) and verdict["rating"] == "Again"
+        assert verdict["best"] == card["best"] and verdict["ranked"][0][0] == card["best"]
+        again = c.get("/api/drills", params={"player": name}).json()
+        assert again["added"] == 0 and again["progress"]["reviews"] == 1
+        r = c.post(f"/api/drills/{card['card']}/answer", json={"answer": "24/1"})
+        assert r.status_code == 422
+        assert c.post("/api/drills/99999/answer", json={"answer": "pass"}).status_code == 404
+        plain = c.get(f"/api/drills/{card['card']}/board.svg")
+        assert plain.status_code == 200 and "#e03131" not in plain.text
+        arrows = c.get(f"/api/drills/{card['card']}/board.svg", params={"answer": card["played"],
+                                                                       "best": card["best"]})
+        assert "#e03131" in arrows.text and "#2f9e44" in arrows.text
+        assert c.get(f"/api/drills/{card['card']}/board.svg", params={"answer": "24/1", "best": "x"}).status_code \
+            == 422

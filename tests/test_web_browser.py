@@ -545,3 +545,53 @@ def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_resta
         page.close()
         stop()
     assert not errors, errors
+
+
+def test_a_drill_in_the_browser(browser, tmp_path):
+    """Given a stored analysis, When the player starts its drills on the analysis page and types the play it made
+    on a checker-play card, Then the page says how much it loses and which play is best, draws both on the board,
+    and the progress counts the drill."""
+    from pathlib import Path
+
+    from bgai.eval.bot import load_bot
+    from bgai.formats.matchfile import read_match
+    from bgai.play.analysis import analyse_match
+    from bgai.play.database import StudyDatabase
+    from bgai.play.drills import Drills
+
+    path = Path(__file__).parent / "data" / "matches" / "gnubg-3pt-seed6.mat"
+    db = tmp_path / "study.sqlite"
+    record = read_match(path)
+    with StudyDatabase(db) as study:
+        study.add(analyse_match(record, load_bot(plies=0), progress=False))
+        drills = Drills(study)
+        drills.make_cards(record.players[0])
+        first = drills.due(record.players[0])[0]
+    base, stop = start_server(db)
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(f"{base}/analysis")
+        page.wait_for_selector("#drill-player option", state="attached")
+        page.select_option("#drill-player", record.players[0])
+        page.click("#drill-start")
+        page.wait_for_selector("#decision h3")
+        assert page.inner_text("#decision h3").startswith("Card 1 of")
+        if first["kind"] == "move":
+            page.fill("#drill-text", first["played"])
+            page.click("#drill-answer button")
+        else:
+            page.click(f"#drill-answer button:has-text('{first['played'].capitalize()}')")
+        page.wait_for_selector("#drill-verdict .verdict")
+        verdict = page.inner_text("#drill-verdict .verdict")
+        assert f"loses {first['error']:.3f} EMG" in verdict and first["best"] in verdict
+        if first["kind"] == "move":
+            page.wait_for_function("() => document.querySelector('#decision-board img').src.includes('answer=')")
+        page.wait_for_selector("#drill-progress:has-text('1 drills so far')")
+        page.click("#drill-next")
+        page.wait_for_selector("#decision h3:has-text('Card 2 of')")
+    finally:
+        page.close()
+        stop()
+    assert not errors, errors

@@ -200,17 +200,18 @@ def _on_roll(d: Decision) -> int:
 BEST_COLOUR, PLAYED_COLOUR = "#2f9e44", "#e03131"
 
 
-def decision_board(position, kind: str, player: int, dice, cube: int, cube_owner: int | None, played: str,
-                   best: str, players: tuple[str, str], crawford: bool, width: int = 430) -> str:
+def decision_board(position, kind: str, player: int, dice, cube: int, cube_owner: int | None, played: str | None,
+                   best: str | None, players: tuple[str, str], crawford: bool, width: int = 430) -> str:
     """The SVG board of a decision, seen from the player on roll (the mover, or the doubler of a take decision),
-    with arrows for the best play (green) and the play made (red) of a checker play."""
+    with arrows for the best play (green) and the play made (red) of a checker play (none where they are
+    ``None``)."""
     from bgai.formats.position import parse_move
 
     on_roll = player if kind not in ("take", "accept") else 1 - player
     arrows = []
     if kind == "move":
         for text, paint in ((best, BEST_COLOUR), (played, PLAYED_COLOUR)):
-            if text != "no play":
+            if text is not None and text != "no play":
                 steps = parse_move(position, text, dice).checker_steps()
                 arrows += [(src, max(dst, 0), paint) for src, dst, _ in steps]
     owner = None if crawford else CubeOwner.of_seat(cube_owner, on_roll).word

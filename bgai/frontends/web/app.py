@@ -428,6 +428,54 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
                              width=520)
         return Response(svg, media_type="image/svg+xml")
 
+    @app.get("/api/drills", tags=["drills"],
+             summary="A player's drills: new cards from its stored errors, the cards due now, its progress")
+    def drills(player: str = Query(max_length=200), limit: int = Query(20, ge=1, le=200)) -> dict:
+        from bgai.play.database import StudyDatabase
+        from bgai.play.drills import Drills
+
+        with StudyDatabase(analyses.db) as study:
+            practice = Drills(study)
+            added = practice.make_cards(player)
+            return {"player": player, "added": added, "due": practice.due(player, limit=limit),
+                    "progress": practice.progress(player)}
+
+    @app.post("/api/drills/{card}/answer", response_model=m.VerdictOut, tags=["drills"],
+              summary="Answer a drill: how much the answer loses, the best answers, when the card comes back")
+    def drill_answer(card: int, body: m.DrillAnswerIn) -> m.VerdictOut:
+        from bgai.play.database import StudyDatabase
+        from bgai.play.drills import Drills
+
+        with work.slot(), StudyDatabase(analyses.db) as study:
+            try:
+                verdict = Drills(study).answer(card, body.answer, bots.get(body.plies))
+            except BgaiError as error:
+                status = 404 if str(error).startswith("no card") else 422
+                raise HTTPException(status, _clean(" ".join(str(error).split()), 500)) from None
+        return m.VerdictOut(**dataclasses.asdict(verdict))
+
+    @app.get("/api/drills/{card}/board.svg", response_class=Response, tags=["drills"],
+             summary="A drill's board (no arrows), or with ?answer= the answer's arrows (red) and the best's (green)")
+    def drill_svg(card: int, answer: str | None = Query(None, max_length=100),
+                  best: str | None = Query(None, max_length=100)) -> Response:
+        from bgai.formats.position import Position
+        from bgai.play.analysis_report import decision_board
+        from bgai.play.database import StudyDatabase
+        from bgai.play.drills import Drills
+
+        with StudyDatabase(analyses.db) as study:
+            try:
+                c = Drills(study).card(card)
+            except BgaiError as error:
+                raise HTTPException(404, str(error)) from None
+        try:
+            svg = decision_board(Position.from_position_id(c["position_id"]), c["kind"], c["player"], c["dice"],
+                                 c["cube"], c["cube_owner"], answer, best, tuple(c["players"]), c["crawford"],
+                                 width=520)
+        except BgaiError as error:
+            raise HTTPException(422, _clean(str(error), 300)) from None
+        return Response(svg, media_type="image/svg+xml")
+
     @app.get("/analysis", include_in_schema=False)
     def analysis_page() -> FileResponse:
         return FileResponse(STATIC / "analysis.html")

@@ -362,6 +362,21 @@ class StoredMatch(BaseModel):
     plies: int
 
 
+class DrillAnswerIn(In):
+    answer: str = Field(max_length=100, description="A play in standard notation ('13/7 8/7'), or 'double', 'no "
+                                                    "double', 'take', 'pass' for a cube card.")
+    plies: Plies | None = Field(None, description="The judge's lookahead (default: the server's --plies).")
+
+
+class VerdictOut(BaseModel):
+    answer: str
+    error: float = Field(description="EMG the answer loses against the best.")
+    best: str
+    ranked: list[tuple[str, float]] = Field(description="The best answers with their equities (EMG), best first.")
+    rating: str = Field(description="FSRS's rating of the answer: Good (the best), Hard (within 0.03), Again.")
+    due: str = Field(description="When the card comes back (ISO 8601, UTC).")
+
+
 class CubeHintOut(BaseModel):
     kind: Literal["double", "take"]
     action: str

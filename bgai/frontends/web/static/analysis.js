@@ -80,6 +80,13 @@ async function loadStored() {
   const list = $("stored");
   list.innerHTML = "";
   const matches = await api("/api/analyses");
+  const names = [...new Set(matches.flatMap((m) => [m.player0, m.player1]))].sort();
+  const select = $("drill-player");
+  const chosen = select.value;
+  select.innerHTML = "";
+  for (const name of names) select.add(new Option(name, name));
+  if (names.includes(chosen)) select.value = chosen;
+  $("drill-start").disabled = !names.length;
   if (!matches.length) list.innerHTML = "<li>None yet.</li>";
   for (const m of matches) {
     const item = document.createElement("li");
@@ -106,6 +113,7 @@ async function openMatch(id) {
     (m.length ? `${m.length}-point match, ${m.score[0]}-${m.score[1]} final` : `money, ${m.games} games`) +
     ` · judged at ${match.plies}-ply`;
   renderSummary();
+  $("graph").hidden = false;
   renderGraph();
   listDecisions();
   $("view").hidden = false;
@@ -260,9 +268,119 @@ function select(i) {
   }
 }
 
+// Drills: the player's errors as cards, the due ones one at a time; an answer is typed (a play in notation) or
+// clicked (a cube action), then judged by the server, the board showing the answer (red) and the best (green).
+let drill = null;  // {player, due: [...cards], index}
+
+async function startDrills(event) {
+  event?.preventDefault();
+  showError("");
+  const player = $("drill-player").value;
+  if (!player) return;
+  try {
+    const d = await api(`/api/drills?player=${encodeURIComponent(player)}`);
+    drill = { player, due: d.due, index: 0 };
+    showProgress(d.progress, d.added);
+    match = null;
+    $("graph").hidden = true;
+    $("view").hidden = false;
+    $("moves-card").hidden = true;
+    $("summary").hidden = true;
+    $("title").textContent = `Drills: ${player}`;
+    showCard();
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+function showProgress(p, added) {
+  $("drill-progress").textContent = `${p.cards} cards (${added ? `${added} new, ` : ""}${p.due} due, ` +
+    `${p.learnt} learnt), ${p.reviews} drills so far` +
+    (p.by_day.length ? `; today's mean loss ${(1000 * p.by_day[p.by_day.length - 1].error).toFixed(1)} mEMG` : "");
+}
+
+function cardScore(c) {
+  return c.length ? `${c.score[0]}-${c.score[1]} in a ${c.length}-point match` : "money";
+}
+
+function showCard() {
+  const box = $("decision");
+  if (!drill || drill.index >= drill.due.length) {
+    $("decision-board").innerHTML = "";
+    box.innerHTML = "<h3>No card is due now.</h3><div class=note>Cards come back when their schedule says; " +
+      "analyse more matches for new ones.</div>";
+    return;
+  }
+  const c = drill.due[drill.index];
+  $("decision-board").innerHTML = `<img alt="the drill's position" src="/api/drills/${c.card}/board.svg">`;
+  const who = c.players[c.player];
+  const question = c.kind === "move" ? `${who} to play ${c.dice.join("")}`
+    : c.kind === "double" ? `${who} on roll: double?` : `${who}, doubled: take or pass?`;
+  box.innerHTML = "<h3></h3><div class=note></div><form id=drill-answer class=play-form autocomplete=off></form>" +
+    "<div id=drill-verdict></div>";
+  box.querySelector("h3").textContent = `Card ${drill.index + 1} of ${drill.due.length}: ${question}`;
+  box.querySelector(".note").textContent = `${cardScore(c)}, cube ${c.cube}. From match ${c.match_id}, game ` +
+    `${c.game}.`;
+  const form = box.querySelector("form");
+  if (c.kind === "move") {
+    form.innerHTML = "<input id=drill-text placeholder='your play: 13/7 8/7' aria-label='your play'>" +
+      "<button type=submit>Answer</button>";
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      answerCard(c, $("drill-text").value);
+    });
+    $("drill-text").focus();
+  } else {
+    const choices = c.kind === "double" ? ["double", "no double"] : ["take", "pass"];
+    for (const choice of choices) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = choice[0].toUpperCase() + choice.slice(1);
+      button.addEventListener("click", () => answerCard(c, choice));
+      form.appendChild(button);
+    }
+  }
+}
+
+async function answerCard(c, text) {
+  showError("");
+  try {
+    const v = await api(`/api/drills/${c.card}/answer`, "POST", { answer: text });
+    const out = $("drill-verdict");
+    out.innerHTML = "<p class=verdict></p><table class=candidates></table><button id=drill-next type=button>" +
+      "Next card</button>";
+    out.querySelector(".verdict").textContent = v.error <= 0.001 ? `Right: ${v.best}.`
+      : `${v.answer} loses ${v.error.toFixed(3)} EMG; ${v.best} is best.`;
+    const table = out.querySelector("table");
+    for (const [name, value] of v.ranked) {
+      const tr = document.createElement("tr");
+      tr.className = name === v.answer ? "played" : name === v.best ? "best" : "";
+      tr.innerHTML = "<td></td><td class=num></td>";
+      tr.children[0].textContent = name;
+      tr.children[1].textContent = emg(value);
+      table.appendChild(tr);
+    }
+    if (c.kind === "move") {
+      $("decision-board").innerHTML = `<img alt="your play and the best" src="/api/drills/${c.card}/board.svg?` +
+        `answer=${encodeURIComponent(v.answer)}&best=${encodeURIComponent(v.best)}">`;
+    }
+    $("drill-answer").querySelectorAll("input, button").forEach((e) => { e.disabled = true; });
+    $("drill-next").addEventListener("click", () => {
+      drill.index += 1;
+      showCard();
+    });
+    $("drill-next").focus();
+    const d = await api(`/api/drills?player=${encodeURIComponent(drill.player)}&limit=1`);
+    showProgress(d.progress, 0);
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+$("drill-form").addEventListener("submit", startDrills);
 $("only-marked").addEventListener("change", () => match && listDecisions());
 document.addEventListener("keydown", (event) => {
-  if (!match || event.target.closest("input, textarea, select")) return;
+  if (!match || event.target.closest("input, textarea, select")) return;  // (drills: no arrow stepping)
   if (event.key === "ArrowRight" || event.key === "ArrowDown") select(current + 1);
   else if (event.key === "ArrowLeft" || event.key === "ArrowUp") select(current - 1);
   else return;
