@@ -132,3 +132,70 @@ def test_study_drill_asks_the_due_cards(tmp_path, monkeypatch, capsys, bot):
     assert "Card 1 of 2" in out and "next due" in out
     assert main(["study", "cards", name, "--db", str(db)]) in (None, 0)
     assert "1 reviews" in capsys.readouterr().out
+
+
+def test_a_saved_position_is_a_card(tmp_path, bot):
+    """Given positions saved by hand (a roll's play, a cube decision, an answer to a double), then each is a card
+    due at once, judged like the others; a roll with one legal play, or a cube the player on roll may not turn, is
+    refused."""
+    from bgai import Position
+    from bgai.core.match import MatchScore
+
+    with StudyDatabase(tmp_path / "study.sqlite") as db:
+        drills = Drills(db)
+        start = Position.start()
+        move = drills.save("Eve", start, "move", bot, dice="31")
+        double = drills.save("Eve", "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10", "double", bot,
+                             match=MatchScore.from_score(7, (3, 5)))
+        take = drills.save("Eve", start, "take", bot, cube=2, owner="me")
+        cards = {c["card"]: c for c in drills.due("Eve")}
+        assert set(cards) == {move, double, take}
+        assert cards[move]["dice"] == [3, 1] and cards[move]["best"] == "8/5 6/5"
+        assert cards[double]["length"] == 7 and cards[double]["score"] == [3, 5]
+        assert cards[take]["player"] == 1 and cards[take]["players"] == ["opponent", "Eve"]
+        assert drills.answer(move, "8/5 6/5", bot).error == pytest.approx(0.0, abs=1e-9)
+        assert drills.answer(move, "24/21 24/23", bot).error > 0.03
+        verdict = drills.answer(take, "pass", bot)
+        assert verdict.best in ("take", "pass") and verdict.error >= 0
+        with pytest.raises(BgaiError, match="one legal play"):
+            drills.save("Eve", Position.from_points({1: 1}, {24: 1}), "move", bot, dice="66")
+        with pytest.raises(BgaiError, match="may not double"):
+            drills.save("Eve", start, "double", bot, cube=2, owner="opponent")
+        with pytest.raises(BgaiError, match="needs the roll"):
+            drills.save("Eve", start, "move", bot)
+
+
+def test_cards_and_reviews_survive_the_upgrade_that_rebuilds_the_cards_table(tmp_path, analysis, bot):
+    """Given a study database of schema version 3 with a card and its review, When it opens with today's schema
+    (version 4 rebuilds the cards table for saved positions), Then the card and its review are still there."""
+    import sqlite3
+
+    from bgai.play import database
+
+    path = tmp_path / "old.sqlite"
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA foreign_keys = ON")
+    for k, script in enumerate(database.MIGRATIONS[:3]):
+        connection.executescript(f"BEGIN; {script}; PRAGMA user_version = {k + 1}; COMMIT;")
+    connection.close()
+    name = analysis.players[0].name
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(database, "MIGRATIONS", database.MIGRATIONS[:3])
+        with StudyDatabase(path) as db:
+            match_id = db.add(analysis)
+            assert db.version == 3
+            seq = next(i for i, d in enumerate(analysis.decisions) if d.player == 0 and d.kind == "move"
+                       and d.error >= 0.03)
+            with db.connection as c:  # a card and a review as version 3 kept them
+                c.execute("INSERT INTO cards (id, player, match_id, seq, created, due, fsrs) VALUES "
+                          "(7, ?, ?, ?, '2026-12-01T00:00:00+00:00', '2026-12-01T00:00:00+00:00', ?)",
+                          (name, match_id, seq, '{"card_id": 7, "state": 1, "step": 0, "stability": null, '
+                           '"difficulty": null, "due": "2026-12-01T00:00:00+00:00", "last_review": null}'))
+                c.execute("INSERT INTO reviews VALUES (7, '2026-12-01T00:00:00+00:00', '24/21', 0.1, 1)")
+    with StudyDatabase(path) as db:
+        assert db.version == len(database.MIGRATIONS) >= 4
+        drills = Drills(db)
+        assert drills.progress(name)["reviews"] == 1
+        card = drills.card(7)
+        assert card["position_id"] == analysis.decisions[seq].position.position_id()
+        assert drills.answer(7, card["best"], bot).error == pytest.approx(0.0, abs=1e-9)

@@ -705,3 +705,25 @@ def test_drills_through_the_api(tmp_path):
         assert "#e03131" in arrows.text and "#2f9e44" in arrows.text
         assert c.get(f"/api/drills/{card['card']}/board.svg", params={"answer": "24/1", "best": "x"}).status_code \
             == 422
+
+
+def test_a_decision_saved_from_a_session_becomes_a_drill(tmp_path):
+    """Given a session on the person's roll, When it saves the decision, Then a card of the person's (its own name,
+    or the one given) holds that position and roll, is due, judges an answer like any card, and the person is
+    among the drills' players."""
+    db = str(tmp_path / "study.sqlite")
+    with TestClient(create_app(plies=0, db=db), base_url="http://127.0.0.1:8000") as c:
+        s = c.post("/api/sessions", json={"match_length": 5, "seed": 3}).json()
+        key = s["id"]
+        while s["phase"] != "move":
+            s = c.post(f"/api/sessions/{key}/roll").json()
+        saved = c.post(f"/api/sessions/{key}/save-card", json={}).json()
+        assert saved["kind"] == "move" and saved["player"] == "You"
+        assert "You" in c.get("/api/drills/players").json()
+        (card,) = c.get("/api/drills", params={"player": "You"}).json()["due"]
+        assert card["position_id"] == s["position_id"] and card["dice"] == sorted(s["dice"], reverse=True)
+        assert card["length"] == 5 and card["match_id"] is None
+        verdict = c.post(f"/api/drills/{card['card']}/answer", json={"answer": card["best"]}).json()
+        assert verdict["error"] == pytest.approx(0.0, abs=1e-9) and verdict["rating"] == "Good"
+        other = c.post(f"/api/sessions/{key}/save-card", json={"player": "Zoe"}).json()
+        assert other["player"] == "Zoe"

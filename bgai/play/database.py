@@ -122,6 +122,43 @@ MIGRATIONS: list[str] = [
         rating INTEGER NOT NULL            -- FSRS's: 1 Again, 2 Hard, 3 Good, 4 Easy
     );
     """,
+    """
+    CREATE TABLE saved (                   -- positions a player saved to practise (bgai hint --save-card, the page)
+        id INTEGER PRIMARY KEY,
+        player TEXT NOT NULL,
+        created TEXT NOT NULL,
+        kind TEXT NOT NULL,                -- move, double, take
+        position_id TEXT NOT NULL,         -- seen from the player on roll (the doubler of a take)
+        dice TEXT,
+        cube INTEGER NOT NULL,
+        cube_owner INTEGER,                -- 0: the player on roll's, 1: its opponent's, NULL: centered
+        length INTEGER NOT NULL,
+        score0 INTEGER NOT NULL,           -- the player on roll's
+        score1 INTEGER NOT NULL,
+        crawford INTEGER NOT NULL,
+        post_crawford INTEGER NOT NULL,
+        jacoby INTEGER NOT NULL,
+        best TEXT NOT NULL,
+        candidates TEXT NOT NULL           -- the cube equities (EMG, the doubler's) of a cube card, as JSON
+    );
+    CREATE TABLE cards_new (
+        id INTEGER PRIMARY KEY,
+        player TEXT NOT NULL,
+        match_id INTEGER REFERENCES matches(id) ON DELETE CASCADE,
+        seq INTEGER,
+        saved_id INTEGER REFERENCES saved(id) ON DELETE CASCADE,
+        created TEXT NOT NULL,
+        due TEXT NOT NULL,
+        fsrs TEXT NOT NULL,
+        UNIQUE (match_id, seq),
+        CHECK ((match_id IS NULL) <> (saved_id IS NULL))
+    );
+    INSERT INTO cards_new (id, player, match_id, seq, created, due, fsrs)
+        SELECT id, player, match_id, seq, created, due, fsrs FROM cards;
+    DROP TABLE cards;
+    ALTER TABLE cards_new RENAME TO cards;
+    CREATE INDEX cards_due ON cards(player, due);
+    """,
 ]
 
 
@@ -188,9 +225,16 @@ class StudyDatabase:
         if version > len(MIGRATIONS):
             raise BgaiError(f"{self.path} is a study database of schema version {version}, newer than this bgai's "
                             f"({len(MIGRATIONS)}): upgrade bgai to read it")
-        for k in range(version, len(MIGRATIONS)):
-            with self.connection:  # one transaction a step: the file is at version k or k + 1
-                self.connection.executescript(f"BEGIN; {MIGRATIONS[k]}; PRAGMA user_version = {k + 1}; COMMIT;")
+        if version == len(MIGRATIONS):
+            return
+        # (foreign keys off while a migration rebuilds a table: dropping the old one must not cascade)
+        self.connection.execute("PRAGMA foreign_keys = OFF")
+        try:
+            for k in range(version, len(MIGRATIONS)):
+                with self.connection:  # one transaction a step: the file is at version k or k + 1
+                    self.connection.executescript(f"BEGIN; {MIGRATIONS[k]}; PRAGMA user_version = {k + 1}; COMMIT;")
+        finally:
+            self.connection.execute("PRAGMA foreign_keys = ON")
 
     # Writing -----------------------------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -86,6 +87,59 @@ class Drills:
                           (player, match_id, seq, now.isoformat(), now.isoformat(), json.dumps(card.to_dict())))
         return len(rows)
 
+    def save(self, player: str, position, kind: str, bot, dice=None, cube: int = 1, owner="centered", match=None,
+             jacoby: bool = False) -> int:
+        """Save a position to practise as a card of ``player``'s, due at once; returns the card's id. ``kind``:
+        ``"move"`` (the player on roll in ``position`` plays ``dice``), ``"double"`` (it is on roll, before its
+        roll: double or not) or ``"take"`` (``position`` is the doubler's, on roll; the player answers its double).
+        ``cube``, ``owner`` (``bgai.core.cube.CubeOwner`` or its name, from the side of the player on roll) and
+        ``match`` (a ``bgai.core.match.MatchScore``, the player on roll's score first; ``None``: money) as
+        ``Bot.cube_decision`` takes them. ``bot`` judges the best answer now, as the card will be judged."""
+        from fsrs import Card
+
+        from bgai.core.cube import CubeOwner
+        from bgai.formats.position import Position, parse_dice
+
+        pos = position if isinstance(position, Position) else Position.parse(position)
+        if kind not in ("move", "double", "take"):
+            raise BgaiError(f"a card is a move, double or take decision, got {kind!r}")
+        on_roll_owner = CubeOwner.parse(owner)
+        seat = {CubeOwner.CENTERED: None, CubeOwner.ON_ROLL: 0, CubeOwner.OPPONENT: 1}[on_roll_owner]
+        row: dict[str, Any] = {"kind": kind, "position_id": pos.position_id(), "cube": int(cube), "cube_owner": seat,
+               "length": match.length if match else 0, "score": list(match.score) if match else [0, 0],
+               "crawford": bool(match and match.crawford), "post_crawford": bool(match and match.post_crawford),
+               "jacoby": bool(jacoby), "player": 1 if kind == "take" else 0, "dice": None}
+        if kind == "move":
+            if dice is None:
+                raise BgaiError("a checker-play card needs the roll")
+            row["dice"] = list(parse_dice(dice))
+            if len(pos.legal_moves(tuple(row["dice"]))) < 2:
+                raise BgaiError("this roll has one legal play at most: nothing to practise")
+            best = self._judge_play(row, str(pos.legal_moves(tuple(row["dice"]))[0]), bot)[1]
+            candidates: list = []
+        else:
+            d = bot.cube_decision(pos, int(cube), on_roll_owner, match, jacoby=jacoby)
+            if not d.may_double or d.double_take is None or d.double_pass is None:
+                raise BgaiError(f"the player on roll may not double here ({d.action})")
+            emg = d.emg or (d.no_double, d.double_take, d.double_pass)
+            candidates = [["No double", emg[0]], ["Double, take", emg[1]], ["Double, pass", emg[2]]]
+            best = ("double" if d.should_double else "no double") if kind == "double" else (
+                "take" if d.should_take else "pass")
+        now = _now()
+        with self.connection as c:
+            saved = c.execute(
+                "INSERT INTO saved (player, created, kind, position_id, dice, cube, cube_owner, length, score0, "
+                "score1, crawford, post_crawford, jacoby, best, candidates) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?)",
+                (player, now.isoformat(), kind, row["position_id"], "".join(map(str, row["dice"] or [])) or None,
+                 row["cube"], seat, row["length"], row["score"][0], row["score"][1], int(row["crawford"]),
+                 int(row["post_crawford"]), int(row["jacoby"]), best, json.dumps(candidates))).lastrowid
+            card_id = c.execute("INSERT INTO cards (player, saved_id, created, due, fsrs) VALUES (?, ?, ?, ?, ?)",
+                                (player, saved, now.isoformat(), now.isoformat(),
+                                 json.dumps(Card(due=now).to_dict()))).lastrowid
+        assert card_id is not None
+        return int(card_id)
+
     def due(self, player: str, now: datetime.datetime | None = None, limit: int = 50) -> list[dict]:
         """The cards of ``player`` due at ``now`` (default: now), the most overdue first: each ``card`` (its id),
         the decision (``bgai.play.database.StudyDatabase.decision``'s form) and the match's ``score`` and
@@ -97,11 +151,13 @@ class Drills:
 
     def card(self, card_id: int) -> dict:
         """Card ``card_id``: its decision, the score (the player's first) and the match's length."""
-        row = self.connection.execute("SELECT match_id, seq, player, due FROM cards WHERE id = ?",
+        row = self.connection.execute("SELECT match_id, seq, player, due, saved_id FROM cards WHERE id = ?",
                                       (card_id,)).fetchone()
         if row is None:
             raise BgaiError(f"no card {card_id}")
-        match_id, seq, player, due = row
+        match_id, seq, player, due, saved_id = row
+        if saved_id is not None:
+            return self._saved_card(card_id, player, due, saved_id)
         decision = self.db.decision(match_id, seq)
         record = self.db.record(match_id)
         game = record.games[decision["game"] - 1]
@@ -109,6 +165,23 @@ class Drills:
         return {"card": card_id, "player": player, "due": due, "match_id": match_id, **decision,
                 "length": record.length, "score": [game.score[seat], game.score[1 - seat]], "jacoby": record.jacoby,
                 "post_crawford": game.post_crawford}
+
+    def _saved_card(self, card_id: int, player: str, due: str, saved_id: int) -> dict:
+        """A saved position's card, in ``card``'s form: the player on roll is seat 0 (the doubler of a take card,
+        whose decider is seat 1), the other seat "opponent"."""
+        (kind, pid, dice, cube, owner, length, s0, s1, crawford, post, jacoby, best, candidates) = \
+            self.connection.execute(
+                "SELECT kind, position_id, dice, cube, cube_owner, length, score0, score1, crawford, post_crawford, "
+                "jacoby, best, candidates FROM saved WHERE id = ?", (saved_id,)).fetchone()
+        decider = 1 if kind == "take" else 0
+        names = ["opponent", player] if kind == "take" else [player, "opponent"]
+        score = [s1, s0] if kind == "take" else [s0, s1]
+        return {"card": card_id, "player": decider, "due": due, "match_id": None, "seq": None, "game": None,
+                "row": None, "saved": saved_id, "owner": player, "kind": kind, "position_id": pid,
+                "dice": [int(c) for c in dice] if dice else None, "cube": cube, "cube_owner": owner,
+                "played": None, "best": best, "error": None, "counted": True, "mark": None,
+                "candidates": json.loads(candidates), "players": names, "crawford": bool(crawford),
+                "post_crawford": bool(post), "length": length, "score": score, "jacoby": bool(jacoby)}
 
     def answer(self, card_id: int, answer: str, bot, now: datetime.datetime | None = None) -> Verdict:
         """Judge ``answer`` to card ``card_id`` (see the module docstring), schedule the card by it and record the

@@ -264,7 +264,9 @@ def _drill(db, args: argparse.Namespace) -> None:
     for number, card in enumerate(due, 1):
         on_roll = card["player"] if card["kind"] != "take" else 1 - card["player"]
         names = tuple(card["players"][s] for s in (on_roll, 1 - on_roll))
-        print(f"\nCard {number} of {len(due)} (from match {card['match_id']}, game {card['game']})")
+        source = (f"from match {card['match_id']}, game {card['game']}" if card["match_id"] is not None
+                  else "a position saved")
+        print(f"\nCard {number} of {len(due)} ({source})")
         print(render_board(Position.from_position_id(card["position_id"]).board, players=names))
         score = (f"{card['score'][0]}-{card['score'][1]} in a {card['length']}-point match" if card["length"]
                  else "money")

@@ -122,6 +122,8 @@ def _eval(args: argparse.Namespace) -> None:
         if given:
             raise BgaiError(f"--scores shows every score of a match (and money, plain): drop {', '.join(given)}")
     bot = load_bot(args.checkpoint, plies=person_plies(args), cube_plies=args.cube_plies)
+    if args.save_card:
+        _save_card(args.save_card, pos, "double", bot, cube=cube, owner=owner, match=match, jacoby=args.jacoby)
     if args.scores is not None:
         grid = bot.score_grid(pos, args.scores, cube, owner)
         print(pos)
@@ -170,7 +172,19 @@ def add_eval(commands) -> None:
                                "truncated at 11 plies, variance reduction, 0-ply play, every core; bgai.eval.bot."
                                "CUBE_ROLLOUT), not from the cube formula")
     evaluate.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    evaluate.add_argument("--save-card", metavar="NAME", help="also save the position as a drill of NAME's: the cube "
+                                                              "decision of the player on roll (bgai study drill NAME)")
     evaluate.set_defaults(run=_eval)
+
+
+def _save_card(player: str, pos, kind: str, bot, **context) -> None:
+    """Save ``pos`` as a drill card of ``player``'s in the study database, and say so."""
+    from bgai.play.database import StudyDatabase
+    from bgai.play.drills import Drills
+
+    with StudyDatabase() as db:
+        card = Drills(db).save(player, pos, kind, bot, **context)
+    print(f"Saved as card {card} of {player}'s drills in {db.path} (bgai study drill {player})")
 
 
 def _hint(args: argparse.Namespace) -> None:
@@ -193,6 +207,11 @@ def _hint(args: argparse.Namespace) -> None:
         print(f"{i:4d}. {str(r.move):<28} {r.plies:>3}  {r.equity:+.3f}  {diff:>7}".rstrip())
     if len(ranked) > args.top:
         print(f"      ... {len(ranked) - args.top} more (--top)")
+    if args.save_card:
+        from bgai.formats.xgid import is_xgid, xgid_context
+
+        cube, owner, match = xgid_context(args.position) if is_xgid(args.position) else (1, "centered", None)
+        _save_card(args.save_card, pos, "move", bot, dice=dice, cube=cube, owner=owner, match=match)
 
 
 def _roll(args: argparse.Namespace) -> tuple[int, int]:
@@ -215,6 +234,8 @@ def add_hint(commands) -> None:
     hint.add_argument("--plies", type=int, help=f"lookahead: 0, 1 or 2 ({PERSON_PLIES_DEFAULT})")
     hint.add_argument("--top", type=int, default=10, help="plays shown (default 10)")
     hint.add_argument("--checkpoint", help="checkpoint to load (default: the network shipped with bgai)")
+    hint.add_argument("--save-card", metavar="NAME", help="also save the position and roll as a drill of NAME's "
+                                                          "(bgai study drill NAME)")
     hint.set_defaults(run=_hint)
 
 

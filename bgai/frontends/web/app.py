@@ -440,6 +440,14 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
             return {"player": player, "added": added, "due": practice.due(player, limit=limit),
                     "progress": practice.progress(player)}
 
+    @app.get("/api/drills/players", tags=["drills"], summary="The players with analysed matches or drills")
+    def drill_players() -> list[str]:
+        from bgai.play.database import StudyDatabase
+
+        with StudyDatabase(analyses.db) as study:
+            return [row[0] for row in study.connection.execute(
+                "SELECT player FROM results UNION SELECT player FROM cards ORDER BY 1")]
+
     @app.post("/api/drills/{card}/answer", response_model=m.VerdictOut, tags=["drills"],
               summary="Answer a drill: how much the answer loses, the best answers, when the card comes back")
     def drill_answer(card: int, body: m.DrillAnswerIn) -> m.VerdictOut:
@@ -595,6 +603,20 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
                              decision=_cube_out(h.decision, rollout), method="rollout" if rollout else "formula",
                              rollout_refusal=refusal)
 
+    @app.post("/api/sessions/{key}/save-card", response_model=m.SavedCardOut, status_code=201, tags=["sessions"],
+              summary="Save your decision now (your roll's play, your double, or your answer to a double) as a drill")
+    def save_card(key: str, body: m.SaveCardIn) -> m.SavedCardOut:
+        from bgai.play.database import StudyDatabase
+        from bgai.play.drills import Drills
+
+        session, lock = sessions.get(key)
+        with work.slot(), lock:
+            kind, context = _session_decision(session)
+            player = body.player or session.names[HUMAN]
+            with StudyDatabase(analyses.db) as study:
+                card = Drills(study).save(player, session.position, kind, session.bot, **context)
+        return m.SavedCardOut(card=card, player=player, kind=kind)
+
     @app.get("/api/sessions/{key}/match.mat", response_class=PlainTextResponse, tags=["sessions"],
              summary="The games so far as a .mat file")
     def mat(key: str):
@@ -608,6 +630,27 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
 
 
 # Translation --------------------------------------------------------------------------------------------------
+
+
+def _session_decision(session: Session) -> tuple[Literal["move", "double", "take"], dict]:
+    """The person's decision now, as a drill card takes it: (kind, the roll and the cube context from the side of
+    the player on roll: the person, or the bot doubling it)."""
+    kind: Literal["move", "double", "take"]
+    if session.phase is Phase.MOVE:
+        kind = "move"
+    elif session.phase is Phase.ROLL:
+        kind = "double"
+    elif session.phase is Phase.TAKE:
+        kind = "take"
+    else:
+        raise GameStateError("there is no decision of yours to save now: save one on your roll or facing a double")
+    on_roll = HUMAN if kind != "take" else BOT
+    owner = CubeOwner.of_seat(session.cube_owner(), on_roll)
+    context: dict[str, Any] = {"cube": session.cube, "owner": owner, "match": session.match_score(on_roll),
+                               "jacoby": session.jacoby}
+    if kind == "move":
+        context["dice"] = session.dice
+    return kind, context
 
 
 def _job(job: dict, full: bool = False) -> m.AnalysisJob:

@@ -368,6 +368,17 @@ class DrillAnswerIn(In):
     plies: Plies | None = Field(None, description="The judge's lookahead (default: the server's --plies).")
 
 
+class SaveCardIn(In):
+    player: str | None = Field(None, max_length=200, description="Whose drill (default: the session's name for "
+                                                                 "you).")
+
+
+class SavedCardOut(BaseModel):
+    card: int
+    player: str
+    kind: Literal["move", "double", "take"]
+
+
 class VerdictOut(BaseModel):
     answer: str
     error: float = Field(description="EMG the answer loses against the best.")

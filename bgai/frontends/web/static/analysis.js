@@ -80,7 +80,7 @@ async function loadStored() {
   const list = $("stored");
   list.innerHTML = "";
   const matches = await api("/api/analyses");
-  const names = [...new Set(matches.flatMap((m) => [m.player0, m.player1]))].sort();
+  const names = await api("/api/drills/players");  // (players of analysed matches, and of saved drills)
   const select = $("drill-player");
   const chosen = select.value;
   select.innerHTML = "";
@@ -319,8 +319,8 @@ function showCard() {
   box.innerHTML = "<h3></h3><div class=note></div><form id=drill-answer class=play-form autocomplete=off></form>" +
     "<div id=drill-verdict></div>";
   box.querySelector("h3").textContent = `Card ${drill.index + 1} of ${drill.due.length}: ${question}`;
-  box.querySelector(".note").textContent = `${cardScore(c)}, cube ${c.cube}. From match ${c.match_id}, game ` +
-    `${c.game}.`;
+  box.querySelector(".note").textContent = `${cardScore(c)}, cube ${c.cube}. ` +
+    (c.match_id === null ? "A position you saved." : `From match ${c.match_id}, game ${c.game}.`);
   const form = box.querySelector("form");
   if (c.kind === "move") {
     form.innerHTML = "<input id=drill-text placeholder='your play: 13/7 8/7' aria-label='your play'>" +

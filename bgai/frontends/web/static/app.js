@@ -172,6 +172,7 @@ function render() {
     next: phase === "game_over",
     hint: ["roll", "move", "take"].includes(phase),
     "cube-hint": phase === "roll" || phase === "take",
+    "save-card": ["roll", "move", "take"].includes(phase),
     resign: phase === "roll" || phase === "move",
   };
   for (const [id, on] of Object.entries(enable)) $(id).disabled = !on;
@@ -585,6 +586,21 @@ $("finish").addEventListener("click", () => act("finish"));
 $("next").addEventListener("click", () => act("next"));
 $("hint").addEventListener("click", showHint);
 $("cube-hint").addEventListener("click", () => showCubeHint());
+// Save the decision now as a drill card (the analysis page's Drills ask it again later).
+$("save-card").addEventListener("click", async () => {
+  if (!state) return;
+  try {
+    const saved = await api(`/api/sessions/${state.id}/save-card`, "POST", {});
+    const box = $("advice");
+    box.innerHTML = "<div class=advice-head><h3></h3></div><div class=note></div>";
+    box.querySelector("h3").textContent = `Saved as a drill of ${saved.player}'s`;
+    box.querySelector(".note").innerHTML = 'Card ' + saved.card + ' (' + saved.kind + '): practise it on the ' +
+      '<a href="/analysis" target="_blank" rel="noopener">analysis page</a>, Drills.';
+    showAdvice("saved", adviceKey(state, "saved"));
+  } catch (error) {
+    showError(error.message);
+  }
+});
 // Resigning asks first: the button turns into "Sure? Resign …" for a few seconds, and a second click resigns.
 let resignArmed = null;
 function disarmResign() {
