@@ -595,3 +595,20 @@ def test_a_drill_in_the_browser(browser, tmp_path):
         page.close()
         stop()
     assert not errors, errors
+
+
+def test_save_as_drill_keeps_the_decision(page):
+    """Given the person on roll, When it clicks Save as drill, Then the page says the cube decision is saved as a
+    drill, and the drills' API lists it as a card of the person's, due."""
+    s = open_game(page, "match=5&plies=0&seed=4")
+    for _ in range(10):
+        if s["phase"] in ("roll", "move"):
+            break
+        page.click("#roll")
+        s = wait_after(page, s["version"])
+    page.click("#save-card")
+    page.wait_for_selector("#advice:not([hidden]) h3:has-text('as a drill')")
+    kind = "cube decision" if s["phase"] == "roll" else "play"
+    assert kind in page.inner_text("#advice h3")
+    due = page.evaluate("() => fetch('/api/drills?player=You').then(r => r.json())")["due"]
+    assert due and due[-1]["position_id"] == s["position_id"] and due[-1]["match_id"] is None

@@ -593,8 +593,10 @@ $("save-card").addEventListener("click", async () => {
     const saved = await api(`/api/sessions/${state.id}/save-card`, "POST", {});
     const box = $("advice");
     box.innerHTML = "<div class=advice-head><h3></h3></div><div class=note></div>";
-    box.querySelector("h3").textContent = `Saved as a drill of ${saved.player}'s`;
-    box.querySelector(".note").innerHTML = 'Card ' + saved.card + ' (' + saved.kind + '): practise it on the ' +
+    const what = { move: "this play", double: "this cube decision", take: "this take or pass" }[saved.kind];
+    box.querySelector("h3").textContent = `Saved ${what} as a drill`;
+    box.querySelector(".note").innerHTML = `Card ${saved.card}, in the drills of ` +
+      `${saved.player.replace(/[<>&"]/g, "")}: practise it on the ` +
       '<a href="/analysis" target="_blank" rel="noopener">analysis page</a>, Drills.';
     showAdvice("saved", adviceKey(state, "saved"));
   } catch (error) {
