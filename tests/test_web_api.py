@@ -631,6 +631,12 @@ def test_a_match_file_is_analysed_with_progress_and_stored(client):
     assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
     assert "#2f9e44" in svg.text and "#e03131" in svg.text  # the best play's arrows, the played one's
     assert client.get("/api/matches/9999").status_code == 404
+    name = job["analysis"]["players"][0]["name"]
+    view = client.get(f"/api/players/{name}").json()
+    assert any(h["match_id"] == job["match_id"] for h in view["history"])
+    worst = view["worst"][0]
+    assert kept["decisions"][worst["seq"]]["error"] == worst["error"] and worst["match_id"] is not None
+    assert client.get("/api/players/Nobody").status_code == 404
     assert client.get(f"/api/matches/{job['match_id']}/decisions/99999/board.svg").status_code == 404
     assert client.get("/analysis").status_code == 200
 

@@ -541,6 +541,14 @@ def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_resta
         page.click("#stored li a")
         page.wait_for_selector("#decisions li.current")
         assert page.evaluate("() => match.match_id") == match_id
+        # the player's view: its error rate over time (one match) and its worst decisions, which open
+        page.select_option("#player-name", "Alice")
+        page.click("#player-show")
+        page.wait_for_selector("#decision ol li")
+        assert page.locator("#graph circle").count() == 1
+        page.click("#decision ol li")
+        page.wait_for_selector("#decisions li.current")
+        assert page.evaluate("() => match.match_id") == match_id
     finally:
         page.close()
         stop()

@@ -364,10 +364,10 @@ class StudyDatabase:
     def worst(self, name: str, limit: int = 10) -> list[dict]:
         """``name``'s ``limit`` costliest counted decisions (EMG), worst first."""
         rows = self.connection.execute(
-            "SELECT d.match_id, d.game, d.kind, d.position_id, d.dice, d.cube, d.played, d.best, d.error, d.mark "
-            "FROM decisions d JOIN results r ON r.match_id = d.match_id AND r.seat = d.seat "
+            "SELECT d.match_id, d.seq, d.game, d.kind, d.position_id, d.dice, d.cube, d.played, d.best, d.error, "
+            "d.mark FROM decisions d JOIN results r ON r.match_id = d.match_id AND r.seat = d.seat "
             "WHERE r.player = ? AND d.counted ORDER BY d.error DESC, d.match_id, d.seq LIMIT ?", (name, limit))
-        keys = ("match_id", "game", "kind", "position_id", "dice", "cube", "played", "best", "error", "mark")
+        keys = ("match_id", "seq", "game", "kind", "position_id", "dice", "cube", "played", "best", "error", "mark")
         return [dict(zip(keys, row)) for row in rows]
 
     def matches(self, name: str | None = None) -> list[dict]:

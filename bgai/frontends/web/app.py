@@ -440,6 +440,17 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
             return {"player": player, "added": added, "due": practice.due(player, limit=limit),
                     "progress": practice.progress(player)}
 
+    @app.get("/api/players/{name}", tags=["analyses"],
+             summary="A player's analysed matches: error rate match by match (oldest first), worst decisions")
+    def player(name: str, limit: int = Query(10, ge=1, le=100)) -> dict:
+        from bgai.play.database import StudyDatabase
+
+        with StudyDatabase(analyses.db) as study:
+            history = study.history(name)
+            if not history:
+                raise HTTPException(404, f"no analysed match of {_clean(name, 60)!r}")
+            return {"name": name, "history": history, "worst": study.worst(name, limit)}
+
     @app.get("/api/drills/players", tags=["drills"], summary="The players with analysed matches or drills")
     def drill_players() -> list[str]:
         from bgai.play.database import StudyDatabase

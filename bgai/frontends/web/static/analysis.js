@@ -81,12 +81,16 @@ async function loadStored() {
   list.innerHTML = "";
   const matches = await api("/api/analyses");
   const names = await api("/api/drills/players");  // (players of analysed matches, and of saved drills)
-  const select = $("drill-player");
-  const chosen = select.value;
-  select.innerHTML = "";
-  for (const name of names) select.add(new Option(name, name));
-  if (names.includes(chosen)) select.value = chosen;
+  for (const id of ["drill-player", "player-name"]) {
+    const select = $(id);
+    const chosen = select.value;
+    select.innerHTML = "";
+    const list = id === "player-name" ? [...new Set(matches.flatMap((m) => [m.player0, m.player1]))].sort() : names;
+    for (const name of list) select.add(new Option(name, name));
+    if (list.includes(chosen)) select.value = chosen;
+  }
   $("drill-start").disabled = !names.length;
+  $("player-show").disabled = !matches.length;
   if (!matches.length) list.innerHTML = "<li>None yet.</li>";
   for (const m of matches) {
     const item = document.createElement("li");
@@ -378,6 +382,60 @@ async function answerCard(c, text) {
 }
 
 $("drill-form").addEventListener("submit", startDrills);
+
+// A player's error rate match by match (a line over time; click a point to open that match) and worst decisions.
+async function showPlayer(event) {
+  event?.preventDefault();
+  showError("");
+  const name = $("player-name").value;
+  if (!name) return;
+  try {
+    const p = await api(`/api/players/${encodeURIComponent(name)}`);
+    match = null;
+    $("view").hidden = false;
+    $("graph").hidden = false;
+    $("moves-card").hidden = true;
+    $("summary").hidden = true;
+    $("title").textContent = `${name}: ${p.history.length} analysed match${p.history.length === 1 ? "" : "es"}`;
+    const w = 900, h = 160, pad = 24;
+    const rates = p.history.map((m) => m.error_rate);
+    const hi = Math.max(...rates, 1) * 1.1;
+    const x = (i) => pad + (i * (w - 2 * pad)) / Math.max(p.history.length - 1, 1);
+    const y = (v) => h - pad - (v * (h - 2 * pad)) / hi;
+    const path = p.history.map((m, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(m.error_rate).toFixed(1)}`).join(" ");
+    let svg = `<svg viewBox="0 0 ${w} ${h}" role="img"><title>${name}'s error rate (mEMG a decision), ` +
+      `match by match, oldest first</title><path d="${path}" class="line"/>` +
+      `<text x="${pad}" y="14" class="label">mEMG a decision (max ${hi.toFixed(0)})</text>`;
+    p.history.forEach((m, i) => {
+      svg += `<circle cx="${x(i).toFixed(1)}" cy="${y(m.error_rate).toFixed(1)}" r="5" class="pt" ` +
+        `data-match="${m.match_id}"><title>${m.date.slice(0, 10)} v ${m.opponent}: ` +
+        `${m.error_rate.toFixed(1)} (PR ${m.pr.toFixed(1)})</title></circle>`;
+    });
+    $("graph").innerHTML = svg + "</svg>";
+    $("graph").querySelectorAll("circle").forEach((c) => c.addEventListener("click",
+      () => openMatch(Number(c.dataset.match))));
+    $("decision-board").innerHTML = "";
+    const box = $("decision");
+    box.innerHTML = "<h3>Worst decisions</h3><ol class=decisions></ol>" +
+      "<div class=note>Click one to open it in its match; the line above is the error rate of each match.</div>";
+    const list = box.querySelector("ol");
+    for (const d of p.worst) {
+      const item = document.createElement("li");
+      item.className = d.mark ? MARK_CLASS[d.mark] : "";
+      item.textContent = `${emg(-d.error)} match ${d.match_id}, game ${d.game}: ${d.kind}` +
+        (d.dice ? ` ${d.dice}` : "") + `, played ${d.played}, best ${d.best}`;
+      item.addEventListener("click", async () => {
+        await openMatch(d.match_id);
+        selectSeq(d.seq);
+      });
+      list.appendChild(item);
+    }
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+$("player-form").addEventListener("submit", showPlayer);
 $("only-marked").addEventListener("change", () => match && listDecisions());
 document.addEventListener("keydown", (event) => {
   if (!match || event.target.closest("input, textarea, select")) return;  // (drills: no arrow stepping)
