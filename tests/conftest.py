@@ -54,9 +54,9 @@ def load_script(monkeypatch):
     return load
 
 
-@pytest.fixture(scope="module")
-def web_server():
-    """``bgai serve``'s app (the bot at 0-ply) on a free localhost port, in a thread: its base URL."""
+def start_web_server(**options):
+    """``bgai serve``'s app (``create_app(plies=0, **options)``) on a free localhost port, in a thread: (its base URL,
+    a function that stops it)."""
     uvicorn = pytest.importorskip("uvicorn")
 
     from bgai.frontends.web import create_app
@@ -64,13 +64,39 @@ def web_server():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(plies=0), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(plies=0, **options), host="127.0.0.1", port=port,
+                                           log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.time() + 30
     while not server.started:
         assert time.time() < deadline, "the server did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+
+    def stop():
+        server.should_exit = True
+        thread.join(10)
+    return f"http://127.0.0.1:{port}", stop
+
+
+@pytest.fixture(scope="module")
+def web_server():
+    """``bgai serve``'s app (the bot at 0-ply) on a free localhost port, in a thread: its base URL."""
+    url, stop = start_web_server()
+    yield url
+    stop()
+
+
+@pytest.fixture
+def serve():
+    """A starter of servers (``start_web_server``'s options, e.g. ``db``), each stopped after the test:
+    ``serve(db=...)`` is its base URL and its stop (for a test that restarts one)."""
+    stops = []
+
+    def start(**options):
+        url, stop = start_web_server(**options)
+        stops.append(stop)
+        return url, stop
+    yield start
+    for stop in stops:
+        stop()

@@ -471,35 +471,7 @@ def test_the_cube_hint_shows_the_cube_action_at_every_score(page):
     assert "EMG" in page.get_attribute("#score-grid tbody td", "title")
 
 
-def start_server(db):
-    """``bgai serve``'s app (0-ply) with the study database ``db``, in a thread: (its base URL, its stop)."""
-    import socket
-    import threading
-    import time
-
-    import uvicorn
-
-    from bgai.frontends.web import create_app
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(plies=0, db=str(db)), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not server.started:
-        assert time.time() < deadline, "the server did not start"
-        time.sleep(0.05)
-
-    def stop():
-        server.should_exit = True
-        thread.join(10)
-    return f"http://127.0.0.1:{port}", stop
-
-
-def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_restart(browser, tmp_path):
+def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_restart(browser, tmp_path, serve):
     """Given the analysis page, When a player uploads a 5-point match file, Then a progress bar runs and the
     analysis opens: the players' figures, a graph with its errors marked, the errors listed, the first one's board
     with its candidates; the right arrow steps to the next error; and after the server restarts on the same
@@ -508,7 +480,7 @@ def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_resta
 
     match_file = Path(__file__).parent / "data" / "matches" / "gnubg-5pt-seed12.mat"
     db = tmp_path / "study.sqlite"
-    base, stop = start_server(db)
+    base, stop = serve(db=str(db))
     page = browser.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -532,7 +504,7 @@ def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_resta
     finally:
         page.close()
         stop()
-    base, stop = start_server(db)  # a new server on the same database
+    base, stop = serve(db=str(db))  # a new server on the same database
     page = browser.new_page()
     try:
         page.goto(f"{base}/analysis")
@@ -555,7 +527,7 @@ def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_resta
     assert not errors, errors
 
 
-def test_a_drill_in_the_browser(browser, tmp_path):
+def test_a_drill_in_the_browser(browser, tmp_path, serve):
     """Given a stored analysis, When the player starts its drills on the analysis page and types the play it made
     on a checker-play card, Then the page says how much it loses and which play is best, draws both on the board,
     and the progress counts the drill."""
@@ -575,7 +547,7 @@ def test_a_drill_in_the_browser(browser, tmp_path):
         drills = Drills(study)
         drills.make_cards(record.players[0])
         first = drills.due(record.players[0])[0]
-    base, stop = start_server(db)
+    base, stop = serve(db=str(db))
     page = browser.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))

@@ -4,26 +4,11 @@
 // the players' figures, the equity graph, the decisions with their marks, each decision's board with arrows for the
 // best play and the play made, its candidates or cube equities. Keys: arrows step through the decisions.
 
-const $ = (id) => document.getElementById(id);
 let match = null;      // the analysis shown (GET /api/matches/ID)
 let shown = [];        // the decisions listed (all, or the marked ones)
 let current = -1;      // the index in `shown` of the decision on the board
 const MARK_CLASS = { doubtful: "doubtful", bad: "bad", "very bad": "very-bad" };
 
-async function api(path, method = "GET", body = undefined) {
-  const response = await fetch(path, {
-    method,
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const detail = typeof data.detail === "string" ? data.detail
-      : Array.isArray(data.detail) ? data.detail.map((d) => d.msg).join("; ") : `error ${response.status}`;
-    throw new Error(detail);
-  }
-  return data;
-}
 
 function showError(message) {
   $("error").textContent = message;

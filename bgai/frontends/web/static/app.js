@@ -2,7 +2,6 @@
 // rule; the page only lights up the moves the server says are legal.
 "use strict";
 
-const $ = (id) => document.getElementById(id);
 let state = null;      // the session, as the server last sent it
 let selected = null;   // the point (25: the bar) whose checker is picked up
 let busy = false;
@@ -27,32 +26,9 @@ function hideAdvice() {
   $("advice").hidden = true;
 }
 
-function errorText(body, status) {
-  if (body && typeof body.detail === "string") return body.detail;
-  if (body && Array.isArray(body.detail)) {
-    return body.detail.map((d) => `${(d.loc || []).slice(1).join(".")}: ${d.msg}`).join("; ");
-  }
-  return `request failed (${status})`;
-}
-
 // The page's tutor threshold, the analysis's "doubtful" error in EMG (bgai.play.session.TUTOR_THRESHOLD).
 const TUTOR = 0.03;
 
-async function api(path, method = "GET", body = undefined) {
-  const response = await fetch(path, {
-    method,
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const error = new Error(errorText(data, response.status));
-    error.status = response.status;
-    error.tutor = data.tutor;  // the tutor's warning, where it refused the action (409)
-    throw error;
-  }
-  return data;
-}
 
 function showError(message) {
   const box = $("error");
