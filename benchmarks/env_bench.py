@@ -140,7 +140,7 @@ def bgai_engine(envs: int, seconds: float) -> dict:
 def bgai_single(seconds: float) -> dict:
     """The single environment's step, and the engine's share of it: the same steps replayed with bgai's own
     functions (the agent's plays, the opponent's plays and its choice), positions and dice taken from the env."""
-    env = BackgammonEnv(CountingRandom())
+    env = BackgammonEnv(CountingRandom(), afterstates=True)  # (the plays' afterstates in every info, as measured)
     rng = np.random.default_rng(0)
     obs, info = env.reset(seed=0)
     record = []  # (agent's board, dice, its play's afterstate) of each step that went on

@@ -225,10 +225,11 @@ class SelfPlayEnv(gym.Env):
     ``action_masks()`` the learner's mask. An opponent's action outside its mask raises ``IllegalMoveError``; the
     learner's resigns the game, as in every bgai environment.
 
-        >>> from sb3_contrib import MaskablePPO                                               # doctest: +SKIP
-        >>> env = SelfPlayEnv()
-        >>> model = MaskablePPO("MultiInputPolicy", env)                                      # doctest: +SKIP
-        >>> env.opponent = lambda obs: model.predict(obs, action_masks=obs["action_mask"] == 1)[0]  # doctest: +SKIP
+        from sb3_contrib import MaskablePPO
+        env = SelfPlayEnv()
+        model = MaskablePPO("MultiInputPolicy", env)
+        env.opponent = lambda obs: model.predict(obs, action_masks=obs["action_mask"] == 1)[0]   # it plays itself
+        model.learn(100_000)
     """
 
     metadata = {"render_modes": BackgammonAECEnv.metadata["render_modes"], "render_fps": 4}

@@ -18,8 +18,8 @@ def policy_agent(policy, encoder: int = ENCODER_VERSION, observation: str = "dic
     deterministically, with the mask where it takes one). ``action="steps"``: a policy of checker steps
     (``bgai.envs.steps``), asked for each step of the play.
 
-        >>> from bgai.play.agents import bench_agent                                   # doctest: +SKIP
-        >>> bench_agent(policy_agent(model), ["random", "pubeval"], games=100)          # doctest: +SKIP
+        from bgai.play.agents import bench_agent
+        bench_agent(policy_agent(model), ["random", "pubeval"], games=100)   # model: a trained SB3 model
     """
     check_observation(observation)
     check_action(action)
