@@ -8,16 +8,19 @@ One run measures, one after the other, each for a few seconds of wall time (``--
    a thread): a random agent (uniform over its mask, its count of legal actions read from the mask, the draw in
    numpy) against the random opponent. Games and decisions a second; a decision is one play of either side, so a
    turn. Then again on one thread (``bgai.core.movegen.one_thread``: OpenSpiel's part runs on one).
-2. **bgai's own batched games** (``bgai.core.game.play_games``, random against random, what ``bgai duel random random``
+2. **SB3's VecEnv and checker steps**: the same random play through ``bgai.envs.sb3.BackgammonVecEnv`` (SB3's
+   step API, a list of infos, the masks from ``env_method``), and through the vector environment with
+   ``action="steps"`` (a turn a checker at a time): games and agent steps a second.
+3. **bgai's own batched games** (``bgai.core.game.play_games``, random against random, what ``bgai duel random random``
    runs, ``--envs`` games at once): the same games without the environment around them.
-3. **bgai's single environment** (``BackgammonEnv``, one game, random against random): the time of a step, and the
+4. **bgai's single environment** (``BackgammonEnv``, one game, random against random): the time of a step, and the
    time of the move generation and the random choices that step makes (the agent's plays, the opponent's plays and
    its choice, played here on the same positions with bgai's own functions): the difference is the environment's
    overhead a step.
-4. **OpenSpiel's backgammon** (``pyspiel``, its C++ game through its Python API, one thread): uniform over the legal
+5. **OpenSpiel's backgammon** (``pyspiel``, its C++ game through its Python API, one thread): uniform over the legal
    actions, the dice drawn from the chance outcomes' probabilities. OpenSpiel's action is a whole play of a roll,
    except doubles, which take two; a decision is one action.
-5. **pgx's backgammon** (JAX on the CPU, ``--pgx-batch`` games, ``jit`` of ``vmap``, pgx's auto-reset): uniform over
+6. **pgx's backgammon** (JAX on the CPU, ``--pgx-batch`` games, ``jit`` of ``vmap``, pgx's auto-reset): uniform over
    the legal actions. pgx's action moves one checker, so a game has several times as many decisions. After the
    compilation (timed apart), the clock runs for ``--pgx-seconds``; all games start together, so the games that
    end within the window undercount the steady rate unless the window spans several game lengths. The figure
@@ -120,6 +123,54 @@ def bgai_vector(envs: int, seconds: float, threads: int | None = None) -> dict:
             "steps": steps, "ms_per_step": 1e3 * elapsed / steps, "cpu_ms_per_step": 1e3 * cpu / steps,
             "cpu_us_per_decision": 1e6 * cpu / decisions, "seconds": elapsed, "load_before": before,
             "load_after": load()}
+
+
+def bgai_sb3(envs: int, seconds: float, action: str = "plays") -> dict:
+    """The same random play through ``bgai.envs.sb3.BackgammonVecEnv``, SB3's own ``VecEnv`` over the vector
+    environment (its list of infos, the masks from ``env_method``), or with ``action="steps"`` the vector
+    environment played a checker at a time (a decision is then one step)."""
+    if action == "steps":
+        env = BackgammonVectorEnv(envs, "random", action="steps")
+        obs, _ = env.reset(seed=0)
+
+        def step(actions):
+            obs, _, done, _, _ = env.step(actions)
+            return obs["action_mask"], done
+        masks = obs["action_mask"]
+    else:
+        try:
+            from bgai.envs.sb3 import BackgammonVecEnv
+        except Exception as error:  # noqa: BLE001 (the rl extra missing: say so in the results)
+            return {"skipped": f"stable-baselines3 not installed ({error})"}
+        venv = BackgammonVecEnv(envs, "random")
+        venv.seed(0)
+        venv.reset()
+
+        def step(actions):
+            _, _, done, _ = venv.step(actions)
+            return np.stack(venv.env_method("action_masks")), done
+        masks = np.stack(venv.env_method("action_masks"))
+    rng = np.random.default_rng(0)
+
+    def random_steps(masks):  # a uniformly random legal action of each game
+        counts = masks.sum(axis=1)
+        pick = (rng.random(len(masks)) * counts).astype(np.int64)
+        if action == "plays":  # (the legal plays are the first actions)
+            return pick
+        return np.argmax(np.cumsum(masks, axis=1) > pick[:, None], axis=1)  # the pick-th legal step
+    for _ in range(20):
+        masks, _ = step(random_steps(masks))
+    games = steps = 0
+    before = load()
+    started, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - started < seconds:
+        masks, done = step(random_steps(masks))
+        games += int(done.sum())
+        steps += 1
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {"games_per_s": games / elapsed, "agent_steps_per_s": steps * envs / elapsed, "games": games,
+            "steps": steps, "ms_per_step": 1e3 * elapsed / steps, "cpu_ms_per_step": 1e3 * cpu / steps,
+            "seconds": elapsed, "load_before": before, "load_after": load()}
 
 
 def bgai_engine(envs: int, seconds: float) -> dict:
@@ -280,6 +331,8 @@ def main() -> None:
         ("bgai_vector_env", lambda: bgai_vector(args.envs, args.seconds)),
         ("bgai_vector_env_one_thread", lambda: bgai_vector(args.envs, args.seconds, threads=1)),
         ("bgai_batched_games", lambda: bgai_engine(args.envs, args.seconds)),
+        ("bgai_sb3_vec_env", lambda: bgai_sb3(args.envs, args.seconds)),
+        ("bgai_vector_env_checker_steps", lambda: bgai_sb3(args.envs, args.seconds, action="steps")),
         ("bgai_single_env", lambda: bgai_single(args.seconds / 2)),
         ("openspiel", lambda: openspiel(args.seconds)),
         ("pgx", (lambda: {"skipped": "--no-pgx"}) if args.no_pgx

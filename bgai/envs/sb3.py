@@ -49,6 +49,7 @@ class BackgammonVecEnv(VecEnv):
         self.env = BackgammonVectorEnv(num_envs, opponent, **kwargs)
         self.render_mode = render_mode
         self._actions: np.ndarray | None = None
+        self._masks: np.ndarray | None = None  # this step's masks, once asked for
         super().__init__(num_envs, self.env.single_observation_space, self.env.single_action_space)
 
     # SB3's VecEnv ------------------------------------------------------------------------------------------------
@@ -57,6 +58,7 @@ class BackgammonVecEnv(VecEnv):
         seeds = [s for s in self._seeds if s is not None]
         obs, _ = self.env.reset(seed=seeds[0] if seeds else None,
                                 options=self._options[0] if self._options[0] else None)
+        self._masks = _masks_of(obs)
         self.reset_infos = [{} for _ in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()
@@ -71,6 +73,7 @@ class BackgammonVecEnv(VecEnv):
         actions = self._actions.astype(np.int64, copy=False)
         self._actions = None
         obs, rewards, terminated, _, info = self.env.step(actions)
+        self._masks = _masks_of(obs)
         infos: list[dict] = [{} for _ in range(self.num_envs)]
         if terminated.any():
             final = info["final_obs"]
@@ -102,9 +105,10 @@ class BackgammonVecEnv(VecEnv):
         """``action_masks``: each game's mask (booleans, ``MAX_PLAYS``); another method of the vector environment
         is called once and its result given for each game of ``indices``."""
         rows = list(self._get_indices(indices))
-        if method_name == "action_masks":
-            masks = self.env.action_masks()
-            return [masks[i] for i in rows]
+        if method_name == "action_masks":  # (asked every step: computed once a step)
+            if self._masks is None:
+                self._masks = self.env.action_masks()
+            return [self._masks[i] for i in rows]
         result = getattr(self.env, method_name)(*method_args, **method_kwargs)
         return [result for _ in rows]
 
@@ -120,4 +124,11 @@ class BackgammonVecEnv(VecEnv):
 
     def action_masks(self) -> np.ndarray:
         """Every game's mask at once (``num_envs``, ``MAX_PLAYS``) booleans."""
-        return self.env.action_masks()
+        if self._masks is None:
+            self._masks = self.env.action_masks()
+        return self._masks
+
+
+def _masks_of(obs) -> np.ndarray | None:
+    """The masks a dict observation already holds, as booleans (a view, no copy); ``None`` for a box one."""
+    return obs["action_mask"].view(bool) if isinstance(obs, dict) else None
