@@ -733,3 +733,33 @@ def test_a_decision_saved_from_a_session_becomes_a_drill(tmp_path):
         assert verdict["error"] == pytest.approx(0.0, abs=1e-9) and verdict["rating"] == "Good"
         other = c.post(f"/api/sessions/{key}/save-card", json={"player": "Zoe"}).json()
         assert other["player"] == "Zoe"
+
+
+def test_a_stored_decision_rolls_out(tmp_path):
+    """Given a money session's stored analysis, then a checker play's rollout gives its roll's best plays with
+    standard errors, a cube decision's a cubeful rollout's equities; in a match the cube is refused, saying why."""
+    from bgai.eval.bot import load_bot
+    from bgai.formats.matchfile import read_match
+    from bgai.play.analysis import analyse_match
+    from bgai.play.database import StudyDatabase
+
+    data = Path(__file__).parent / "data" / "matches"
+    db = tmp_path / "study.sqlite"
+    bot = load_bot(plies=0)
+    with StudyDatabase(db) as study:
+        money = study.add(analyse_match(read_match(data / "gnubg-money-seed3.mat"), bot, progress=False))
+        match = study.add(analyse_match(read_match(data / "gnubg-3pt-seed6.mat"), bot, progress=False))
+        money_decisions = study.analysis(money)["decisions"]
+        match_decisions = study.analysis(match)["decisions"]
+    with TestClient(create_app(plies=0, db=str(db)), base_url="http://127.0.0.1:8000") as c:
+        move = next(d for d in money_decisions if d["kind"] == "move" and d["counted"])
+        r = c.post(f"/api/matches/{money}/decisions/{move['seq']}/rollout").json()
+        assert r["kind"] == "move" and 1 <= len(r["plays"]) <= 4 and r["trials"] > 0
+        assert all(p["se"] > 0 for p in r["plays"]) and r["plays"] == sorted(r["plays"], key=lambda p: -p["equity"])
+        cube = next(d for d in money_decisions if d["kind"] == "double")
+        r = c.post(f"/api/matches/{money}/decisions/{cube['seq']}/rollout").json()
+        assert r["kind"] == "cube" and r["double_pass"] == 1.0 and r["se"][0] > 0
+        cube = next(d for d in match_decisions if d["kind"] == "double")
+        r = c.post(f"/api/matches/{match}/decisions/{cube['seq']}/rollout")
+        assert r.status_code == 422 and "match" in r.json()["detail"]
+        assert c.post(f"/api/matches/{money}/decisions/99999/rollout").status_code == 404

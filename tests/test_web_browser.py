@@ -592,3 +592,34 @@ def test_save_as_drill_keeps_the_decision(page):
     assert kind in page.inner_text("#advice h3")
     due = page.evaluate("() => fetch('/api/drills?player=You').then(r => r.json())")["due"]
     assert due and due[-1]["position_id"] == s["position_id"] and due[-1]["match_id"] is None
+
+
+def test_the_decision_shown_rolls_out(browser, tmp_path, serve):
+    """Given a stored money session's analysis, When the player opens a checker-play error and clicks Roll out,
+    Then the rollout's plays replace the button, best first, each with its standard error."""
+    from pathlib import Path
+
+    from bgai.eval.bot import load_bot
+    from bgai.formats.matchfile import read_match
+    from bgai.play.analysis import analyse_match
+    from bgai.play.database import StudyDatabase
+
+    path = Path(__file__).parent / "data" / "matches" / "gnubg-money-seed3.mat"
+    db = tmp_path / "study.sqlite"
+    with StudyDatabase(db) as study:
+        match_id = study.add(analyse_match(read_match(path), load_bot(plies=0), progress=False))
+    base, _ = serve(db=str(db))
+    page = browser.new_page()
+    try:
+        page.goto(f"{base}/analysis?match={match_id}")
+        page.wait_for_selector("#decisions li.current")
+        index = page.evaluate("() => shown.findIndex((d) => d.kind === 'move')")
+        assert index >= 0
+        page.evaluate(f"() => select({index})")
+        page.click("#roll-out")
+        page.wait_for_selector("#rollout table tr", timeout=60_000)
+        rows = page.eval_on_selector_all("#rollout tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+        assert 2 <= len(rows) <= 4 and all(row[2].startswith("± ") for row in rows)
+        assert page.inner_text("#rollout h3").startswith("Rollout: " + rows[0][0])
+    finally:
+        page.close()

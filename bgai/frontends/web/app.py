@@ -51,6 +51,9 @@ from bgai.play.session import BOT, HUMAN, Phase, Session, TutorWarning
 
 STATIC = Path(str(files("bgai.frontends.web") / "static"))
 MAX_BODY = 64 * 1024  # bytes of a request body; the largest real one (a 26-number board) is under 1 KB
+#: The analysis page's rollout of a checker play: the best plays of its roll, on the same dice (about a second).
+ROLLOUT_PLAYS = 4
+DECISION_ROLLOUT_TRIALS, DECISION_ROLLOUT_TRUNCATE = 216, 7  # (0-ply play)
 MAX_UPLOAD = MAX_MATCH_FILE_BYTES + 64 * 1024  # bytes of a match file's upload (POST /api/analyses) and its JSON
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 CUBEFUL_PLAYS = 10  # a session hint's plays given their cubeful equity too (the best, as the page shows 8)
@@ -494,6 +497,43 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
         except BgaiError as error:
             raise HTTPException(422, _clean(str(error), 300)) from None
         return Response(svg, media_type="image/svg+xml")
+
+    @app.post("/api/matches/{match_id}/decisions/{seq}/rollout", tags=["analyses"],
+              summary="Roll out a stored decision: its roll's best plays on the same dice, or its cube (money)")
+    def decision_rollout(match_id: int, seq: int) -> dict:
+        from bgai.eval.bot import cube_rollout_refusal
+        from bgai.eval.rollout import rollout_plays
+        from bgai.formats.position import Position
+        from bgai.play.database import StudyDatabase
+
+        with StudyDatabase(analyses.db) as study:
+            try:
+                d = study.decision(match_id, seq)
+                record = study.record(match_id)
+            except BgaiError as error:
+                raise HTTPException(404, str(error)) from None
+        pos = Position.from_position_id(d["position_id"])
+        bot = bots.get(0)
+        with work.slot():
+            if d["kind"] == "move":
+                results = rollout_plays(bot, pos, tuple(d["dice"]), top=ROLLOUT_PLAYS, trials=DECISION_ROLLOUT_TRIALS,
+                                        truncate=DECISION_ROLLOUT_TRUNCATE, plies=0)
+                first = results[0]
+                return {"kind": "move", "trials": first.trials, "settings": first.settings,
+                        "plays": [{"play": r.play, "equity": r.equity.mean, "se": r.equity.se} for r in results]}
+            if d["kind"] not in ("double", "take"):
+                raise HTTPException(422, f"a {d['kind']} decision is not rolled out")
+            refusal = cube_rollout_refusal(record if record.length else None, jacoby=record.jacoby)
+            if refusal:
+                raise HTTPException(422, refusal)
+            on_roll = d["player"] if d["kind"] == "double" else 1 - d["player"]
+            owner = CubeOwner.of_seat(d["cube_owner"], on_roll)
+            decision = bot.cube_decision(pos, d["cube"], owner, None, rollout=True)
+        rolled = decision.rollout
+        return {"kind": "cube", "action": decision.action, "trials": getattr(rolled, "trials", None),
+                "no_double": decision.no_double, "double_take": decision.double_take,
+                "double_pass": decision.double_pass,
+                "se": [getattr(getattr(rolled, name, None), "se", None) for name in ("no_double", "double_take")]}
 
     @app.get("/analysis", include_in_schema=False)
     def analysis_page() -> FileResponse:

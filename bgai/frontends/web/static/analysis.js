@@ -255,6 +255,56 @@ function select(i) {
     box.querySelector(".note").textContent = `Played: ${d.played}; best: ${d.best}. Cubeful equities in EMG, the ` +
       `doubler's (${d.method === "rollout" ? "a cubeful rollout" : "the bot's formula"}).`;
   }
+  if (["move", "double", "take"].includes(d.kind)) {
+    const button = document.createElement("button");
+    button.id = "roll-out";
+    button.type = "button";
+    button.textContent = "Roll out";
+    button.title = d.kind === "move" ? "Roll out this roll's best plays on the same dice (216 trials, truncated)"
+      : "Decide this cube by a cubeful rollout (money sessions without the Jacoby rule)";
+    button.addEventListener("click", () => rollOut(d, button));
+    box.appendChild(button);
+  }
+}
+
+async function rollOut(d, button) {
+  button.disabled = true;
+  button.textContent = "Rolling out…";
+  try {
+    const r = await api(`/api/matches/${match.match_id}/decisions/${d.seq}/rollout`, "POST");
+    if (shown[current] !== d) return;  // (another decision is shown by now)
+    const out = document.createElement("div");
+    out.id = "rollout";
+    out.innerHTML = "<h3></h3><table class=candidates></table><div class=note></div>";
+    const table = out.querySelector("table");
+    const row = (name, value, se) => {
+      const tr = document.createElement("tr");
+      tr.innerHTML = "<td></td><td class=num></td><td class=num></td>";
+      tr.children[0].textContent = name;
+      tr.children[1].textContent = emg(value);
+      tr.children[2].textContent = se === null || se === undefined ? "" : `± ${se.toFixed(3)}`;
+      tr.className = name === d.played ? "played" : "";
+      table.appendChild(tr);
+    };
+    if (r.kind === "move") {
+      out.querySelector("h3").textContent = `Rollout: ${r.plays[0].play} is best`;
+      r.plays.forEach((p) => row(p.play, p.equity, p.se));
+      out.querySelector(".note").textContent = `${r.trials} trials of each play on the same dice, truncated, ` +
+        "0-ply play: cubeless equity for the mover ± its standard error.";
+    } else {
+      out.querySelector("h3").textContent = `Rollout: ${r.action}`;
+      row("No double", r.no_double, r.se[0]);
+      row("Double, take", r.double_take, r.se[1]);
+      row("Double, pass", r.double_pass, null);
+      out.querySelector(".note").textContent = `A cubeful rollout, ${r.trials} trials: the doubler's equity, in ` +
+        "units of the stake.";
+    }
+    button.replaceWith(out);
+  } catch (error) {
+    showError(error.message);
+    button.disabled = false;
+    button.textContent = "Roll out";
+  }
 }
 
 // Drills: the player's errors as cards, the due ones one at a time; an answer is typed (a play in notation) or
