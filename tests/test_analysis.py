@@ -416,3 +416,25 @@ def test_a_resignation_and_its_acceptance_are_judged_against_playing_on(bot):
     text = text_report(analysis)
     assert "resignation: resign a single game, best play on (play on " in text and "Resignations" in text
     assert "resignation" in html_report(analysis)
+
+
+def test_a_match_is_analysed_with_the_table_asked_for():
+    """Given a 3-point match analysed with Woolsey's table, then the analysis says so, its equity graph starts at
+    that table's chance (0.5 at 0-0, then each game's score by that table), and its cube errors are judged with
+    it: not the default table's figures."""
+    from bgai.core.match import match_equity, met_table
+    from bgai.eval.bot import load_bot
+    from bgai.formats.matchfile import read_match
+    from bgai.play.analysis import analyse_match
+
+    record = read_match(Path(__file__).parent / "data" / "matches" / "gnubg-3pt-seed6.mat")
+    bot = load_bot(plies=0)
+    woolsey = analyse_match(record, bot, progress=False, met="woolsey")
+    default = analyse_match(record, bot, progress=False)
+    assert woolsey.to_dict()["met"] == "woolsey" and default.to_dict()["met"] == "kazaross-xg2"
+    starts = [p for p in woolsey.graph if p["label"] == "start"]
+    for point, game in zip(starts, record.games):
+        s0, s1 = game.score
+        assert point["value"] == pytest.approx(float(match_equity(3 - s0, 3 - s1, game.post_crawford,
+                                                                  met_table("woolsey"))), abs=1e-6)
+    assert [d.error for d in woolsey.decisions] != [d.error for d in default.decisions]

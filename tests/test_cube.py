@@ -558,3 +558,65 @@ def test_eval_scores_prints_the_grid(capsys):
     assert "Cube action at every score of a 3-point match" in out and out.count("-away") >= 12
     assert main(["eval", "4HPwATDgc/ABMA", "--scores", "3", "--match", "5"]) == 2
     assert "drop --match" in capsys.readouterr().err
+
+
+# Match equity tables ----------------------------------------------------------------------------------------------
+
+def test_every_shipped_match_equity_table_is_a_table():
+    """Given each table bgai ships, then its pre-Crawford part is complementary (a side's chance and its opponent's
+    add to one), 0.5 at equal scores, the leader's chance grows as the trailer needs more, and its post-Crawford
+    part starts at 0.5 and falls; each names its source."""
+    from bgai.core.match import METS, met_table
+
+    assert METS[0] == "kazaross-xg2" and len(METS) >= 5
+    for name in METS:
+        t = met_table(name)
+        pre, post = t.pre_crawford, t.post_crawford
+        assert t.name == name and t.length in (15, 25) and len(t.source) > 20
+        assert np.allclose(pre + pre.T, 1.0, atol=1e-6) and np.allclose(np.diag(pre), 0.5)
+        assert (np.diff(pre, axis=1) > -1e-9).all()  # more points for the opponent to win: better
+        assert post[0] == pytest.approx(0.5) and (np.diff(post) < 1e-9).all()
+    with pytest.raises(BgaiError, match="unknown match equity table"):
+        met_table("nonsense")
+
+
+def test_a_match_score_names_the_table_its_cube_decisions_use():
+    """Given a position at 4-5 of a 7-point match, then each table gives the decision its own numbers make (the
+    formula's, with that table's match-winning chances at the game's ends), the default is Kazaross-XG2, and a
+    match longer than a table is refused."""
+    from bgai.core.match import METS, match_equity, met_table
+
+    probs = probs_from(0.6, 0.2, 0.1)
+    values = {}
+    for name in METS:
+        match = MatchScore.from_score(7, (4, 5), met=name)
+        d = decide(probs, START, match=match)
+        values[name] = d.no_double
+        win_double = float(match_equity(3 - 2, 2, False, met_table(name)))  # the player on roll wins 2
+        assert d.double_pass == pytest.approx(float(match_equity(3 - 1, 2, False, met_table(name))))
+        assert 0 < d.no_double < 1 and win_double > d.double_pass
+    assert len({round(v, 6) for v in values.values()}) > 1  # the tables differ, and so do the decisions
+    default = decide(probs, START, match=MatchScore.from_score(7, (4, 5)))
+    assert default.no_double == values["kazaross-xg2"]
+    with pytest.raises(BgaiError, match="woolsey"):
+        MatchScore.from_score(17, (0, 0), met="woolsey")
+
+
+def test_eval_and_the_score_grid_take_a_table(capsys):
+    from bgai import load_bot
+    from bgai.frontends.cli import main
+
+    bot = load_bot(plies=0)
+    pos = Position.parse("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10")
+    grid = bot.score_grid(pos, 5, met="woolsey")
+    for row in grid.cells:
+        for cell in row:
+            a, b = cell.away
+            one = bot.cube_decision(pos, match=MatchScore(5, (5 - a, 5 - b), post_crawford=1 in (a, b),
+                                                          met="woolsey"))
+            assert np.isclose(cell.no_double, one.no_double) and cell.action == one.action
+    assert main(["eval", "4HPwATDgc/ABMA", "--plies", "0", "--match", "7", "--score", "4-5", "--met", "snowie"]) \
+        in (None, 0)
+    assert "MET snowie" in capsys.readouterr().out
+    assert main(["eval", "4HPwATDgc/ABMA", "--plies", "0", "--met", "snowie"]) == 2
+    assert "--met is a match's" in capsys.readouterr().err

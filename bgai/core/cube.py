@@ -17,6 +17,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -103,6 +104,7 @@ class CubeState:
     post_crawford: np.ndarray | None = None
     jacoby: bool = False
     beavers: bool = False
+    met: Any = None  # a match's ``bgai.core.match.MatchEquityTable`` (None: the default, Kazaross-XG2)
 
     @classmethod
     def money(cls, n: int, value: int = 1, owner: int = CENTERED, **options) -> CubeState:
@@ -120,18 +122,18 @@ class CubeState:
         """The states of ``rows`` (an index or mask)."""
         pick = lambda a: None if a is None else np.asarray(a)[rows]  # noqa: E731
         return CubeState(np.asarray(self.value)[rows], np.asarray(self.owner)[rows], pick(self.away),
-                         pick(self.crawford), pick(self.post_crawford), self.jacoby, self.beavers)
+                         pick(self.crawford), pick(self.post_crawford), self.jacoby, self.beavers, self.met)
 
     def doubled(self) -> CubeState:
         """The cubes after the player on roll doubles and its opponent takes (kept at 64 where already there)."""
         return CubeState(np.minimum(np.asarray(self.value) * 2, MAX_CUBE), np.full(len(self), OPPONENT, np.int8),
-                         self.away, self.crawford, self.post_crawford, self.jacoby, self.beavers)
+                         self.away, self.crawford, self.post_crawford, self.jacoby, self.beavers, self.met)
 
     def switched(self) -> CubeState:
         """The same cubes seen from the other side (after the turn passes)."""
         away = None if self.away is None else self.away[:, ::-1].copy()
         return CubeState(self.value, _SWITCHED[np.asarray(self.owner)], away, self.crawford, self.post_crawford,
-                         self.jacoby, self.beavers)
+                         self.jacoby, self.beavers, self.met)
 
 
 def may_double(state: CubeState) -> np.ndarray:
@@ -562,6 +564,7 @@ def payoff_of(state: CubeState):
     post = np.zeros(n, bool) if state.post_crawford is None else np.asarray(state.post_crawford, dtype=bool)
     # After this game a 1-away score is post-Crawford if the Crawford game is this one or already played.
     after_crawford = crawford | post
+    table = state.met  # (None: the default table)
 
     def payoff(points: np.ndarray) -> np.ndarray:
         points = np.asarray(points, dtype=np.int64)
@@ -569,7 +572,7 @@ def payoff_of(state: CubeState):
         mine = away[:, 0].reshape((n,) + (1,) * (len(shape) - 1)) - np.maximum(points, 0)
         theirs = away[:, 1].reshape((n,) + (1,) * (len(shape) - 1)) - np.maximum(-points, 0)
         flag = np.broadcast_to(after_crawford.reshape((n,) + (1,) * (len(shape) - 1)), shape)
-        return match_equity(mine, theirs, flag)
+        return match_equity(mine, theirs, flag, table)
 
     return payoff
 
@@ -677,7 +680,7 @@ def cube_state(cube: int = 1, owner="centered", match=None, *, jacoby: bool = Fa
     if match is None:
         return CubeState.money(1, cube, owner, jacoby=jacoby, beavers=beavers)
     return CubeState(np.array([cube]), np.array([owner], np.int8), np.array([match.away]),
-                     np.array([match.crawford]), np.array([match.post_crawford]), jacoby, beavers)
+                     np.array([match.crawford]), np.array([match.post_crawford]), jacoby, beavers, match.table)
 
 
 def decision_losses(no_double, double_take, double_pass, doubles, takes) -> np.ndarray:

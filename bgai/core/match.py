@@ -4,10 +4,12 @@ A match is played to ``length`` points. The first game after one player first re
 Crawford game, in which no one may double; the games after it are post-Crawford. A score is told by how many
 points each side still needs ("away"), the player on roll first.
 
-The match equity table (MET) gives the chance of winning the match from a score, before a game starts. bgai ships
-Kazaross-XG2 (Neil Kazaross's table from eXtreme Gammon rollouts, as distributed with GNU Backgammon): its
+The match equity table (MET) gives the chance of winning the match from a score, before a game starts: its
 pre-Crawford part (whose 1-away entries are the chances at the start of the Crawford game) and its post-Crawford
-part for the trailer against a 1-away leader.
+part for the trailer against a 1-away leader. bgai uses Kazaross-XG2 (Neil Kazaross's table from eXtreme Gammon
+rollouts, as distributed with GNU Backgammon) unless told otherwise; ``METS`` lists the published tables it ships
+(``bgai.coach.met_tables`` converted them), each with its source, and ``met_table(name)`` loads one. A
+``MatchScore``'s ``met`` names the table its cube decisions use.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -23,6 +25,9 @@ from bgai.core.errors import BgaiError, shown
 from bgai.core.files import DATA
 
 MET_PATH = DATA / "met" / "kazaross-xg2.json"
+#: The match equity tables shipped, by name (each file's ``source`` cites it), the default first.
+METS = ("kazaross-xg2", "rockwell-kazaross", "jacobs-trice", "woolsey", "snowie")
+DEFAULT_MET = METS[0]
 
 
 @dataclass(frozen=True)
@@ -37,14 +42,21 @@ class MatchEquityTable:
         return len(self.post_crawford)
 
 
-@lru_cache(maxsize=1)
-def kazaross_xg2() -> MatchEquityTable:
-    """The shipped table (loaded once)."""
-    data = json.loads(MET_PATH.read_text())
+@cache
+def met_table(name: str = DEFAULT_MET) -> MatchEquityTable:
+    """The shipped match equity table ``name`` (one of ``METS``; loaded once)."""
+    if name not in METS:
+        raise BgaiError(f"unknown match equity table {shown(name)}; choose one of {', '.join(METS)}")
+    data = json.loads((DATA / "met" / f"{name}.json").read_text())
     return MatchEquityTable(
-        data["name"], data["source"], np.array(data["pre_crawford"], dtype=np.float64),
+        name, data["source"], np.array(data["pre_crawford"], dtype=np.float64),
         np.array(data["post_crawford"], dtype=np.float64),
     )
+
+
+def kazaross_xg2() -> MatchEquityTable:
+    """The default table, Kazaross-XG2."""
+    return met_table(DEFAULT_MET)
 
 
 def match_equity(mine, theirs, post_crawford, table: MatchEquityTable | None = None) -> np.ndarray:
@@ -75,11 +87,13 @@ class MatchScore:
     score: tuple[int, int]
     crawford: bool = False
     post_crawford: bool = False
+    met: str = DEFAULT_MET
 
     def __post_init__(self) -> None:
-        table = kazaross_xg2()
+        table = met_table(self.met)
         if not (isinstance(self.length, int) and 1 <= self.length <= table.length):
-            raise BgaiError(f"match length must be 1..{table.length} (the match equity table's), got {self.length!r}")
+            raise BgaiError(f"match length must be 1..{table.length} (the match equity table {self.met}'s), got "
+                            f"{self.length!r}")
         if len(self.score) != 2 or any(not (0 <= s < self.length) for s in self.score):
             raise BgaiError(f"scores must be 0..{self.length - 1} in a match to {self.length}, got {self.score}")
         one_away = [self.length - s == 1 for s in self.score]
@@ -90,21 +104,28 @@ class MatchScore:
                             "Crawford game before it")
 
     @classmethod
-    def from_score(cls, length: int, score: tuple[int, int], post_crawford: bool = False) -> MatchScore:
+    def from_score(cls, length: int, score: tuple[int, int], post_crawford: bool = False,
+                   met: str = DEFAULT_MET) -> MatchScore:
         """The Crawford game when exactly one side is one point away (unless ``post_crawford``)."""
         one_away = sum(length - s == 1 for s in score)
         if one_away == 2:
             post_crawford = True
         return cls(length, (int(score[0]), int(score[1])), crawford=one_away == 1 and not post_crawford,
-                   post_crawford=one_away >= 1 and post_crawford)
+                   post_crawford=one_away >= 1 and post_crawford, met=met)
 
     @property
     def away(self) -> tuple[int, int]:
         return self.length - self.score[0], self.length - self.score[1]
 
+    @property
+    def table(self) -> MatchEquityTable:
+        """The match equity table ``met`` names."""
+        return met_table(self.met)
+
     def __str__(self) -> str:
         text = f"{self.score[0]}-{self.score[1]} in a {self.length}-point match"
-        return text + (" (Crawford game)" if self.crawford else " (post-Crawford)" if self.post_crawford else "")
+        text += " (Crawford game)" if self.crawford else " (post-Crawford)" if self.post_crawford else ""
+        return text + ("" if self.met == DEFAULT_MET else f", MET {self.met}")
 
 
 def crawford_next(score, length: int, crawford_played) -> np.ndarray:

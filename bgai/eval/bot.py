@@ -690,18 +690,20 @@ class Bot:
         eq = self.cube_equities(boards, state)
         return eq.should_double, eq.should_take
 
-    def score_grid(self, pos: Position, length: int, cube: int = 1, owner="centered") -> ScoreGrid:
+    def score_grid(self, pos: Position, length: int, cube: int = 1, owner="centered", met: str | None = None
+                   ) -> ScoreGrid:
         """The cube action of the player on roll in ``pos`` at every score of a match to ``length`` and for money
         (``bgai.core.cube.ScoreGrid``), with the cube at ``cube`` held by ``owner``, at the bot's ``cube_plies``:
-        one batch of every score's cube state on the same position (its lookahead expanded once)."""
-        from bgai.core.match import MatchScore
+        one batch of every score's cube state on the same position (its lookahead expanded once). ``met``: the
+        match equity table (``bgai.core.match.METS``; default Kazaross-XG2)."""
+        from bgai.core.match import DEFAULT_MET, MatchScore
 
-        MatchScore(length, (0, 0))  # (checks the length against the match equity table's)
+        table = MatchScore(length, (0, 0), met=met or DEFAULT_MET).table  # (checks the length against it)
         base = cube_state(cube, owner)
         away = np.array([(i, j) for i in range(1, length + 1) for j in range(1, length + 1)], dtype=np.int64)
         n = len(away)
         state = CubeState(np.full(n, base.value[0]), np.full(n, base.owner[0], dtype=np.int8), away,
-                          np.zeros(n, dtype=bool), (away == 1).any(axis=1))
+                          np.zeros(n, dtype=bool), (away == 1).any(axis=1), met=table)
         boards = np.repeat(pos.board[None], n, axis=0)
         cells = score_cells(self.cube_equities(boards, state), state)
         money = score_cells(self.cube_equities(pos.board[None], base), base)[0]

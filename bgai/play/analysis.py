@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -270,6 +271,7 @@ class MatchAnalysis:
     cube_rollout: dict | None = None
     cube_rollout_refusal: str | None = None
     cube_plies: int | None = None  # the lookahead of the formula's cube decisions (None: the same as plies)
+    met: str | None = None  # the match equity table (None: the default, Kazaross-XG2)
 
     @property
     def marked(self) -> list[Decision]:
@@ -305,6 +307,7 @@ class MatchAnalysis:
                       "score": list(record.score), "winner": record.winner, "metadata": record.metadata,
                       "crawford": record.crawford, "jacoby": record.jacoby},
             "bot": self.bot, "plies": self.plies, "cube_plies": self.cube_plies, "seconds": round(self.seconds, 3),
+            "met": self.met or "kazaross-xg2",
             "cube_method": self.cube_method, "cube_rollout": self.cube_rollout,
             "cube_rollout_refusal": self.cube_rollout_refusal,
             "units": {"error": "EMG", "cost": "MWC" if record.length else "points"},
@@ -318,6 +321,10 @@ class MatchAnalysis:
 # The cube states of decisions --------------------------------------------------------------------------------------
 
 
+#: The match equity table of the analysis under way (``analyse_match``'s ``met``; None: the default).
+_MET: ContextVar = ContextVar("bgai_analysis_met", default=None)
+
+
 def _cube_state(rows: list[tuple[GameRecord, int, int, int | None]], jacoby: bool) -> CubeState:
     """A ``CubeState`` of (game, seat on roll, cube value, owning seat or None) rows, from each seat on roll."""
     value = np.array([r[2] for r in rows], dtype=np.int64)
@@ -328,7 +335,7 @@ def _cube_state(rows: list[tuple[GameRecord, int, int, int | None]], jacoby: boo
     away = np.array([(g.length - g.score[s], g.length - g.score[1 - s]) for g, s, _, _ in rows], dtype=np.int64)
     crawford = np.array([g.crawford for g, *_ in rows])
     post = np.array([g.post_crawford for g, *_ in rows])
-    return CubeState(value, owner, away, crawford, post)
+    return CubeState(value, owner, away, crawford, post, met=_MET.get())
 
 
 def _stake(state: CubeState) -> tuple[np.ndarray, np.ndarray]:
@@ -437,16 +444,29 @@ class _Turn:
 
 
 def analyse_match(record: MatchRecord, bot: Bot, progress: bool = True,
-                  cube_rollout: bool | dict = False, on_progress=None) -> MatchAnalysis:
+                  cube_rollout: bool | dict = False, on_progress=None, met: str | None = None) -> MatchAnalysis:
     """Judge every decision of ``record`` with ``bot`` (checker play at its plies, the cube at its ``cube_plies``).
     See the module docstring for the definitions. ``progress`` shows a tqdm bar over the decisions;
-    ``on_progress(done, total)`` is called as they are judged (the web page's progress).
+    ``on_progress(done, total)`` is called as they are judged (the web page's progress); ``met``: the match equity
+    table of a match (``bgai.core.match.METS``; default Kazaross-XG2).
 
     ``cube_rollout``: judge the cube decisions of a money session by a cubeful rollout (``True``: ``CUBE_ROLLOUT``'s
     settings; a dict of ``bgai.eval.rollout.rollout``'s options changes them), about a second a decision, instead of the
     bot's formula. A match, or money with the Jacoby rule, keeps the formula, and the analysis's
     ``cube_rollout_refusal`` says why.
     """
+    from bgai.core.match import met_table
+
+    token = _MET.set(met_table(met) if met else None)
+    try:
+        analysis = _analyse(record, bot, progress, cube_rollout, on_progress)
+    finally:
+        _MET.reset(token)
+    analysis.met = met
+    return analysis
+
+
+def _analyse(record: MatchRecord, bot: Bot, progress: bool, cube_rollout: bool | dict, on_progress) -> MatchAnalysis:
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
@@ -736,7 +756,7 @@ def _summaries(record: MatchRecord, decisions: list[Decision]) -> tuple[PlayerSu
         for seat, p in enumerate(players):
             if record.length:
                 start = float(match_equity(record.length - first[seat], record.length - first[1 - seat],
-                                           record.games[0].post_crawford))
+                                           record.games[0].post_crawford, _MET.get()))
                 end = _final_mwc(record, seat)
                 p.actual_result = end - start
             else:
@@ -755,7 +775,7 @@ def _final_mwc(record: MatchRecord, seat: int) -> float:
         score = last.score
     post = any(g.crawford or g.post_crawford for g in record.games) and any(
         record.length - s == 1 for s in score)
-    return float(match_equity(record.length - score[seat], record.length - score[1 - seat], post))
+    return float(match_equity(record.length - score[seat], record.length - score[1 - seat], post, _MET.get()))
 
 
 def _graph(record: MatchRecord, turns: list[_Turn], values: dict) -> list[dict]:
@@ -773,7 +793,7 @@ def _graph(record: MatchRecord, turns: list[_Turn], values: dict) -> list[dict]:
         def value(v_seat0: float, base=base) -> float:
             return v_seat0 if length else base + v_seat0
 
-        start = (float(match_equity(length - s0, length - s1, game.post_crawford)) if length else 0.0)
+        start = (float(match_equity(length - s0, length - s1, game.post_crawford, _MET.get())) if length else 0.0)
         points.append({"game": game.number, "row": 0, "player": None, "value": round(value(start), 6),
                        "label": "start"})
         for t in by_game.get(game.number, []):
@@ -789,7 +809,8 @@ def _graph(record: MatchRecord, turns: list[_Turn], values: dict) -> list[dict]:
             if length:
                 after = (s0 + max(won, 0), s1 + max(-won, 0))
                 end = (1.0 if after[0] >= length else 0.0 if after[1] >= length else
-                       float(match_equity(length - after[0], length - after[1], game.crawford or game.post_crawford)))
+                       float(match_equity(length - after[0], length - after[1], game.crawford or game.post_crawford,
+                                          _MET.get())))
             else:
                 end = float(won)
             points.append({"game": game.number, "row": None, "player": None, "value": round(value(end), 6),

@@ -245,7 +245,8 @@ class StudyDatabase:
 
         record = analysis.record
         text = write_mat(record)
-        digest = hashlib.sha256(f"{text}\n{analysis.bot}\n{analysis.plies}\n{analysis.cube_method}".encode())
+        met = f"\n{analysis.met}" if getattr(analysis, "met", None) else ""  # (the default table: as before)
+        digest = hashlib.sha256(f"{text}\n{analysis.bot}\n{analysis.plies}\n{analysis.cube_method}{met}".encode())
         summary = analysis.to_dict()
         summary.pop("decisions")  # (their own rows; the graph stays in the summary)
         played = _date_of(record.metadata)

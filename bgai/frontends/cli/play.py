@@ -147,7 +147,7 @@ def _analyse(args: argparse.Namespace) -> None:
     if not record.games:
         raise BgaiError(f"{args.file} holds no game to analyse")
     bot = load_bot(args.checkpoint, plies=person_plies(args))
-    analysis = analyse_match(record, bot, progress=not args.quiet, cube_rollout=args.cube_rollout)
+    analysis = analyse_match(record, bot, progress=not args.quiet, cube_rollout=args.cube_rollout, met=args.met)
     if args.json:
         text = json.dumps(analysis.to_dict(), indent=1)
         if args.json == "-":
@@ -183,6 +183,8 @@ def add_analyse(commands) -> None:
                               "a decision) instead of the formula: money sessions without the Jacoby rule only, a "
                               "match keeps the formula and the report says so")
     analyse.add_argument("--quiet", action="store_true", help="no progress bar")
+    analyse.add_argument("--met", help="a match's equity table: kazaross-xg2 (default), rockwell-kazaross, "
+                                       "jacobs-trice, woolsey, snowie")
     analyse.add_argument("--db", metavar="PATH", help="the study database to store the analysis in (default "
                                                       "$BGAI_DB, else study.sqlite in bgai's data folder)")
     analyse.add_argument("--no-db", action="store_true", help="do not store the analysis")

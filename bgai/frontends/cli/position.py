@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,11 @@ def _cube_context(args: argparse.Namespace, text: str):
         match = MatchScore.from_score(args.match, score, post_crawford=args.post_crawford)
     elif args.score:
         raise BgaiError("--score needs --match N")
+    if args.met is not None:
+        if match is None and args.scores is None:
+            raise BgaiError("--met is a match's equity table: give --match N (or an XGID of a match), or --scores N")
+        if match is not None:
+            match = dataclasses.replace(match, met=args.met)  # (checks the name, and the length against it)
     return cube, owner, match
 
 
@@ -125,7 +131,7 @@ def _eval(args: argparse.Namespace) -> None:
     if args.save_card:
         _save_card(args.save_card, pos, "double", bot, cube=cube, owner=owner, match=match, jacoby=args.jacoby)
     if args.scores is not None:
-        grid = bot.score_grid(pos, args.scores, cube, owner)
+        grid = bot.score_grid(pos, args.scores, cube, owner, met=args.met)
         print(pos)
         print(f"Position ID: {pos.position_id()}   ({bot.network}, cube at {bot.cube_plies}-ply, player on roll's "
               "view, before the roll)")
@@ -163,6 +169,8 @@ def add_eval(commands) -> None:
     evaluate.add_argument("--scores", type=int, metavar="N",
                           help="the cube action at every score of an N-point match and for money, with its "
                                "equities (a side 1-away post-Crawford)")
+    evaluate.add_argument("--met", help="the match equity table of --match or --scores: "
+                                        "kazaross-xg2 (default), rockwell-kazaross, jacobs-trice, woolsey, snowie")
     evaluate.add_argument("--post-crawford", action="store_true",
                           help="with a player one point away: the Crawford game has been played")
     evaluate.add_argument("--jacoby", action="store_true", help="money: Jacoby rule")

@@ -367,9 +367,11 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
         pos = m.to_position(body.position)
         bot = bots.get(body.plies)
         with work.slot():
-            grid = bot.score_grid(pos, body.length, body.cube, {"center": "centered"}.get(body.owner, body.owner))
+            grid = bot.score_grid(pos, body.length, body.cube, {"center": "centered"}.get(body.owner, body.owner),
+                                  met=body.met)
         cell = lambda c: m.ScoreCellOut(**dataclasses.asdict(c))  # noqa: E731
-        return m.ScoresOut(position_id=pos.position_id(), length=grid.length, cube=grid.cube, owner=body.owner,
+        return m.ScoresOut(position_id=pos.position_id(), length=grid.length, met=body.met, cube=grid.cube,
+                           owner=body.owner,
                            plies=bot.cube_plies, cells=[[cell(c) for c in row] for row in grid.cells],
                            money=cell(grid.money))
 

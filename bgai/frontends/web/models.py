@@ -72,6 +72,11 @@ def _check_dice(value):
         raise ValueError(str(error)) from None
 
 
+MetName = Literal["kazaross-xg2", "rockwell-kazaross", "jacobs-trice", "woolsey", "snowie"]
+MET_HELP = ("The match equity table (bgai.core.match.METS): Kazaross-XG2 by default; Rockwell-Kazaross, Jacobs & "
+            "Trice, Woolsey and Snowie 2.1 as published (the last two go to 15 points).")
+
+
 class MatchIn(In):
     """A match score, the player on roll first."""
 
@@ -79,9 +84,10 @@ class MatchIn(In):
     score: tuple[Annotated[int, Field(ge=0, le=24)], Annotated[int, Field(ge=0, le=24)]] = Field(
         (0, 0), description="Points won: [player on roll, opponent].")
     post_crawford: bool = Field(False, description="With a player one point away: the Crawford game is over.")
+    met: MetName = Field("kazaross-xg2", description=MET_HELP)
 
     def to_score(self) -> MatchScore:
-        return MatchScore.from_score(self.length, self.score, post_crawford=self.post_crawford)
+        return MatchScore.from_score(self.length, self.score, post_crawford=self.post_crawford, met=self.met)
 
 
 class CubeIn(In):
@@ -301,6 +307,7 @@ class ScoresIn(In):
     cube: int = Field(1, ge=1, le=64, description="Cube value 1, 2, 4, ..., 64.")
     owner: Literal["center", "me", "opponent"] = Field("center", description="Who owns the cube.")
     plies: Plies | None = Field(None, description="Lookahead (default: the server's --plies).")
+    met: MetName = Field("kazaross-xg2", description=MET_HELP)
 
     _position = field_validator("position")(_check_position)
 
@@ -323,6 +330,7 @@ class ScoreCellOut(BaseModel):
 class ScoresOut(BaseModel):
     position_id: str
     length: int
+    met: str = Field(description="The match equity table.")
     cube: int
     owner: Literal["center", "me", "opponent"]
     plies: int = Field(description="The cube's lookahead.")

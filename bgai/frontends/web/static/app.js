@@ -501,7 +501,7 @@ function renderCubeHint(h) {
 
 // The cube action of the position on roll at every score of a match (the session's length, else 7), the cube as
 // it is: a grid of verdicts, each cell's equities (EMG) in its tooltip and in the table under it.
-async function showScoreGrid(kind) {
+async function showScoreGrid(kind, met = "kazaross-xg2") {
   if (!state) return;
   const key = adviceKey(state, "cube");
   const length = state.match_length > 0 ? state.match_length : 7;
@@ -510,15 +510,19 @@ async function showScoreGrid(kind) {
     : (state.cube.owner === "you") === mine ? "me" : "opponent";
   try {
     const g = await api("/api/cube/scores", "POST",
-      { position: state.position_id, length, cube: state.cube.value, owner });
+      { position: state.position_id, length, cube: state.cube.value, owner, met });
     if (adviceKey(state, "cube") !== key) return;
     const box = $("advice");
     box.querySelector("#score-grid")?.remove();
     const wrap = document.createElement("div");
     wrap.id = "score-grid";
     const who = mine ? "you" : "bgai";
-    wrap.innerHTML = `<h3></h3><div class="grid-scroll"><table class="grid"><thead><tr><th>away</th></tr></thead>` +
+    wrap.innerHTML = `<h3></h3><label>Match equity table <select id="grid-met">` +
+      ["kazaross-xg2", "rockwell-kazaross", "jacobs-trice", "woolsey", "snowie"]
+        .map((name) => `<option${name === met ? " selected" : ""}>${name}</option>`).join("") + "</select></label>" +
+      `<div class="grid-scroll"><table class="grid"><thead><tr><th>away</th></tr></thead>` +
       "<tbody></tbody></table></div><div class=note></div>";
+    wrap.querySelector("#grid-met").addEventListener("change", (event) => showScoreGrid(kind, event.target.value));
     wrap.querySelector("h3").textContent = `At every score of a ${length}-point match (${who} to double)`;
     const head = wrap.querySelector("thead tr");
     for (let j = 1; j <= length; j++) head.insertAdjacentHTML("beforeend", `<th>${j}</th>`);
