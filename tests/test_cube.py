@@ -620,3 +620,23 @@ def test_eval_and_the_score_grid_take_a_table(capsys):
     assert "MET snowie" in capsys.readouterr().out
     assert main(["eval", "4HPwATDgc/ABMA", "--plies", "0", "--met", "snowie"]) == 2
     assert "--met is a match's" in capsys.readouterr().err
+
+
+def test_the_shipped_tables_are_gnubgs_files_converted(tmp_path):
+    """Given GNU Backgammon's MET files (Debian's gnubg), then ``bgai.coach.met_tables`` converts each to the
+    numbers bgai ships."""
+    import json
+    from pathlib import Path
+
+    from bgai.coach import met_tables
+    from bgai.core.match import met_table
+
+    folder = Path("/usr/share/gnubg/met")
+    if not folder.is_dir():
+        pytest.skip("needs GNU Backgammon's MET files (make system-deps installs gnubg)")
+    met_tables.main(["--from", str(folder), "--out", str(tmp_path)])
+    for _, (name, _) in met_tables.TABLES.items():
+        data = json.loads((tmp_path / f"{name}.json").read_text())
+        shipped = met_table(name)
+        assert np.array_equal(np.array(data["pre_crawford"]), shipped.pre_crawford)
+        assert np.array_equal(np.array(data["post_crawford"]), shipped.post_crawford)
