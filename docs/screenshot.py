@@ -1,12 +1,15 @@
 """Take docs/board.png, the screenshot of the play page in the README, docs/board-phone.png, the same page on a
-phone's screen (390 x 844), and docs/analysis.png, the analysis page with a match file analysed at 0-ply.
+phone's screen (390 x 844), and the study views of docs/study.md: docs/analysis.png (the analysis page with a match
+file analysed at 0-ply), docs/player.png (a player's error rate over time and worst decisions), docs/drill.png (a
+drill answered) and docs/score-grid.png (a cube hint's grid at every score).
 
 Runs the web app in this process, plays a seeded game through the API to a middle-game position with the person
 to move, then shows it in Debian's headless Chromium (through Playwright's Python package) with a checker picked
 up and the hint open, and saves the screenshot.
 
     .venv/bin/python docs/screenshot.py [--out docs/board.png] [--phone docs/board-phone.png] [--seed 7] [--turns 9]
-                                        [--analysis docs/analysis.png]
+                                        [--analysis docs/analysis.png] [--player docs/player.png]
+                                        [--drill docs/drill.png] [--score-grid docs/score-grid.png]
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--turns", type=int, default=9, help="the person's plays before the picture")
     parser.add_argument("--analysis", default=str(Path(__file__).with_name("analysis.png")))
+    parser.add_argument("--player", default=str(Path(__file__).with_name("player.png")))
+    parser.add_argument("--drill", default=str(Path(__file__).with_name("drill.png")))
+    parser.add_argument("--score-grid", default=str(Path(__file__).with_name("score-grid.png")))
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args()
 
@@ -96,6 +102,32 @@ def main() -> None:
         page.wait_for_function("() => document.querySelector('#decision-board img').complete")
         page.wait_for_timeout(300)
         page.screenshot(path=args.analysis, full_page=False)
+        # A player's view, then a drill of its errors answered with the play it made.
+        page.select_option("#player-name", "Alice")
+        page.click("#player-show")
+        page.wait_for_selector("#decision ol li")
+        page.screenshot(path=args.player, full_page=False)
+        page.select_option("#drill-player", "Alice")
+        page.click("#drill-start")
+        page.wait_for_selector("#decision h3:has-text('Card')")
+        card = page.evaluate("() => drill.due.find((c) => c.kind === 'move')")
+        page.evaluate(f"() => {{ drill.index = drill.due.findIndex((c) => c.card === {card['card']}); showCard(); }}")
+        page.fill("#drill-text", card["played"])
+        page.click("#drill-answer button")
+        page.wait_for_selector("#drill-verdict .verdict")
+        page.wait_for_function("() => document.querySelector('#decision-board img').src.includes('answer=')")
+        page.wait_for_timeout(500)
+        page.screenshot(path=args.drill, full_page=False)
+        # The cube hint's grid at every score, in a double/take position of a 7-point match.
+        xgid = "XGID=---CDDD-----------bcddb---:0:0:1:00:0:0:0:7:10"
+        page.goto(f"{base}/?new=1&tutor=off&plies=0&position={xgid.replace('=', '%3D')}")
+        page.wait_for_selector("#board svg")
+        page.click("#cube-hint")
+        page.wait_for_selector("#cube-scores")
+        page.click("#cube-scores")
+        page.wait_for_selector("#score-grid table.grid")
+        page.wait_for_timeout(300)
+        page.screenshot(path=args.score_grid, full_page=False)
         context.close()
     server.should_exit = True
     print(f"wrote {args.out}: {state['xgid']}")
