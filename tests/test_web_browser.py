@@ -574,6 +574,16 @@ def test_a_drill_in_the_browser(browser, tmp_path, serve):
     finally:
         page.close()
         stop()
+    base, _ = serve(db=str(db))  # after a restart, the cards and their reviews are there
+    page = browser.new_page()
+    try:
+        page.goto(f"{base}/analysis")
+        page.wait_for_selector("#drill-player option", state="attached")
+        page.select_option("#drill-player", record.players[0])
+        page.click("#drill-start")
+        page.wait_for_selector("#drill-progress:has-text('1 drills so far')")
+    finally:
+        page.close()
     assert not errors, errors
 
 
