@@ -633,3 +633,43 @@ def test_the_decision_shown_rolls_out(browser, tmp_path, serve):
         assert page.inner_text("#rollout h3").startswith("Rollout: " + rows[0][0])
     finally:
         page.close()
+
+
+def test_a_drill_played_on_the_board(browser, tmp_path, serve):
+    """Given saved drill cards (a roll's play, an answer to a double), When the player opens each on the play page
+    (``/?drill=CARD``, the analysis page's "Play it on the board") and makes its decision there as in a game, Then the
+    page shows the verdict of the drill instead of playing on, and the card's review is recorded."""
+    from bgai import Position
+    from bgai.eval.bot import load_bot
+    from bgai.play.database import StudyDatabase
+    from bgai.play.drills import Drills
+
+    db = tmp_path / "study.sqlite"
+    bot = load_bot(plies=0)
+    with StudyDatabase(db) as study:
+        drills = Drills(study)
+        move = drills.save("Eve", Position.start(), "move", bot, dice="31")
+        take = drills.save("Eve", DOUBLE_TAKE, "take", bot)
+    base, _ = serve(db=str(db))
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(f"{base}/?drill={move}")
+        page.wait_for_selector("#board svg")
+        page.wait_for_function("() => state && state.phase === 'move'")
+        assert state(page)["dice"] == [3, 1]
+        page.fill("#play-text", "8/5 6/5")
+        page.click("#play-form button")
+        page.wait_for_selector("#advice:not([hidden]) h3:has-text('Right: 8/5 6/5')")
+        assert state(page)["phase"] == "move"  # the bot did not play on
+        page.goto(f"{base}/?drill={take}")
+        page.wait_for_function("() => state && state.phase === 'take'")
+        page.click("#pass")
+        page.wait_for_selector("#advice:not([hidden]) h3")
+        assert "take" in page.inner_text("#advice h3").lower()  # (a double/take position: pass is wrong)
+        with StudyDatabase(db) as study:
+            assert Drills(study).progress("Eve")["reviews"] == 2
+    finally:
+        page.close()
+    assert not errors, errors

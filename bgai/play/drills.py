@@ -183,6 +183,26 @@ class Drills:
                 "candidates": json.loads(candidates), "players": names, "crawford": bool(crawford),
                 "post_crawford": bool(post), "length": length, "score": score, "jacoby": bool(jacoby)}
 
+    def board_xgid(self, card_id: int) -> str:
+        """Card ``card_id``'s decision as an XGID, the player to decide as X: its position, roll (``D``: facing a
+        double), cube and score, for a board to set it up on (the play page's drills)."""
+        from bgai.core.cube import CubeOwner
+        from bgai.core.movegen import switch
+        from bgai.formats.position import Position
+        from bgai.formats.xgid import format_xgid
+
+        c = self.card(card_id)
+        board = Position.from_position_id(c["position_id"]).board
+        on_roll = c["player"] if c["kind"] != "take" else 1 - c["player"]
+        owner = CubeOwner.of_seat(c["cube_owner"], on_roll)  # (from the side of the player on roll)
+        x_on_roll = c["kind"] != "take"
+        x_owns = {CubeOwner.CENTERED: 0, CubeOwner.ON_ROLL: 1, CubeOwner.OPPONENT: -1}[owner] * (1 if x_on_roll
+                                                                                                  else -1)
+        return format_xgid(board if x_on_roll else switch(board), cube=c["cube"], owner=x_owns, x_on_roll=x_on_roll,
+                           dice=c["dice"] if c["kind"] == "move" else ("D" if c["kind"] == "take" else None),
+                           score=(c["score"][0], c["score"][1]), crawford=c["crawford"], length=c["length"],
+                           jacoby=c["jacoby"])
+
     def answer(self, card_id: int, answer: str, bot, now: datetime.datetime | None = None) -> Verdict:
         """Judge ``answer`` to card ``card_id`` (see the module docstring), schedule the card by it and record the
         review. An answer that is no legal play of the roll, or no answer a cube card takes, raises ``BgaiError``

@@ -464,6 +464,19 @@ def create_app(plies: int = PLAY_PLIES, checkpoint=None, max_sessions: int = 100
             return [row[0] for row in study.connection.execute(
                 "SELECT player FROM results UNION SELECT player FROM cards ORDER BY 1")]
 
+    @app.get("/api/drills/{card}", tags=["drills"],
+             summary="A drill card: its decision, score, and an XGID to set it up on a board (the player as X)")
+    def drill_card(card: int) -> dict:
+        from bgai.play.database import StudyDatabase
+        from bgai.play.drills import Drills
+
+        with StudyDatabase(analyses.db) as study:
+            try:
+                practice = Drills(study)
+                return {**practice.card(card), "xgid": practice.board_xgid(card)}
+            except BgaiError as error:
+                raise HTTPException(404, str(error)) from None
+
     @app.post("/api/drills/{card}/answer", response_model=m.VerdictOut, tags=["drills"],
               summary="Answer a drill: how much the answer loses, the best answers, when the card comes back")
     def drill_answer(card: int, body: m.DrillAnswerIn) -> m.VerdictOut:

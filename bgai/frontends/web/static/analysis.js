@@ -358,8 +358,13 @@ function showCard() {
   box.innerHTML = "<h3></h3><div class=note></div><form id=drill-answer class=play-form autocomplete=off></form>" +
     "<div id=drill-verdict></div>";
   box.querySelector("h3").textContent = `Card ${drill.index + 1} of ${drill.due.length}: ${question}`;
-  box.querySelector(".note").textContent = `${cardScore(c)}, cube ${c.cube}. ` +
-    (c.match_id === null ? "A position you saved." : `From match ${c.match_id}, game ${c.game}.`);
+  box.querySelector(".note").innerHTML = "";
+  box.querySelector(".note").append(`${cardScore(c)}, cube ${c.cube}. ` +
+    (c.match_id === null ? "A position you saved. " : `From match ${c.match_id}, game ${c.game}. `));
+  const onBoard = document.createElement("a");
+  onBoard.href = `/?drill=${c.card}`;
+  onBoard.textContent = "Play it on the board";
+  box.querySelector(".note").append(onBoard);
   const form = box.querySelector("form");
   if (c.kind === "move") {
     form.innerHTML = "<input id=drill-text placeholder='your play: 13/7 8/7' aria-label='your play'>" +

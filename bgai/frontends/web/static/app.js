@@ -44,6 +44,7 @@ function tutorQuestion(t) {
 
 async function act(action, body = undefined) {
   if (busy || !state) return;
+  if (drill && drillAnswer(action, body) !== null) return answerDrill(drillAnswer(action, body));
   busy = true;
   document.body.classList.add("busy");
   try {
@@ -69,10 +70,10 @@ async function act(action, body = undefined) {
   }
 }
 
-async function newSession(options) {
+async function newSession(options, remember = true) {
   try {
     state = await api("/api/sessions?svg=true", "POST", options);
-    localStorage.setItem("bgai-session", state.id);
+    if (remember) localStorage.setItem("bgai-session", state.id);  // (a drill's game is not the one to go back to)
     showGameInForm(state);
     selected = null;
     showError("");
@@ -91,8 +92,56 @@ async function load() {
   if (!state) $("status").textContent = "";  // no game: the error box says why
 }
 
+// A drill on the board (``/?drill=CARD``, from the analysis page's Drills): the card's decision set up as a game of
+// its own, the person's answer (the play made on the board and finished, or the cube action) sent to the drill
+// instead of played on, and the verdict shown.
+let drill = null;  // {card, done}
+
+function drillAnswer(action, body) {
+  if (drill.done) return null;
+  const phase = state.phase;
+  if (action === "finish" && phase === "move" && state.play.complete) return state.play.text;
+  if (action === "play" && phase === "move" && body && body.finish !== false) return body.move;
+  if (phase === "roll" && action === "roll") return "no double";
+  if (phase === "roll" && action === "double") return "double";
+  if (phase === "take" && (action === "take" || action === "pass")) return action;
+  return null;
+}
+
+async function answerDrill(answer) {
+  try {
+    const v = await api(`/api/drills/${drill.card}/answer`, "POST", { answer });
+    drill.done = true;
+    const box = $("advice");
+    box.innerHTML = "<div class=advice-head><h3></h3></div><table></table><div class=note></div>";
+    box.querySelector("h3").textContent = v.error <= 0.001 ? `Right: ${v.best}`
+      : `${v.answer} loses ${v.error.toFixed(3)} EMG; ${v.best} is best`;
+    const table = box.querySelector("table");
+    for (const [name, value] of v.ranked) {
+      const tr = document.createElement("tr");
+      tr.innerHTML = "<td></td><td class=num></td>";
+      tr.children[0].textContent = name;
+      tr.children[1].textContent = (value >= 0 ? "+" : "") + value.toFixed(3);
+      table.appendChild(tr);
+    }
+    box.querySelector(".note").innerHTML = `The card comes back ${v.due.slice(0, 16).replace("T", " ")} UTC. ` +
+      '<a href="/analysis">Back to the drills</a>.';
+    showAdvice("drill", adviceKey(state, "drill"));
+    $("status").textContent = "Drill answered.";
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
 async function openGame() {
   const params = new URLSearchParams(location.search);
+  if (params.has("drill")) {
+    const card = await api(`/api/drills/${encodeURIComponent(params.get("drill"))}`);
+    drill = { card: card.card, done: false };
+    await newSession({ match_length: card.length, plies: 0, tutor: null, position: card.xgid }, false);
+    if (state) $("status").textContent = "A drill: make your play (or your cube action) as in a game.";
+    return;
+  }
   const saved = params.get("session") || localStorage.getItem("bgai-session");
   if (!params.has("new") && !params.has("match") && !params.has("seed") && !params.has("position") && saved) {
     try {
