@@ -764,3 +764,22 @@ def test_a_stored_decision_rolls_out(tmp_path):
         r = c.post(f"/api/matches/{match}/decisions/{cube['seq']}/rollout")
         assert r.status_code == 422 and "match" in r.json()["detail"]
         assert c.post(f"/api/matches/{money}/decisions/99999/rollout").status_code == 404
+
+
+def test_the_server_answers_while_a_match_is_analysed(tmp_path):
+    """Given a 5-point match being analysed at 2-ply on the server's analysis thread, When the play page asks for an
+    evaluation meanwhile, Then it is answered at once, before the analysis is done."""
+    import time
+
+    path = Path(__file__).parent / "data" / "matches" / "gnubg-5pt-seed12.mat"
+    with TestClient(create_app(plies=0, db=str(tmp_path / "study.sqlite")), base_url="http://127.0.0.1:8000") as c:
+        job = c.post("/api/analyses", json={"match": path.read_text(), "plies": 2}).json()
+        deadline = time.time() + 60
+        while c.get(f"/api/analyses/{job['id']}").json()["status"] == "queued" and time.time() < deadline:
+            time.sleep(0.02)
+        started = time.perf_counter()
+        r = c.post("/api/evaluate", json={"position": START})
+        seconds = time.perf_counter() - started
+        still = c.get(f"/api/analyses/{job['id']}").json()
+        assert r.status_code == 200 and seconds < 2.0, seconds
+        assert still["status"] == "running" and still["done"] < still["total"]
