@@ -268,6 +268,14 @@ def tuning(r: dict) -> None:
     assert r["exit_collection_seconds"] >= 0
 
 
+def rl_loops(r: dict) -> None:
+    for part in ("ppo_bgai_sb3_vec_env", "ppo_bgai_sb3_vec_env_checker_steps", "ppo_bgai_dummy_vec_env",
+                 "gym_sync_bgai"):
+        assert positive(r[part]["steps_per_s"]), part
+    for part in ("ppo_openspiel_dummy_vec_env", "gym_sync_openspiel"):  # (measured where open_spiel is installed)
+        assert "skipped" in r[part] or positive(r[part]["steps_per_s"]), part
+
+
 def env_bench(r: dict) -> None:
     assert positive(r["bgai_vector_env"]["games_per_s"])
 
@@ -293,6 +301,7 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
     "external_bench": (["--games", "2"], external_bench),
     "env_bench": (["--envs", "8", "--seconds", "0.2", "--no-pgx"], env_bench),
     "bench": (["--pairs", "200", "--games", "20", "--repeats", "1"], bench),
+    "rl_loops": (["--envs", "2", "--steps", "64"], rl_loops),
     "tuning": (["--repeats", "1", "--boards", "5000", "--trials", "36", "--positions", "4"], tuning),
     "train_speed": (["--vs-tree", ".", "--runs", "1", "--games", "64", "--positions", "60"], train_speed),
 }
