@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from bgai.coach.gnubg_matches import make_match
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.progress import ticking
 from bgai.eval.bot import load_bot
 from bgai.formats.matchfile import CheckerPlay, read_mat
@@ -151,7 +151,7 @@ def main(argv=None) -> None:
                      "plies": args.plies, "gnubg_plies": args.gnubg_plies, "very_bad": VERY_BAD},
         "matches": matches, "summary": summary,
     }
-    write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=1) + "\n").encode()))
+    write_json(args.json, result)
     print(json.dumps(summary, indent=1))
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from bgai.core import movegen
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.game import game_over, play_games
 from bgai.core.progress import ticking
 from bgai.formats.position import START_BOARD
@@ -127,7 +127,7 @@ def main(argv=None) -> None:
         print(f"{key:<{width}}  {value:,.3f}" if isinstance(value, float) else f"{key:<{width}}  {value}")
     print(json.dumps(figures))
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

@@ -43,11 +43,10 @@ import platform
 import random
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.game import play_games
 from bgai.core.movegen import afterstates, one_thread, threads
 from bgai.core.progress import ticking
@@ -347,7 +346,7 @@ def main() -> None:
         if results[peer].get("games_per_s")}
     print(json.dumps(results["bgai_vector_env_games_per_s_over"]))
     if args.json:
-        write_atomically(Path(args.json), lambda handle: handle.write(json.dumps(results, indent=1).encode() + b"\n"))
+        write_json(args.json, results)
 
 
 if __name__ == "__main__":

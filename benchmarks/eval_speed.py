@@ -17,7 +17,6 @@ Backgammon's ``calibrate``, one thread each, in one run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -31,7 +30,7 @@ os.environ.setdefault("BGAI_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from bgai.core.files import provenance, write_atomically  # noqa: E402
+from bgai.core.files import provenance, write_json  # noqa: E402
 from bgai.core.game import play_games  # noqa: E402
 from bgai.core.movegen import afterstates  # noqa: E402
 from bgai.core.phase import CONTACT, CRASHED, RACE, classify  # noqa: E402
@@ -120,7 +119,7 @@ def main(argv=None) -> None:
     print("bgai / gnubg: " + ", ".join(f"batch {r['batch']} {r['order']} {r['vs_gnubg']:.2f}x" for r in rows))
     if args.json:
         figures = {**provenance(), "network": bot.model.describe(), "gnubg_calibrate_per_s": gnubg, "results": rows}
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.progress import ticking
 from bgai.eval.bot import load_bot
 from bgai.formats.matchfile import read_match
@@ -106,7 +106,7 @@ def main() -> None:
         print(f"bgai bench --opponent gnubg (cubeless, duplicate): {cubeless['games']} games, "
               f"{cubeless['ppg']:+.3f} ± {cubeless['ppg_se']:.3f} ppg")
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))
+        write_json(args.json, result, indent=2)
 
 
 if __name__ == "__main__":

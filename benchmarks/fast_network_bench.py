@@ -35,14 +35,13 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import gc  # noqa: E402
-import json  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from bgai import Position  # noqa: E402
 from bgai.coach.oracles import gnubg_positions  # noqa: E402
 from bgai.core import movegen  # noqa: E402
-from bgai.core.files import provenance, write_atomically  # noqa: E402
+from bgai.core.files import provenance, write_json  # noqa: E402
 from bgai.core.progress import ticking  # noqa: E402
 from bgai.eval import bearoff  # noqa: E402
 from bgai.eval import rollout as ro  # noqa: E402
@@ -151,7 +150,7 @@ def main(argv=None) -> None:
         print(f"Rollouts of {args.trials} trials, 0-ply, variance reduction:")
         figures.update(rollout_jobs(args.trials))
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

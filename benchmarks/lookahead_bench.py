@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.game import game_over
 from bgai.core.movegen import afterstates
 from bgai.core.progress import ticking
@@ -205,7 +205,7 @@ def main(argv=None) -> None:
     figures["load_average_at_end"] = os.getloadavg()[0]
     print(json.dumps(figures))
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

@@ -67,7 +67,6 @@ os.environ["BGBOT_MULTIPLY_THREADS"] = "1"
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
-import json  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
 from importlib import metadata  # noqa: E402
@@ -77,7 +76,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bgai.coach.oracles import gnubg_positions  # noqa: E402
-from bgai.core.files import provenance, write_atomically  # noqa: E402
+from bgai.core.files import provenance, write_json  # noqa: E402
 from bgai.core.movegen import afterstates, switch  # noqa: E402
 from bgai.core.progress import ticking  # noqa: E402
 from bgai.eval import bearoff  # noqa: E402
@@ -355,7 +354,7 @@ def main(argv=None) -> None:
     figures["rows"] = rows
     figures["system"]["load_average_at_end"] = os.getloadavg()[0]
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

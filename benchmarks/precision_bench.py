@@ -13,7 +13,6 @@ The positions come from the network's own self-play (``--self-play`` games); 0-p
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 
@@ -21,7 +20,7 @@ import numpy as np
 import torch
 
 from bgai.coach.strength import duel
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.progress import ticking
 from bgai.eval.bot import Bot, load_bot
 from bgai.eval.network import bf16_supported, equity
@@ -84,7 +83,7 @@ def main(argv=None) -> None:
         print(f"  0-ply play, bf16 v fp32: {d['ppg']:+.3f} ± {d['ppg_se']:.3f} ({d['games']:,} duplicate games)")
     if args.json:
         figures = {**provenance(), **out}
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 import bgai.envs  # noqa: F401 (registers bgai/Backgammon-v0)
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 
 
 class OpenSpielBackgammon(gymnasium.Env):
@@ -158,8 +158,7 @@ def main(argv=None) -> dict:
         print(f"{name}: {json.dumps(results[name])}", flush=True)
     results["load_at_end"] = os.getloadavg()[0]
     if args.json:
-        text = json.dumps(results, indent=1) + "\n"
-        write_atomically(args.json, lambda handle: handle.write(text.encode()))
+        write_json(args.json, results)
     return results
 
 

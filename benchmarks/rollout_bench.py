@@ -28,7 +28,6 @@ GNU Backgammon is a yardstick here only: nothing it computes is used by bgai.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -37,7 +36,7 @@ import time
 
 import numpy as np
 
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.game import play_games
 from bgai.core.movegen import afterstates
 from bgai.core.progress import ticking
@@ -244,7 +243,7 @@ def main() -> None:
         print("Equity lost in exact bear-offs (six checkers a side or fewer), judged by the database")
         figures["bearoff_database"] = bearoff_value(bot, args.bearoff_games)
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
+        write_json(args.json, figures)
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from bgai.coach.oracles import gnubg_positions
-    from bgai.core.files import provenance, write_atomically
+    from bgai.core.files import provenance, write_json
     from bgai.core.phase import NAMES, classify
     from bgai.formats.position import Position
 
@@ -181,7 +181,7 @@ def main() -> None:
           f"bgai v gnubg mean |diff| {result['bgai_v_gnubg_mean_abs_equity']:.3f} (standard errors "
           f"{result['bgai_mean_equity_se']:.3f} and {result['gnubg_mean_equity_se']:.3f})")
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=1) + "\n").encode()))
+        write_json(args.json, result)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.progress import ticking
 
 
@@ -120,7 +120,7 @@ def main(argv=None) -> None:
     if args.json:
         result = {**provenance(), "games": args.games, "gnubg_games": args.gnubg_games, "workers": args.workers,
                   **figures, "grown_from": args.grow_from if sizes else None, "games_per_s_by_size": sizes}
-        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))
+        write_json(args.json, result, indent=2)
 
 
 if __name__ == "__main__":

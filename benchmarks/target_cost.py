@@ -15,13 +15,12 @@ the unpruned one (mean absolute difference).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import numpy as np
 import torch
 
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.progress import ticking
 from bgai.eval.bot import FAST_NPZ, FAST_PRUNER, Bot, load_pruner
 from bgai.eval.network import EquityModel
@@ -73,7 +72,7 @@ def main(argv: list[str] | None = None) -> dict:
     for name, value in figures["pruned_equity_difference"].items():
         print(f"{name} pruned v every reply judged: {value:.5f} equity (mean absolute difference)")
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
     return figures
 
 

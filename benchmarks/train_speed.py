@@ -118,10 +118,9 @@ def main(argv=None) -> None:
               "every_run": runs}
     print(json.dumps({k: result[k] for k in ("median_seconds", "ratio_new_over_old", "same_moves")}, indent=1))
     if args.json:
-        from bgai.core.files import provenance, write_atomically
+        from bgai.core.files import provenance, write_json
 
-        text = json.dumps({**provenance(), **result}, indent=1) + "\n"
-        write_atomically(args.json, lambda f: f.write(text.encode()))
+        write_json(args.json, {**provenance(), **result})
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from bgai.core import movegen
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.eval import bot as bot_module
 from bgai.eval import encoding
 from bgai.eval import rollout as rollout_module
@@ -170,10 +170,9 @@ def main(argv=None) -> None:
     figures["match_file_read"] = match_files()
     figures["exit_collection_seconds"] = exit_collection()
     figures["load_average_at_end"] = os.getloadavg()[0]
-    text = json.dumps(figures, indent=2)
-    print(text)
+    print(json.dumps(figures, indent=2))
     if args.json:
-        write_atomically(args.json, lambda handle: handle.write(text.encode() + b"\n"))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.progress import ticking
 from bgai.core.workers import InProcessPool, ProcessPool, RayPool
 from bgai.eval.bot import load_bot
@@ -290,7 +290,7 @@ def main() -> None:
     print(json.dumps({"ratios": ratios, "targets": result["targets_1ply"]["2 processes / 1 process"],
                       "estimate": result["estimate"]}, indent=1))
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))
+        write_json(args.json, result, indent=2)
 
 
 if __name__ == "__main__":

@@ -26,13 +26,12 @@ All values are the player on roll's. Only bgai's own network and its own rollout
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
-from bgai.core.files import module_command, provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_json
 from bgai.core.phase import NAMES, classify
 from bgai.core.progress import ticking
 from bgai.eval.weights import equity
@@ -136,7 +135,7 @@ def main(argv=None) -> dict:
                    "network's 0-ply error against its own labels", "labels": args.labels,
                    "relabelled": args.relabelled, **relabel_report(args.labels, args.relabelled),
                    "seconds": round(time.perf_counter() - started, 1)}
-        write_atomically(Path(args.json), lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
+        write_json(Path(args.json), figures)
         for name, f in {"all": figures["all"], **figures["by_class"]}.items():
             print(f"  {name:8s} {f['positions']:7,}  labels moved {f['equity_mean_abs_change']:.4f} (mean "
                   f"{f['equity_mean_change']:+.4f}, 95th percentile {f['equity_change_95th_percentile']:.4f}); 0-ply "
@@ -147,7 +146,7 @@ def main(argv=None) -> dict:
                "positions (player on roll): lean (mean), scatter (mean absolute equity difference) and the "
                "labels' own standard error", "labels": args.labels, **report(args.labels),
                "seconds": round(time.perf_counter() - started, 1)}
-    write_atomically(Path(args.json), lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
+    write_json(Path(args.json), figures)
     a = figures["all"]
     print(f"{a['positions']:,} positions: equity lean {a['equity_lean']:+.4f} ± {a['equity_lean_se']:.4f}, "
           f"scatter {a['equity_mean_abs']:.4f} (labels' own standard error {a['label_equity_se']:.4f})")

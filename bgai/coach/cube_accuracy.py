@@ -49,7 +49,7 @@ from bgai.coach.cube_reference import (
     score_decisions,
 )
 from bgai.core.cube import CENTERED, ON_ROLL, CubeState, EfficiencyModel, cube_equities
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.eval.bot import CUBE_PLIES, load_bot
 from bgai.formats.position import Position
 
@@ -374,7 +374,7 @@ def main(argv=None) -> None:
         figures = {**provenance(command.strip()), "reference": Path(args.reference).name,
                    **({"judge": judge} if former is not None else {}),
                    "positions": len(entries), **rows}
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

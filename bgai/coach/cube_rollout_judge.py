@@ -24,7 +24,7 @@ import numpy as np
 
 from bgai.coach.cube_accuracy import REFERENCE, rollout_cube_decisions
 from bgai.coach.cube_reference import decision_losses, gnubg_cube_rollout, gnubg_version, reference_decisions
-from bgai.core.files import module_command, provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_json
 from bgai.eval.bot import CUBE_ROLLOUT, load_bot
 
 
@@ -121,7 +121,7 @@ def main(argv=None) -> None:
         if name != "what":
             print(f"  {name:<45} {value:6.2f} mp (of the set's mp a decision)")
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=1) + "\n").encode()))
+        write_json(args.json, result)
 
 
 if __name__ == "__main__":

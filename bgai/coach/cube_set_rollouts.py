@@ -30,7 +30,7 @@ import numpy as np
 
 from bgai.coach.cube_accuracy import REFERENCE, boards_and_cubes
 from bgai.coach.cube_reference import reference_decisions
-from bgai.core.files import module_command, provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_json
 from bgai.core.progress import ticking
 from bgai.eval.bot import load_bot
 from bgai.eval.rollout import rollout_values
@@ -91,7 +91,7 @@ def main(argv=None) -> None:
                   "trials": args.trials, "seconds": seconds,
                   **({"chosen": "the 0-ply cube's wrong takes and wrong passes"} if args.errors else {}),
                   "figures": figures}
-        write_atomically(args.json, lambda f: f.write((json.dumps(result, indent=2) + "\n").encode()))
+        write_json(args.json, result, indent=2)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from pathlib import Path
 from bgai.coach.cube_accuracy import MATCH_REFERENCE, boards_and_cubes
 from bgai.coach.cube_reference import REFERENCE, ROLLOUTS, decision_losses, judged_by_rollouts
 from bgai.core.cube import EfficiencyModel
-from bgai.core.files import module_command, provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_json
 from bgai.eval.bot import FAST_NPZ, SHIPPED_NPZ, load_bot
 from bgai.train import cube_efficiency as ce
 
@@ -73,7 +73,7 @@ def main(argv=None) -> None:
     if args.json:
         labels = {network.name: [source["file"] for source in model.info["labels"]] for network, model in alone.items()}
         figures = {**provenance(module_command("bgai.coach.cube_shift", argv)), "x_alone_labels": labels, "rows": rows}
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import numpy as np
 from bgai.coach import move_accuracy
 from bgai.coach.cube_accuracy import REFERENCE, ROLLOUTS, bgai_decisions, judged_by_rollouts, paired_difference
 from bgai.coach.cube_reference import decision_losses
-from bgai.core.files import module_command, provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_json
 from bgai.core.game import play_duplicate
 from bgai.eval.bot import Bot, Ensemble, load_bot
 from bgai.play.analysis import roll_luck
@@ -118,7 +118,7 @@ def main(argv=None) -> None:
 def _write(args, argv, out: dict) -> None:
     if args.json:
         out = {**out, "decisions": args.decisions, **provenance(module_command("bgai.coach.ensemble_bench", argv))}
-        write_atomically(args.json, lambda f: f.write((json.dumps(out, indent=1) + "\n").encode()))
+        write_json(args.json, out)
 
 
 if __name__ == "__main__":

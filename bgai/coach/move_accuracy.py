@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from bgai.coach.move_reference import CLASSES, gnubg_0ply_choices, move_errors, score_moves
-from bgai.core.files import module_command, provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_json
 from bgai.core.movegen import afterstates
 from bgai.eval.bot import load_bot
 from bgai.formats.position import decode_position_id, encode_position_id
@@ -104,7 +104,7 @@ def main(argv=None) -> None:
     if args.json:
         command = module_command("bgai.coach.move_accuracy", argv)
         figures = {**provenance(command.strip()), "reference": Path(args.reference).name, **rows}
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

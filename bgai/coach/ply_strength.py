@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.game import GameResults, paired_mean, play_games
 from bgai.eval.bot import SHIPPED_NPZ, MoveFilter, load_bot
 from bgai.play.analysis import roll_luck
@@ -147,7 +147,7 @@ def merge(out: Path, parts: list[Path], command: str | None = None) -> dict:
                "done": all(r["done"] for r in runs), **summary(points, turns, seconds, lucks),
                "points": points.tolist(), **({} if lucks is None else {"luck": lucks.round(6).tolist()})}
     figures["games_per_hour"] = 3600 * figures["games"] / sum(r["seconds"] for r in runs)
-    write_atomically(out, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+    write_json(out, figures, indent=2)
     return figures
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from bgai.coach.move_accuracy import REFERENCE, decisions
 from bgai.core.errors import BgaiError
-from bgai.core.files import module_command, provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_json
 from bgai.core.movegen import afterstates
 from bgai.core.progress import ticking
 from bgai.eval.bot import load_bot
@@ -150,7 +150,7 @@ def main(argv=None) -> dict:
                "(mp a move: mean, standard error); the top plays by the shipped 0-ply network rolled out as the "
                "training labels are", "settings": settings, "scores": scores, "networks": networks,
                "rollout_seconds": round(rollout_seconds, 1), "rollouts": rollouts}
-    write_atomically(Path(args.json), lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
+    write_json(Path(args.json), figures)
     if not args.quiet:
         for name, (m, s) in scores.items():
             print(f"{name:38s} {m:6.2f} ± {s:.2f} mp a move")

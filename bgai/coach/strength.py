@@ -26,7 +26,7 @@ from bgai.coach.cube_accuracy import bgai_decisions
 from bgai.coach.cube_reference import score_decisions
 from bgai.coach.move_accuracy import REFERENCE, bot_choices, paired_difference
 from bgai.coach.move_reference import gnubg_0ply_choices, score_moves
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.core.game import play_duplicate
 from bgai.eval.bot import load_bot
 from bgai.players import make_player
@@ -116,7 +116,7 @@ def main(argv=None) -> None:
     if args.json:
         command = "python -m bgai.coach.strength " + " ".join(argv if argv is not None else sys.argv[1:])
         figures = {**provenance(command), "results": rows}
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

@@ -21,14 +21,13 @@ gnubg is the judge here only: no value it computes is a training target, and not
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
 from bgai.coach.oracles import gnubg_positions
-from bgai.core.files import module_command, provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_json
 from bgai.core.movegen import one_thread
 from bgai.core.phase import BEAROFF, CONTACT, CRASHED, RACE, classify
 from bgai.core.progress import ticking
@@ -108,7 +107,7 @@ def main(argv=None) -> None:
                "seed": args.seed, "trials": args.trials,
                "counts": {g: int(m.sum()) for g, m in groups.items()}, "targets": rows}
     if args.json:
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=2) + "\n").encode()))
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import random
@@ -37,7 +36,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from bgai.core.files import provenance, write_atomically
+from bgai.core.files import provenance, write_json
 from bgai.eval.bot import MAX_PLIES
 from bgai.formats.matchfile import CheckerPlay, read_mat
 from bgai.formats.position import Position
@@ -258,7 +257,7 @@ def main(argv=None) -> None:
         command = " ".join(["python", "-m", "bgai.coach.web_load", *(argv if argv is not None else sys.argv[1:])])
         figures = {**provenance(command), "platform": platform.platform(),
                    "load_average_1min_after": os.getloadavg()[0], "hint_latency": hint, "load": result}
-        write_atomically(args.json, lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
+        write_json(args.json, figures)
         print(f"wrote {args.json}")
     if result["errors"] or result["lost_state"] or result["sessions_verified"] != result["sessions"]:
         raise SystemExit(1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -38,6 +39,13 @@ def write_atomically(path: str | Path, write: Callable[[IO[bytes]], object]) -> 
         os.fsync(directory)
     finally:
         os.close(directory)
+
+
+def write_json(path: str | Path, data, indent: int = 1) -> None:
+    """``data`` as JSON (``indent`` spaces a level, a newline at the end) written to ``path`` by
+    ``write_atomically``: a results file, a manifest."""
+    text = json.dumps(data, indent=indent) + "\n"
+    write_atomically(path, lambda handle: handle.write(text.encode()))
 
 
 class FolderInUseError(BgaiError):

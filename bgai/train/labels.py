@@ -57,7 +57,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bgai.core.errors import BgaiError
-from bgai.core.files import provenance, write_atomically, write_npz
+from bgai.core.files import provenance, write_atomically, write_json, write_npz
 from bgai.core.phase import BEAROFF, NAMES, OVER, RACE, classify
 from bgai.eval.weights import ModelSnapshot, equity
 
@@ -410,7 +410,7 @@ def write_manifest(folder: str | Path) -> dict:
             phases[name] = phases.get(name, 0) + count
     manifest = {"positions": sum(m["positions"] for m in shards), "shards": len(shards), "phases": phases,
                 "files": [{"file": SHARD_NAME.format(m["shard"]), **m} for m in shards]}
-    write_atomically(folder / "MANIFEST.json", lambda f: f.write((json.dumps(manifest, indent=1) + "\n").encode()))
+    write_json(folder / "MANIFEST.json", manifest)
     return manifest
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from bgai.core.errors import BgaiError
-from bgai.core.files import write_atomically, write_npz
+from bgai.core.files import write_json, write_npz
 from bgai.core.movegen import afterstates
 from bgai.core.phase import BEAROFF, OVER, classify
 from bgai.eval.bot import Bot
@@ -187,7 +187,7 @@ def train(state: Run, stage: RolloutStage) -> None:
             save_checkpoint(best_path, {**model_payload(state.model), "games": state.games, "seconds": state.seconds,
                                         "validation": after, "step": state.step})
         epochs.append({"epoch": state.step, f"train_{stage.loss}": loss, "lr": lr[1], **after})
-        write_atomically(log_path, lambda f: f.write((json.dumps(epochs, indent=1) + "\n").encode()))
+        write_json(log_path, epochs)
         w = state.writer
         w.add_scalar(f"{stage.name}/loss/train_{stage.loss}", loss, state.step)
         for key, value in after.items():

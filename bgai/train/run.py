@@ -34,12 +34,11 @@ part of target computation. Curves go to ``RUN_DIR/tensorboard`` under ``<stage 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bgai.core.files import locked_folder, write_atomically
+from bgai.core.files import locked_folder, write_json
 from bgai.core.workers import Pool
 from bgai.train import lookahead, rollouts, td
 from bgai.train.config import RunConfig
@@ -80,8 +79,7 @@ def _run(config: RunConfig, run_dir: Path, resume: bool, progress: bool, pool: P
             {f"hparam/ppg_vs_{name}": figures["ppg"] for name, figures in final.items() if figures["games"]},
             run_name=".",
         )
-        text = json.dumps(summary, indent=2) + "\n"
-        write_atomically(run_dir / "summary.json", lambda f: f.write(text.encode()))
+        write_json(run_dir / "summary.json", summary, indent=2)
         return summary
     finally:
         state.close()
