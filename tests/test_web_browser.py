@@ -37,14 +37,27 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, web_server):
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.base = web_server
-    yield page
-    page.close()
+def new_page(browser):
+    """An opener of pages (``new_page(base)``, ``page.base`` its server), each page's script errors collected: the
+    pages still open are closed after the test, which fails if any of them raised one."""
+    pages, errors = [], []
+
+    def open_page(base: str | None = None):
+        page = browser.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.base = base
+        pages.append(page)
+        return page
+    yield open_page
+    for page in pages:
+        if not page.is_closed():
+            page.close()
     assert not errors, errors
+
+
+@pytest.fixture
+def page(new_page, web_server):
+    return new_page(web_server)
 
 
 def open_game(page, query: str) -> dict:
@@ -471,7 +484,7 @@ def test_the_cube_hint_shows_the_cube_action_at_every_score(page):
     assert "EMG" in page.get_attribute("#score-grid tbody td", "title")
 
 
-def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_restart(browser, tmp_path, serve):
+def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_restart(new_page, tmp_path, serve):
     """Given the analysis page, When a player uploads a 5-point match file, Then a progress bar runs and the
     analysis opens: the players' figures, a graph with its errors marked, the errors listed, the first one's board
     with its candidates; the right arrow steps to the next error; and after the server restarts on the same
@@ -481,53 +494,53 @@ def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_resta
     match_file = Path(__file__).parent / "data" / "matches" / "gnubg-5pt-seed12.mat"
     db = tmp_path / "study.sqlite"
     base, stop = serve(db=str(db))
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(f"{base}/analysis")
-        page.set_input_files("#upload-file", str(match_file))
-        page.select_option("#upload-plies", "0")
-        page.click("#upload-submit")
-        page.wait_for_selector("#decisions li.current", timeout=60_000)
-        assert "done" in page.inner_text("#progress")
-        assert "Alice" in page.inner_text("#summary") and "Error rate" in page.inner_text("#summary")
-        assert page.locator("#graph circle.pt.very-bad, #graph circle.pt.bad").count() > 0
-        first = page.inner_text("#decisions li.current")
-        heading = page.inner_text("#decision h3")
-        assert heading in first or heading.split(" · ")[0] in first
-        page.wait_for_function("() => document.querySelector('#decision-board img').naturalWidth > 0")
-        assert page.locator("#decision table tr").count() >= 2
-        page.keyboard.press("ArrowRight")
-        assert page.inner_text("#decisions li.current") != first
-        match_id = int(page.evaluate("() => match.match_id"))
-    finally:
-        page.close()
-        stop()
+    page = new_page()
+    page.goto(f"{base}/analysis")
+    page.set_input_files("#upload-file", str(match_file))
+    page.select_option("#upload-plies", "0")
+    page.click("#upload-submit")
+    page.wait_for_selector("#decisions li.current", timeout=60_000)
+    assert "done" in page.inner_text("#progress")
+    assert "Alice" in page.inner_text("#summary") and "Error rate" in page.inner_text("#summary")
+    assert page.locator("#graph circle.pt.very-bad, #graph circle.pt.bad").count() > 0
+    first = page.inner_text("#decisions li.current")
+    heading = page.inner_text("#decision h3")
+    assert heading in first or heading.split(" · ")[0] in first
+    page.wait_for_function("() => document.querySelector('#decision-board img').naturalWidth > 0")
+    assert page.locator("#decision table tr").count() >= 2
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text("#decisions li.current") != first
+    match_id = int(page.evaluate("() => match.match_id"))
+    page.close()
+    stop()
     base, stop = serve(db=str(db))  # a new server on the same database
-    page = browser.new_page()
-    try:
-        page.goto(f"{base}/analysis")
-        page.wait_for_selector("#stored li a")
-        assert "Alice v Bob, 5-point" in page.inner_text("#stored")
-        page.click("#stored li a")
-        page.wait_for_selector("#decisions li.current")
-        assert page.evaluate("() => match.match_id") == match_id
-        # the player's view: its error rate over time (one match) and its worst decisions, which open
-        page.select_option("#player-name", "Alice")
-        page.click("#player-show")
-        page.wait_for_selector("#decision ol li")
-        assert page.locator("#graph circle").count() == 1
-        page.click("#decision ol li")
-        page.wait_for_selector("#decisions li.current")
-        assert page.evaluate("() => match.match_id") == match_id
-    finally:
-        page.close()
-        stop()
-    assert not errors, errors
+    page = new_page()
+    page.goto(f"{base}/analysis")
+    page.wait_for_selector("#stored li a")
+    assert "Alice v Bob, 5-point" in page.inner_text("#stored")
+    page.click("#stored li a")
+    page.wait_for_selector("#decisions li.current")
+    assert page.evaluate("() => match.match_id") == match_id
+    # the player's view: its error rate over time (one match) and its worst decisions, which open
+    page.select_option("#player-name", "Alice")
+    page.click("#player-show")
+    page.wait_for_selector("#decision ol li")
+    assert page.locator("#graph circle").count() == 1
+    page.click("#decision ol li")
+    page.wait_for_selector("#decisions li.current")
+    assert page.evaluate("() => match.match_id") == match_id
 
 
-def test_a_drill_in_the_browser(browser, tmp_path, serve):
+def start_drills(page, base: str, player: str):
+    """``page`` on the analysis page at ``base``, its drills started for ``player``."""
+    page.goto(f"{base}/analysis")
+    page.wait_for_selector("#drill-player option", state="attached")
+    page.select_option("#drill-player", player)
+    page.click("#drill-start")
+    return page
+
+
+def test_a_drill_in_the_browser(new_page, tmp_path, serve):
     """Given a stored analysis, When the player starts its drills on the analysis page and types the play it made
     on a checker-play card, Then the page says how much it loses and which play is best, draws both on the board,
     and the progress counts the drill."""
@@ -548,43 +561,27 @@ def test_a_drill_in_the_browser(browser, tmp_path, serve):
         drills.make_cards(record.players[0])
         first = drills.due(record.players[0])[0]
     base, stop = serve(db=str(db))
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(f"{base}/analysis")
-        page.wait_for_selector("#drill-player option", state="attached")
-        page.select_option("#drill-player", record.players[0])
-        page.click("#drill-start")
-        page.wait_for_selector("#decision h3")
-        assert page.inner_text("#decision h3").startswith("Card 1 of")
-        if first["kind"] == "move":
-            page.fill("#drill-text", first["played"])
-            page.click("#drill-answer button")
-        else:
-            page.click(f"#drill-answer button:has-text('{first['played'].capitalize()}')")
-        page.wait_for_selector("#drill-verdict .verdict")
-        verdict = page.inner_text("#drill-verdict .verdict")
-        assert f"loses {first['error']:.3f} EMG" in verdict and first["best"] in verdict
-        if first["kind"] == "move":
-            page.wait_for_function("() => document.querySelector('#decision-board img').src.includes('answer=')")
-        page.wait_for_selector("#drill-progress:has-text('1 drills so far')")
-        page.click("#drill-next")
-        page.wait_for_selector("#decision h3:has-text('Card 2 of')")
-    finally:
-        page.close()
-        stop()
+    page = start_drills(new_page(), base, record.players[0])
+    page.wait_for_selector("#decision h3")
+    assert page.inner_text("#decision h3").startswith("Card 1 of")
+    if first["kind"] == "move":
+        page.fill("#drill-text", first["played"])
+        page.click("#drill-answer button")
+    else:
+        page.click(f"#drill-answer button:has-text('{first['played'].capitalize()}')")
+    page.wait_for_selector("#drill-verdict .verdict")
+    verdict = page.inner_text("#drill-verdict .verdict")
+    assert f"loses {first['error']:.3f} EMG" in verdict and first["best"] in verdict
+    if first["kind"] == "move":
+        page.wait_for_function("() => document.querySelector('#decision-board img').src.includes('answer=')")
+    page.wait_for_selector("#drill-progress:has-text('1 drills so far')")
+    page.click("#drill-next")
+    page.wait_for_selector("#decision h3:has-text('Card 2 of')")
+    page.close()
+    stop()
     base, _ = serve(db=str(db))  # after a restart, the cards and their reviews are there
-    page = browser.new_page()
-    try:
-        page.goto(f"{base}/analysis")
-        page.wait_for_selector("#drill-player option", state="attached")
-        page.select_option("#drill-player", record.players[0])
-        page.click("#drill-start")
-        page.wait_for_selector("#drill-progress:has-text('1 drills so far')")
-    finally:
-        page.close()
-    assert not errors, errors
+    page = start_drills(new_page(), base, record.players[0])
+    page.wait_for_selector("#drill-progress:has-text('1 drills so far')")
 
 
 def test_save_as_drill_keeps_the_decision(page):
@@ -604,7 +601,7 @@ def test_save_as_drill_keeps_the_decision(page):
     assert due and due[-1]["position_id"] == s["position_id"] and due[-1]["match_id"] is None
 
 
-def test_the_decision_shown_rolls_out(browser, tmp_path, serve):
+def test_the_decision_shown_rolls_out(new_page, tmp_path, serve):
     """Given a stored money session's analysis, When the player opens a checker-play error and clicks Roll out,
     Then the rollout's plays replace the button, best first, each with its standard error."""
     from pathlib import Path
@@ -619,23 +616,20 @@ def test_the_decision_shown_rolls_out(browser, tmp_path, serve):
     with StudyDatabase(db) as study:
         match_id = study.add(analyse_match(read_match(path), load_bot(plies=0), progress=False))
     base, _ = serve(db=str(db))
-    page = browser.new_page()
-    try:
-        page.goto(f"{base}/analysis?match={match_id}")
-        page.wait_for_selector("#decisions li.current")
-        index = page.evaluate("() => shown.findIndex((d) => d.kind === 'move')")
-        assert index >= 0
-        page.evaluate(f"() => select({index})")
-        page.click("#roll-out")
-        page.wait_for_selector("#rollout table tr", timeout=60_000)
-        rows = page.eval_on_selector_all("#rollout tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
-        assert 2 <= len(rows) <= 4 and all(row[2].startswith("± ") for row in rows)
-        assert page.inner_text("#rollout h3").startswith("Rollout: " + rows[0][0])
-    finally:
-        page.close()
+    page = new_page()
+    page.goto(f"{base}/analysis?match={match_id}")
+    page.wait_for_selector("#decisions li.current")
+    index = page.evaluate("() => shown.findIndex((d) => d.kind === 'move')")
+    assert index >= 0
+    page.evaluate(f"() => select({index})")
+    page.click("#roll-out")
+    page.wait_for_selector("#rollout table tr", timeout=60_000)
+    rows = page.eval_on_selector_all("#rollout tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    assert 2 <= len(rows) <= 4 and all(row[2].startswith("± ") for row in rows)
+    assert page.inner_text("#rollout h3").startswith("Rollout: " + rows[0][0])
 
 
-def test_a_drill_played_on_the_board(browser, tmp_path, serve):
+def test_a_drill_played_on_the_board(new_page, tmp_path, serve):
     """Given saved drill cards (a roll's play, an answer to a double), When the player opens each on the play page
     (``/?drill=CARD``, the analysis page's "Play it on the board") and makes its decision there as in a game, Then the
     page shows the verdict of the drill instead of playing on, and the card's review is recorded."""
@@ -651,25 +645,19 @@ def test_a_drill_played_on_the_board(browser, tmp_path, serve):
         move = drills.save("Eve", Position.start(), "move", bot, dice="31")
         take = drills.save("Eve", DOUBLE_TAKE, "take", bot)
     base, _ = serve(db=str(db))
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(f"{base}/?drill={move}")
-        page.wait_for_selector("#board svg")
-        page.wait_for_function("() => state && state.phase === 'move'")
-        assert state(page)["dice"] == [3, 1]
-        page.fill("#play-text", "8/5 6/5")
-        page.click("#play-form button")
-        page.wait_for_selector("#advice:not([hidden]) h3:has-text('Right: 8/5 6/5')")
-        assert state(page)["phase"] == "move"  # the bot did not play on
-        page.goto(f"{base}/?drill={take}")
-        page.wait_for_function("() => state && state.phase === 'take'")
-        page.click("#pass")
-        page.wait_for_selector("#advice:not([hidden]) h3")
-        assert "take" in page.inner_text("#advice h3").lower()  # (a double/take position: pass is wrong)
-        with StudyDatabase(db) as study:
-            assert Drills(study).progress("Eve")["reviews"] == 2
-    finally:
-        page.close()
-    assert not errors, errors
+    page = new_page()
+    page.goto(f"{base}/?drill={move}")
+    page.wait_for_selector("#board svg")
+    page.wait_for_function("() => state && state.phase === 'move'")
+    assert state(page)["dice"] == [3, 1]
+    page.fill("#play-text", "8/5 6/5")
+    page.click("#play-form button")
+    page.wait_for_selector("#advice:not([hidden]) h3:has-text('Right: 8/5 6/5')")
+    assert state(page)["phase"] == "move"  # the bot did not play on
+    page.goto(f"{base}/?drill={take}")
+    page.wait_for_function("() => state && state.phase === 'take'")
+    page.click("#pass")
+    page.wait_for_selector("#advice:not([hidden]) h3")
+    assert "take" in page.inner_text("#advice h3").lower()  # (a double/take position: pass is wrong)
+    with StudyDatabase(db) as study:
+        assert Drills(study).progress("Eve")["reviews"] == 2
