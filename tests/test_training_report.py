@@ -141,3 +141,35 @@ def test_the_report_tabulates_levers_tried_on_another_network_and_rerenders_with
     assert ("| top | labels | — | — | **pooled, +0.004 ± 0.002 v e**; **pooled at 1-ply, -0.008 ± 0.003 v e at "
             "1-ply** | 2.62 (+0.06 ± 0.18 v ens5-distil) | — |") in text
     assert f"Each run's command and each result's command are in `{third}`. None shipped." in text
+
+
+def test_several_ablation_tables_each_under_its_own_title_with_luck_adjusted_head_to_heads(tmp_path):
+    """Given a report and two ablation files, the second with a title and luck-adjusted head-to-head games, When
+    the report is rendered again with both (--render-only --ablation), Then each is a table under its heading, the
+    second's head to head shows the luck-adjusted points with the plain ones beside them, and report.json keeps both
+    for the next rendering."""
+    import json
+
+    first = {"command": "python -m bgai.coach.ablation runs/a", "positions": 1000, "epochs": 8,
+             "results": [row("a.pt", 0.5, variant="base", change="the base")]}
+    second = {"command": "python -m bgai.coach.ablation runs/depth", "positions": 950_000, "epochs": 8,
+              "title": "Depth on the same data",
+              "results": [row("d.pt", 0.6, variant="d-256x3", change="three layers",
+                              h2h={"versus": "d-512-64", "games": 8000, "ppg": 0.002, "ppg_se": 0.014,
+                                   "ppg_luck_adjusted": 0.0104, "ppg_luck_adjusted_se": 0.0021})]}
+    paths = []
+    for name, table in (("a.json", first), ("depth.json", second)):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(json.dumps(table))
+    r = {"run_dir": "runs/x", "command": "python -m bgai.coach.report runs/x", "config": {"run_name": "x",
+         "stages": []}, "games": 0, "hours": 0.0, "model": "m", "stages": [], "plies": [], "notes": [],
+         "benchmarks": {"network": row("runs/x/checkpoint.pt", 0.6)}, "ablation": first}
+    (tmp_path / "report.json").write_text(json.dumps(r))
+    report.main(["--render-only", "--out", str(tmp_path), "--ablation", *map(str, paths)])
+    text = (tmp_path / "REPORT.md").read_text()
+    assert text.index("## Ablations: each lever on the same data and budget") < text.index(
+        "## Depth on the same data\n\nEvery model below learned from the same 950,000 positions")
+    assert ("| d-256x3 | three layers | luck-adjusted +0.010 ± 0.002 (plain +0.002 ± 0.014) v d-512-64 |" in text)
+    assert "Made by `python -m bgai.coach.ablation runs/depth`." in text
+    report.main(["--render-only", "--out", str(tmp_path)])
+    assert (tmp_path / "REPORT.md").read_text() == text

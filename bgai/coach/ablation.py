@@ -36,7 +36,7 @@ import torch
 
 from bgai.coach.strength import describe, duel, measure
 from bgai.core.errors import BgaiError
-from bgai.core.files import module_command, provenance, write_atomically
+from bgai.core.files import module_command, provenance, write_json
 from bgai.eval.bot import load_bot
 from bgai.eval.checkpoint import load_checkpoint, model_from_checkpoint, model_payload, save_checkpoint
 from bgai.eval.network import EquityModel
@@ -131,6 +131,8 @@ def main(argv=None) -> None:
     parser.add_argument("--h2h", type=int, default=4000,
                         help="dice sequences of each variant against the row it changes, head to head (0: none)")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--title", help="the heading of the results' table in a training report (python -m "
+                                        "bgai.coach.report --ablation; --keep keeps the file's own)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the rows already in --json's file (the teacher's, and the variants not named by "
                              "--variants) instead of measuring them again: add or redo rows one at a time")
@@ -191,8 +193,10 @@ def main(argv=None) -> None:
         # (the date, commit and machine of this command's rows: the last that wrote the file)
         record = {**provenance(commands[0]), "commands": commands, "positions": len(boards),
                   "validation_positions": held, "epochs": stage.epochs, "results": rows}
-        text = json.dumps(record, indent=2) + "\n"
-        write_atomically(args.json, lambda f: f.write(text.encode()))
+        title = args.title or (kept or {}).get("title")
+        if title:
+            record["title"] = title
+        write_json(args.json, record, indent=2)
 
 
 if __name__ == "__main__":

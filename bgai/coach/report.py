@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 
 from bgai.coach.cube_reference import KINDS
-from bgai.core.files import module_command
+from bgai.core.files import module_command, write_json
 
 
 def learning_curve(history: list[dict], image: Path, title: str) -> None:
@@ -83,7 +83,9 @@ def main(argv=None) -> None:
     parser.add_argument("--pubeval", type=int, default=5000, help="dice sequences v pubeval (x2 games)")
     parser.add_argument("--gnubg", type=int, default=2000, help="dice sequences v gnubg 0-ply (x2 games)")
     parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--ablation", type=Path, help="bgai.coach.ablation's JSON, for the ablation table")
+    parser.add_argument("--ablation", type=Path, nargs="*", default=[],
+                        help="bgai.coach.ablation's JSONs, a table each (with --render-only: in place of the "
+                             "report's)")
     parser.add_argument("--levers", type=Path, nargs="*", default=[],
                         help="JSONs of levers tried on another network, one run each (benchmarks/results/"
                              "issue20_generations.json), for a table of each")
@@ -102,6 +104,8 @@ def main(argv=None) -> None:
     if args.render_only:
         report = json.loads((args.out / "report.json").read_text())
         report["levers"] = levers or report.get("levers")
+        if args.ablation:
+            report["ablation"] = [_ablation(path) for path in args.ablation]
         _write(report, args.out)
         return
     if args.run_dir is None:
@@ -138,13 +142,19 @@ def main(argv=None) -> None:
         "model": results["network"]["model"],
         "stages": stage_costs(state["history"], state["config"]["stages"]),
         "benchmarks": results,
-        "ablation": json.loads(args.ablation.read_text()) if args.ablation else None,
+        "ablation": [_ablation(path) for path in args.ablation] or None,
         "plies": [json.loads(p.read_text()) for p in args.plies],
         "generations": [json.loads(p.read_text()) for p in args.generations],
         "notes": args.note,
         "levers": levers,
     }
     _write(report, args.out)
+
+
+def _ablation(path: Path) -> dict:
+    ablation = json.loads(path.read_text())
+    ablation["path"] = str(path)
+    return ablation
 
 
 def _levers(path: Path) -> dict:
@@ -157,8 +167,7 @@ def _write(report: dict, out: Path) -> None:
     from bgai.core.files import write_atomically
 
     text = render(report)
-    payload = json.dumps(report, indent=2) + "\n"
-    write_atomically(out / "report.json", lambda f: f.write(payload.encode()))
+    write_json(out / "report.json", report, indent=2)
     write_atomically(out / "REPORT.md", lambda f: f.write(text.encode()))
     print(text)
 
@@ -166,6 +175,14 @@ def _write(report: dict, out: Path) -> None:
 def _fmt(row: dict, key: str) -> str:
     r = row.get(key)
     return f"{r['ppg']:+.3f} ± {r['ppg_se']:.3f}" if r else "—"
+
+
+def _head_to_head(h2h: dict) -> str:
+    """An ablation row's head-to-head points: luck-adjusted first where measured, the plain points beside them."""
+    plain = f"{h2h['ppg']:+.3f} ± {h2h['ppg_se']:.3f}"
+    if "ppg_luck_adjusted" not in h2h:
+        return plain
+    return f"luck-adjusted {h2h['ppg_luck_adjusted']:+.3f} ± {h2h['ppg_luck_adjusted_se']:.3f} (plain {plain})"
 
 
 def _moves(row: dict, versus: bool = False) -> str:
@@ -301,10 +318,10 @@ def render(r: dict) -> str:
         lines += ["", "Made by " + ", then ".join(f"`{g['command']}`" for g in r["generations"]) + ".", ""]
         lines += [line for g in r["generations"] if g.get("note") for line in (g["note"][0].upper() + g["note"][1:]
                                                                                   + ".", "")]
-    if r.get("ablation"):
-        a = r["ablation"]
+    ablations = r.get("ablation") or []
+    for a in [ablations] if isinstance(ablations, dict) else ablations:  # (one table, before there were several)
         lines += [
-            "## Ablations: each lever on the same data and budget",
+            f"## {a.get('title', 'Ablations: each lever on the same data and budget')}",
             "",
             f"Every model below learned from the same {a['positions']:,} positions and 1-ply targets (the first "
             f"stage's data) with the same schedule ({a.get('epochs', 'the stage')} epochs); one lever changes from "
@@ -316,7 +333,7 @@ def render(r: dict) -> str:
         ]
         for row in a["results"]:
             fit = f"{row['fit']['equity_mae']:.4f}" if row.get("fit") else "—"
-            h2h = f"{_fmt(row, 'h2h')} v {row['h2h']['versus']}" if row.get("h2h") else "—"
+            h2h = f"{_head_to_head(row['h2h'])} v {row['h2h']['versus']}" if row.get("h2h") else "—"
             lines.append(f"| {row['variant']} | {row['change']} | {h2h} | {fit} | {_fmt(row, 'pubeval')} | "
                          f"{_fmt(row, 'gnubg')} | {_moves(row)} | {_cube(row)} |")
         commands = a.get("commands") or [a["command"]]
