@@ -74,6 +74,9 @@ def selfplay_bench(r: dict) -> None:
                                                            / r["gnubg_selfplay_games_per_s"])
     assert r["grown_from"] == "checkpoints/td-v1/checkpoint.pt" and list(r["games_per_s_by_size"]) == ["256", "256,256"]
     assert positive(*r["games_per_s_by_size"].values())
+    # each size timed with its learner in bfloat16 too
+    assert list(r["games_per_s_by_size_learner_bf16"]) == ["256", "256,256"]
+    assert positive(*r["games_per_s_by_size_learner_bf16"].values()) and isinstance(r["bf16_supported"], bool)
 
 
 def lookahead_bench(r: dict) -> None:

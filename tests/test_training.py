@@ -1257,6 +1257,41 @@ def test_the_learner_takes_the_same_steps_on_every_device_and_leaves_the_model_o
         assert b.device.type == "cpu" and torch.allclose(a, b, atol=1e-5), name
 
 
+def test_a_bfloat16_learner_takes_steps_close_to_float32_ones_and_keeps_the_weights_in_float32():
+    """Given a model, positions and targets, When two learners fit them from the same weights, one in float32 and
+    one with ``precision="bf16"``, Then the bfloat16 one ends near the same weights (within a quarter of the way
+    either walked: its products rounded to bfloat16, its probabilities and loss in float32), its weights stay
+    float32, and its loss falls as the float32 one's does. Where the CPU has no bfloat16 instructions it is the
+    float32 learner itself."""
+    from bgai.eval.network import bf16_supported
+
+    boards = sample_positions(EquityModel.create((8,), ("all",), 2), 8, 0, seed=3, epsilon=0.1,
+                              rng=np.random.default_rng(3), keep=256)
+    targets = Bot(EquityModel.create((8,), ("all",), 2)).probabilities(boards)
+    torch.manual_seed(5)
+    start = EquityModel.create((32, 32, 16), ("all",), 2)
+
+    def trained(precision: str) -> tuple[EquityModel, list[float], Learner]:
+        model = EquityModel.create((32, 32, 16), ("all",), 2)
+        model.load_state_dict(start.state_dict())
+        learner = Learner(model, 3e-3, 32, 1, precision=precision)
+        return model, [learner.fit(boards, targets, np.random.default_rng(seed)) for seed in range(6)], learner
+
+    (reference, losses, _), (half, half_losses, learner) = trained("fp32"), trained("bf16")
+    assert learner.bf16 == bf16_supported()
+    assert half_losses[-1] < half_losses[0] and losses[-1] < losses[0]
+    assert np.allclose(half_losses, losses, rtol=0.02)
+    for (name, a), b, s in zip(reference.state_dict().items(), half.state_dict().values(),
+                               start.state_dict().values()):
+        # (Adam's steps are about the same size whatever the gradient's: compare the two ends to the way walked)
+        assert b.dtype == torch.float32, name
+        assert float((a - b).norm()) < 0.25 * float((a - s).norm()), name
+    with pytest.raises(ValueError, match="precision must be one of fp32, bf16, got 'fp16'"):
+        Learner(reference, 1e-3, 32, 1, precision="fp16")
+    with pytest.raises(BgaiError, match="learner_precision must be one of fp32, bf16, got 'int8'"):
+        load_config(None, {**TINY, "learner_precision": "int8"})
+
+
 def test_a_device_that_is_not_there_is_refused_by_name(tmp_path):
     with pytest.raises(BgaiError, match="device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got 'tpu'"):
         load_config(None, {**TINY, "device": "tpu"})

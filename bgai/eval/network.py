@@ -38,7 +38,9 @@ class EquityNet(nn.Module):
         self.head = nn.Linear(width, len(OUTPUTS))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return cumulative(torch.sigmoid(self.head(self.body(x))))
+        # (the logits to float32 first: under bfloat16 autocast, the learner's or Bot(bf16=True)'s, the products run
+        # in bfloat16 and the probabilities are still computed, and differentiated, in float32)
+        return cumulative(torch.sigmoid(self.head(self.body(x)).float()))
 
 
 def cumulative(conditional: torch.Tensor) -> torch.Tensor:

@@ -325,7 +325,7 @@ def train(state: Run, stage: LookaheadStage) -> None:
         before = evaluation_error(state.model, val_boards, val_targets)
         started = time.perf_counter()
         learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs, loss=stage.loss,
-                          device=state.device)
+                          device=state.device, precision=state.config.learner_precision)
         loss = learner.fit(boards, targets, state.rng, lr=(stage.lr, stage.lr_end), progress=state.progress)
         state.seconds += time.perf_counter() - started
         after = evaluation_error(state.model, val_boards, val_targets)

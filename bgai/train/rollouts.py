@@ -163,7 +163,7 @@ def train(state: Run, stage: RolloutStage) -> None:
     log_path = state.run_dir / f"{stage.name}-epochs.json"
     epochs = json.loads(log_path.read_text()) if state.step and log_path.exists() else []
     learner = Learner(state.model, stage.lr, stage.batch_size, 1, stage.optimizer, stage.weight_decay, stage.loss,
-                      state.device)
+                      state.device, state.config.learner_precision)
     if state.optimizer_state is not None:
         learner.optimizer.load_state_dict(state.optimizer_state)
     if not epochs:

@@ -31,7 +31,8 @@ def train(state: Run, stage: TDStage) -> None:
 
     rounds = _TDRounds(state, stage)  # on workers, the first round is played while the learner is made
     try:
-        learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs, device=state.device)
+        learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs, device=state.device,
+                          precision=state.config.learner_precision)
         if state.optimizer_state is not None:
             learner.optimizer.load_state_dict(state.optimizer_state)
     except BaseException:
