@@ -39,7 +39,8 @@ def browser():
 @pytest.fixture
 def new_page(browser):
     """An opener of pages (``new_page(base)``, ``page.base`` its server), each page's script errors collected: the
-    pages still open are closed after the test, which fails if any of them raised one."""
+    pages still open are closed after the test, which fails if any of them raised one. (A test that starts servers
+    names ``serve`` before it, so that its pages close before its servers stop.)"""
     pages, errors = [], []
 
     def open_page(base: str | None = None):
@@ -484,7 +485,7 @@ def test_the_cube_hint_shows_the_cube_action_at_every_score(page):
     assert "EMG" in page.get_attribute("#score-grid tbody td", "title")
 
 
-def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_restart(new_page, tmp_path, serve):
+def test_a_match_file_uploaded_is_analysed_browsed_and_found_again_after_a_restart(tmp_path, serve, new_page):
     """Given the analysis page, When a player uploads a 5-point match file, Then a progress bar runs and the
     analysis opens: the players' figures, a graph with its errors marked, the errors listed, the first one's board
     with its candidates; the right arrow steps to the next error; and after the server restarts on the same
@@ -540,7 +541,7 @@ def start_drills(page, base: str, player: str):
     return page
 
 
-def test_a_drill_in_the_browser(new_page, tmp_path, serve):
+def test_a_drill_in_the_browser(tmp_path, serve, new_page):
     """Given a stored analysis, When the player starts its drills on the analysis page and types the play it made
     on a checker-play card, Then the page says how much it loses and which play is best, draws both on the board,
     and the progress counts the drill."""
@@ -601,7 +602,7 @@ def test_save_as_drill_keeps_the_decision(page):
     assert due and due[-1]["position_id"] == s["position_id"] and due[-1]["match_id"] is None
 
 
-def test_the_decision_shown_rolls_out(new_page, tmp_path, serve):
+def test_the_decision_shown_rolls_out(tmp_path, serve, new_page):
     """Given a stored money session's analysis, When the player opens a checker-play error and clicks Roll out,
     Then the rollout's plays replace the button, best first, each with its standard error."""
     from pathlib import Path
@@ -629,7 +630,7 @@ def test_the_decision_shown_rolls_out(new_page, tmp_path, serve):
     assert page.inner_text("#rollout h3").startswith("Rollout: " + rows[0][0])
 
 
-def test_a_drill_played_on_the_board(new_page, tmp_path, serve):
+def test_a_drill_played_on_the_board(tmp_path, serve, new_page):
     """Given saved drill cards (a roll's play, an answer to a double), When the player opens each on the play page
     (``/?drill=CARD``, the analysis page's "Play it on the board") and makes its decision there as in a game, Then the
     page shows the verdict of the drill instead of playing on, and the card's review is recorded."""

@@ -100,12 +100,12 @@ def main(argv=None) -> None:
     parser.add_argument("--note", action="append", default=[],
                         help="a paragraph for the report (what the figures do not say); may be repeated")
     args = parser.parse_args(argv)
-    levers = [_levers(path) for path in args.levers] or None
+    levers = [_table(path) for path in args.levers] or None
     if args.render_only:
         report = json.loads((args.out / "report.json").read_text())
         report["levers"] = levers or report.get("levers")
         if args.ablation:
-            report["ablation"] = [_ablation(path) for path in args.ablation]
+            report["ablation"] = [_table(path) for path in args.ablation]
         _write(report, args.out)
         return
     if args.run_dir is None:
@@ -142,7 +142,7 @@ def main(argv=None) -> None:
         "model": results["network"]["model"],
         "stages": stage_costs(state["history"], state["config"]["stages"]),
         "benchmarks": results,
-        "ablation": [_ablation(path) for path in args.ablation] or None,
+        "ablation": [_table(path) for path in args.ablation] or None,
         "plies": [json.loads(p.read_text()) for p in args.plies],
         "generations": [json.loads(p.read_text()) for p in args.generations],
         "notes": args.note,
@@ -151,16 +151,9 @@ def main(argv=None) -> None:
     _write(report, args.out)
 
 
-def _ablation(path: Path) -> dict:
-    ablation = json.loads(path.read_text())
-    ablation["path"] = str(path)
-    return ablation
-
-
-def _levers(path: Path) -> dict:
-    levers = json.loads(path.read_text())
-    levers["path"] = str(path)
-    return levers
+def _table(path: Path) -> dict:
+    """A table's results file (an ablation's, or a lever table's), with the path it was read from."""
+    return {**json.loads(path.read_text()), "path": str(path)}
 
 
 def _write(report: dict, out: Path) -> None:

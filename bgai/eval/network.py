@@ -130,7 +130,7 @@ class EquityModel(nn.Module):
         for i, net in enumerate(nets):
             rows = torch.nonzero(which == i).flatten()
             if len(rows):
-                out[rows] = net(x[rows]).to(out.dtype)  # (bfloat16 under autocast, Bot(bf16=True))
+                out[rows] = net(x[rows]).to(out.dtype)  # (the input's dtype: bfloat16 under Bot(bf16=True)'s autocast)
         return out
 
     def reading(self, version: int) -> EquityModel:

@@ -54,7 +54,6 @@ import importlib
 import importlib.machinery
 import importlib.util
 import inspect
-import json
 import os
 import queue
 import shlex
@@ -72,7 +71,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bgai.core.errors import BgaiError, IllegalMoveError, shown
-from bgai.core.files import write_atomically
+from bgai.core.files import write_json
 from bgai.core.game import GameResults, concat_results, new_games, run_turns
 from bgai.core.movegen import group_starts
 from bgai.formats.position import Move, Position, parse_move
@@ -151,8 +150,7 @@ class AgentBench:
 
     def save(self, path: str | Path) -> None:
         """Write ``to_dict`` as JSON to ``path``, atomically: the file is the whole record or the one before."""
-        text = json.dumps(self.to_dict(), indent=1) + "\n"
-        write_atomically(path, lambda handle: handle.write(text.encode()))
+        write_json(path, self.to_dict())
 
 
 def _strict(summary: dict) -> dict:

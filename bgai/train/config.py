@@ -308,9 +308,8 @@ class RunConfig(Settings):
     device: Str = _field("auto", "where the learner computes: 'cpu', 'cuda' (or 'cuda:N'), or 'auto' (CUDA where "
                                  "torch sees a device, else the CPU); self-play plays on the CPU's workers either way")
     learner_precision: Str = _field("fp32", "the learner's matrix products: 'fp32', or 'bf16' (bfloat16, on a CUDA "
-                                            "device or a CPU with bfloat16 instructions, float32 elsewhere: a TD "
-                                            "round of a 512-512-256-256 network learns 2.6 times faster on such a "
-                                            "CPU; bgai.train.learner.Learner)")
+                                            "device or a CPU with bfloat16 instructions, float32 elsewhere; "
+                                            "bgai.train.learner.Learner)")
     checkpoint_minutes: Float = _field(5.0, "minutes between checkpoints (one is also written at stage ends)")
     bench_games: Int = _field(250, "dice sequences per benchmark (each played twice, seats swapped)")
     final_bench_games: Int = _field(1_000, "dice sequences of the benchmark at the end of the run")

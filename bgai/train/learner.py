@@ -111,8 +111,7 @@ class Learner:
     ``precision``: ``"fp32"``, or ``"bf16"``: the forward and backward passes' matrix products in bfloat16 (torch's
     autocast; the weights, the optimizer, the probabilities and the loss stay float32), on a CUDA device or a CPU
     with bfloat16 instructions (``bf16_supported``), float32 elsewhere (where torch would only emulate it, slower).
-    On this machine's CPU a TD round of the 512-512-256-256 network learns about 2.6 times faster
-    (docs/training.md)."""
+    What it saves, and what it costs in play: docs/training.md."""
 
     def __init__(self, model: EquityModel, lr: float, batch_size: int, epochs: int, optimizer: str = "adam",
                  weight_decay: float = 0.0, loss: str = "bce", device: str = "cpu", precision: str = "fp32"):

@@ -54,14 +54,13 @@ def print_summary(first: str, second: str, s: dict, sequences: int) -> None:
 def print_record(args: argparse.Namespace, record: dict) -> None:
     """The results as one JSON line, for scripts; with ``--json PATH`` also written to PATH, atomically (the file
     is the whole record or not there). Both begin with the command, date, commit and machine that made it."""
-    from bgai.core.files import provenance, write_atomically
+    from bgai.core.files import provenance, write_json
 
     record = {**provenance(getattr(args, "command_line", None)), **record}
     print(json.dumps(record))
     path = getattr(args, "json", None)
     if path:
-        text = json.dumps(record, indent=1) + "\n"
-        write_atomically(path, lambda handle: handle.write(text.encode()))
+        write_json(path, record)
 
 
 # The commands a person plays or asks (play, serve, hint, eval, analyse) share one default lookahead,
