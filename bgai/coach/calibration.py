@@ -135,7 +135,7 @@ def main(argv=None) -> dict:
                    "network's 0-ply error against its own labels", "labels": args.labels,
                    "relabelled": args.relabelled, **relabel_report(args.labels, args.relabelled),
                    "seconds": round(time.perf_counter() - started, 1)}
-        write_json(Path(args.json), figures)
+        write_json(args.json, figures)
         for name, f in {"all": figures["all"], **figures["by_class"]}.items():
             print(f"  {name:8s} {f['positions']:7,}  labels moved {f['equity_mean_abs_change']:.4f} (mean "
                   f"{f['equity_mean_change']:+.4f}, 95th percentile {f['equity_change_95th_percentile']:.4f}); 0-ply "
@@ -146,7 +146,7 @@ def main(argv=None) -> dict:
                "positions (player on roll): lean (mean), scatter (mean absolute equity difference) and the "
                "labels' own standard error", "labels": args.labels, **report(args.labels),
                "seconds": round(time.perf_counter() - started, 1)}
-    write_json(Path(args.json), figures)
+    write_json(args.json, figures)
     a = figures["all"]
     print(f"{a['positions']:,} positions: equity lean {a['equity_lean']:+.4f} ± {a['equity_lean_se']:.4f}, "
           f"scatter {a['equity_mean_abs']:.4f} (labels' own standard error {a['label_equity_se']:.4f})")

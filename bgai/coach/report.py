@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 
 from bgai.coach.cube_reference import KINDS
-from bgai.core.files import module_command, write_json
+from bgai.core.files import module_command, write_atomically, write_json
 
 
 def learning_curve(history: list[dict], image: Path, title: str) -> None:
@@ -101,11 +101,11 @@ def main(argv=None) -> None:
                         help="a paragraph for the report (what the figures do not say); may be repeated")
     args = parser.parse_args(argv)
     levers = [_table(path) for path in args.levers] or None
+    ablations = [_table(path) for path in args.ablation] or None
     if args.render_only:
         report = json.loads((args.out / "report.json").read_text())
         report["levers"] = levers or report.get("levers")
-        if args.ablation:
-            report["ablation"] = [_table(path) for path in args.ablation]
+        report["ablation"] = ablations or report.get("ablation")
         _write(report, args.out)
         return
     if args.run_dir is None:
@@ -142,7 +142,7 @@ def main(argv=None) -> None:
         "model": results["network"]["model"],
         "stages": stage_costs(state["history"], state["config"]["stages"]),
         "benchmarks": results,
-        "ablation": [_table(path) for path in args.ablation] or None,
+        "ablation": ablations,
         "plies": [json.loads(p.read_text()) for p in args.plies],
         "generations": [json.loads(p.read_text()) for p in args.generations],
         "notes": args.note,
@@ -157,8 +157,6 @@ def _table(path: Path) -> dict:
 
 
 def _write(report: dict, out: Path) -> None:
-    from bgai.core.files import write_atomically
-
     text = render(report)
     write_json(out / "report.json", report, indent=2)
     write_atomically(out / "REPORT.md", lambda f: f.write(text.encode()))

@@ -150,7 +150,7 @@ def main(argv=None) -> dict:
                "(mp a move: mean, standard error); the top plays by the shipped 0-ply network rolled out as the "
                "training labels are", "settings": settings, "scores": scores, "networks": networks,
                "rollout_seconds": round(rollout_seconds, 1), "rollouts": rollouts}
-    write_json(Path(args.json), figures)
+    write_json(args.json, figures)
     if not args.quiet:
         for name, (m, s) in scores.items():
             print(f"{name:38s} {m:6.2f} ± {s:.2f} mp a move")
