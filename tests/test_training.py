@@ -1,6 +1,7 @@
 """Training runs (bgai.train.run and its methods): configs with stages, lookahead generations, their targets,
 resuming, and every kind of checkpoint loading as a bot."""
 
+import copy
 import json
 import os
 import subprocess
@@ -1255,6 +1256,46 @@ def test_the_learner_takes_the_same_steps_on_every_device_and_leaves_the_model_o
     # Then the weights agree within float tolerance, and the model is back on the CPU
     for (name, a), b in zip(reference.state_dict().items(), moved.state_dict().values()):
         assert b.device.type == "cpu" and torch.allclose(a, b, atol=1e-5), name
+
+
+def test_the_cpu_learner_steps_as_torchs_adam_does_fused_and_stays_fused_when_a_run_resumes():
+    """Given a model, positions and targets, When a CPU learner (torch's fused Adam) and one with torch's default
+    Adam in its place fit them from the same weights, Then they take the same steps; and When a resumed run's new
+    learner loads the default one's saved state (a checkpoint written before the learner was fused), Then it steps
+    fused again and still in step with it."""
+    boards = sample_positions(EquityModel.create((8,), ("all",), 2), 4, 0, seed=3, epsilon=0.1,
+                              rng=np.random.default_rng(3), keep=128)
+    targets = Bot(EquityModel.create((8,), ("all",), 2)).probabilities(boards)
+    torch.manual_seed(6)
+    start = EquityModel.create((24, 12), ("all",), 2)
+
+    def learner(fused: bool) -> Learner:
+        model = EquityModel.create((24, 12), ("all",), 2)
+        model.load_state_dict(start.state_dict())
+        made = Learner(model, 3e-3, 16, 1)
+        if not fused:  # torch's default Adam, as the learner stepped before it was fused
+            made.optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+        return made
+
+    def close(a: Learner, b: Learner) -> None:
+        for (name, x), y in zip(a.model.state_dict().items(), b.model.state_dict().values()):
+            assert torch.allclose(x, y, atol=1e-6), name
+
+    fused, default = learner(True), learner(False)
+    assert fused.fused and all(group["fused"] for group in fused.optimizer.param_groups)
+    for seed in (0, 1):
+        fused.fit(boards, targets, np.random.default_rng(seed))
+        default.fit(boards, targets, np.random.default_rng(seed))
+    close(fused, default)
+    assert any(not torch.equal(a, b) for a, b in zip(start.state_dict().values(), fused.model.state_dict().values()))
+
+    resumed = Learner(fused.model, 3e-3, 16, 1)
+    resumed.load_optimizer_state(copy.deepcopy(default.optimizer.state_dict()))  # (as read from a checkpoint)
+    assert all(group["fused"] for group in resumed.optimizer.param_groups)
+    assert int(resumed.optimizer.state_dict()["state"][0]["step"]) == 2 * -(-len(boards) // 16)
+    resumed.fit(boards, targets, np.random.default_rng(2))
+    default.fit(boards, targets, np.random.default_rng(2))
+    close(resumed, default)
 
 
 def test_a_bfloat16_learner_takes_steps_close_to_float32_ones_and_keeps_the_weights_in_float32():

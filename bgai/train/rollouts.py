@@ -165,7 +165,7 @@ def train(state: Run, stage: RolloutStage) -> None:
     learner = Learner(state.model, stage.lr, stage.batch_size, 1, stage.optimizer, stage.weight_decay, stage.loss,
                       state.device, state.config.learner_precision)
     if state.optimizer_state is not None:
-        learner.optimizer.load_state_dict(state.optimizer_state)
+        learner.load_optimizer_state(state.optimizer_state)
     if not epochs:
         start = evaluation_error(state.model, val_boards, val_labels)
         epochs.append({"epoch": 0, **start})

@@ -34,7 +34,7 @@ def train(state: Run, stage: TDStage) -> None:
         learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs, device=state.device,
                           precision=state.config.learner_precision)
         if state.optimizer_state is not None:
-            learner.optimizer.load_state_dict(state.optimizer_state)
+            learner.load_optimizer_state(state.optimizer_state)
     except BaseException:
         rounds.close()  # (the round in flight must not outlive the pool it plays on)
         raise
