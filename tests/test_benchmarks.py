@@ -279,6 +279,24 @@ def rl_loops(r: dict) -> None:
         assert "skipped" in r[part] or positive(r[part]["steps_per_s"]), part
 
 
+def learner_bench(r: dict) -> None:
+    fits = r["by_size"]["80,80"]
+    assert r["games"] == 8 and r["runs"] == 1 and r["threads"] == 1 and fits["positions"] > 8
+    for way in ("default", "fused"):
+        assert positive(fits["fp32"]["median_seconds"][way]) and len(fits["fp32"]["every_run"][way]) == 1
+    assert fits["fp32"]["ratio_fused_over_default"] == pytest.approx(
+        fits["fp32"]["median_seconds"]["fused"] / fits["fp32"]["median_seconds"]["default"])
+    assert fits["fp32"]["largest_weight_difference"] < 1e-4  # the same update, a round's few steps
+
+
+def run_speed(r: dict) -> None:
+    # the growth run's committed launches, each with its span and rate
+    assert r["run_dir"] == "checkpoints/deep" and r["launches"]
+    for launch in r["launches"]:
+        assert launch["games"] > 0 and positive(launch["games_per_s"], launch["median_round_games_per_s"])
+        assert launch["from"] <= launch["to"] and launch["rounds"] >= 2
+
+
 def env_bench(r: dict) -> None:
     assert positive(r["bgai_vector_env"]["games_per_s"])
 
@@ -289,6 +307,9 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
                        "2", "--no-ray"], workers_bench),
     "selfplay_bench": (["--games", "8", "--gnubg-games", "1", "--workers", "1", "--sizes", "256", "256,256",
                         "--grow-from", "checkpoints/td-v1/checkpoint.pt"], selfplay_bench),
+    "learner_bench": (["--checkpoint", "checkpoints/deep/generations/td80.pt", "--sizes", "80,80", "--games", "8",
+                       "--runs", "1", "--precisions", "fp32"], learner_bench),
+    "run_speed": (["checkpoints/deep", "--skip", "0"], run_speed),
     "ply_speed": (["--positions", "2", "--positions-2ply", "1"], ply_speed),
     "fast_network_bench": (["--positions", "2", "--trials", "4"], fast_network_bench),
     "target_cost": (["--positions", "1", "--rollouts", "1", "--self-play", "1"], target_cost),

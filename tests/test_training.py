@@ -696,7 +696,7 @@ def growth_config(hidden: str, stages: list[tuple[str, str, int]]) -> str:
 GROWN = growth_config("4", [("small", "", 64), ("wide", "8", 64), ("deep", "8,8", 64)])
 
 
-def test_a_run_grows_its_model_stage_by_stage_and_resumes_grown(tmp_path, monkeypatch):
+def test_a_run_grows_its_model_stage_by_stage_and_resumes_grown(tmp_path, monkeypatch, load_script):
     path = tmp_path / "grown.toml"
     path.write_text(GROWN)
     config = load_config(path)
@@ -736,6 +736,10 @@ def test_a_run_grows_its_model_stage_by_stage_and_resumes_grown(tmp_path, monkey
     # and each stage's network stays playable: the growth's milestones
     for name, hidden in (("small", (4,)), ("wide", (8,)), ("deep", (8, 8))):
         assert load_bot(tmp_path / "run" / "generations" / f"{name}.pt").model.hidden == hidden
+    # and each launch logged its own settings, which benchmarks/run_speed.py reads beside its speed
+    launches = load_script("benchmarks/run_speed.py").launches(tmp_path / "run", None, None, 0)
+    assert len(launches) == 2 and [launch["stages"] for launch in launches] == [["small", "wide"], ["deep"]]
+    assert all(launch["threads"] == 1 and launch["workers"] == 1 and launch["games"] > 0 for launch in launches)
 
 
 def test_the_warm_up_raises_the_learning_rate_from_zero_then_the_schedule_runs():

@@ -24,6 +24,10 @@ from bgai.players import HeuristicPlayer, PubevalPlayer
 from bgai.train.config import RunConfig
 from bgai.train.learner import resolve_device
 
+#: The run settings a launch may change without changing the run (``--resume`` with other ones), logged by each
+#: launch to TensorBoard's ``launch`` text.
+LAUNCH_SETTINGS = ("workers", "threads", "ray", "device", "learner_precision")
+
 
 def benchmark(model: EquityModel, sequences: int, seed: int = 12345, pool: Pool | None = None) -> dict:
     """Duplicate-game results of the model at 0-ply against pubeval and the heuristic player, played with the numpy
@@ -111,6 +115,9 @@ class Run:
         self.writer = SummaryWriter(log_dir=str(run_dir / "tensorboard"), purge_step=self.games or None)
         if not resume:
             self.writer.add_text("config", "    " + json.dumps(config.as_dict(), indent=2).replace("\n", "\n    "))
+        # Each launch's own settings (a resumed run may run on other workers or threads: benchmarks/run_speed.py)
+        self.writer.add_text("launch", json.dumps({key: config.as_dict()[key] for key in LAUNCH_SETTINGS}),
+                             self.games)
         self.last_save = time.monotonic()
         self._pool, self._own_pool = pool, pool is None
 
