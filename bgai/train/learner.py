@@ -128,7 +128,7 @@ class Learner:
         self.device = torch.device(device)
         # On the CPU, torch's fused Adam: one compiled pass over each weight tensor per step instead of a dozen
         # tensor operations, the same update (tests/test_training.py); a round of the growth run's
-        # 512-512-256-256 network learns in 14% less time in bfloat16, 6% in float32
+        # 512-512-256-256 network learns in 15% less time in bfloat16, 6% in float32
         # (benchmarks/learner_bench.py). CUDA keeps torch's default (foreach).
         self.fused = self.device.type == "cpu"
         self.optimizer: torch.optim.Optimizer
