@@ -67,11 +67,11 @@ def _config(events) -> dict:
 
 
 def _clock(wall_time: float) -> str:
-    return datetime.datetime.fromtimestamp(wall_time, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.datetime.fromtimestamp(wall_time, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _within(wall_time: float, since: str | None, until: str | None) -> bool:
-    clock = datetime.datetime.fromtimestamp(wall_time, datetime.timezone.utc).strftime("%H:%M")
+    clock = datetime.datetime.fromtimestamp(wall_time, datetime.UTC).strftime("%H:%M")
     return (since is None or clock >= since) and (until is None or clock < until)
 
 
