@@ -113,11 +113,11 @@ class Run:
                 raise BgaiError(f"--init {config.init} holds {start.describe()}; the config asks "
                                 f"{self.model.describe()}") from None
         self.writer = SummaryWriter(log_dir=str(run_dir / "tensorboard"), purge_step=self.games or None)
+        settings = config.as_dict()
         if not resume:
-            self.writer.add_text("config", "    " + json.dumps(config.as_dict(), indent=2).replace("\n", "\n    "))
+            self.writer.add_text("config", "    " + json.dumps(settings, indent=2).replace("\n", "\n    "))
         # Each launch's own settings (a resumed run may run on other workers or threads: benchmarks/run_speed.py)
-        self.writer.add_text("launch", json.dumps({key: config.as_dict()[key] for key in LAUNCH_SETTINGS}),
-                             self.games)
+        self.writer.add_text("launch", json.dumps({key: settings[key] for key in LAUNCH_SETTINGS}), self.games)
         self.last_save = time.monotonic()
         self._pool, self._own_pool = pool, pool is None
 
