@@ -1,7 +1,8 @@
 """Milliseconds per checker play of bgai, Open Sage (bgsage) and GNU Backgammon's network (gnubg-nn), one thread
 each, on the same positions and rolls.
 
-    python benchmarks/ply_speed.py [--positions 200] [--positions-2ply M] [--plies 0 1 2] [--seed 0] [--json FILE]
+    python benchmarks/ply_speed.py [--positions 200] [--positions-2ply M] [--plies 0 1 2] [--network FILE]
+        [--seed 0] [--json FILE]
 
 The positions are met in GNU Backgammon's 0-ply games against itself (``gnubg_nn.best_move`` for both sides from
 the opening, seeded dice, a finished game restarted): ``--positions`` distinct unfinished ones picked at random,
@@ -9,7 +10,8 @@ each with a fresh roll. Every engine sees the same (position, roll) pairs at eve
 only the first M of them at 2-ply and deeper. Forced positions (a single legal play, "no play" included) are kept
 and counted.
 
-* **bgai**: ``load_bot(plies=p).choose_move(position, dice)``, torch on one thread (``torch.set_num_threads(1)``),
+* **bgai**: ``load_bot(network, plies=p).choose_move(position, dice)`` (``--network``: the shipped network of each
+  ply by default), torch on one thread (``torch.set_num_threads(1)``),
   numpy's BLAS on one (``OMP/OPENBLAS/MKL_NUM_THREADS=1`` unless set), the move generator on one
   (``BGAI_THREADS=1``); its bear-off database is loaded before the clock starts, as bgsage's is.
 * **bgsage**: its cubeless play at level ``f"{p + 1}ply"`` (Open Sage counts the raw network as one ply, so its
@@ -44,10 +46,12 @@ and counted.
 
 Each engine's input is converted before the clock starts and its answer mapped back to a bgai afterstate after it
 stops. Each engine first plays a few other positions untimed (the warm-up: one of each phase, met in the same
-games), then each play of the list is timed with ``time.perf_counter`` (total over count; an engine's untimed
-``reset`` before each position, bgsage's cache wipe, is left out), Python's garbage collector off after a full
-collection, so that no collection of the whole heap (torch's and bgai's objects too: about 0.1 s) lands in one
-engine's timing. Every answer is checked against bgai's legal afterstates: one that is not among
+games, each with all 21 rolls, so that every compiled kernel of bgai's is loaded before the clock starts: with one
+roll each, a single play in a thousand, the first double of a phase, took 60 ms, more than the rest of the list's
+0-ply plays together), then each play of the list is timed with ``time.perf_counter`` (total over count; an
+engine's untimed ``reset`` before each position, bgsage's cache wipe, is left out), Python's garbage collector off
+after a full collection, so that no collection of the whole heap (torch's and bgai's objects too: about 0.1 s)
+lands in one engine's timing. Every answer is checked against bgai's legal afterstates: one that is not among
 them is counted ("unmapped"), not fatal (bgsage also lists a shorter last bear-off where a hit would use both
 dice: see ``bgai/coach/oracles.py``). "Same play" is the share of positions where bgai and bgsage chose the same
 afterstate (and bgai and gnubg-nn at 0-ply), over all positions and over the unforced ones. ``cpu/wall``
@@ -97,9 +101,9 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 
 class BgaiEngine:
-    def __init__(self, plies: int) -> None:
+    def __init__(self, plies: int, network: Path | None = None) -> None:
         start = time.perf_counter()
-        self.bot = load_bot(plies=plies)
+        self.bot = load_bot(network, plies=plies)
         bearoff.database()  # loaded on first use otherwise: inside the timing, unless the warm-up is a bear-off
         self.load_seconds = time.perf_counter() - start
         self.name, self.level = "bgai", f"{plies}-ply"
@@ -199,12 +203,17 @@ class GnubgEngine:
         return from_gnubg(self.gnubg.board_from_position_key(answer[1]))
 
 
+#: The 21 distinct rolls, each played on every warm-up board.
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
+
+
 def time_engine(engine, boards, dice, legal: list[set], warm_up) -> dict:
     """Milliseconds per move over the whole list (each play timed, an engine's ``reset`` before it not), after an
     untimed warm-up, and the afterstates chosen."""
     jobs = [engine.prepare(b, d) for b, d in zip(boards, dice)]
-    for board, d in zip(*warm_up):
-        engine.play(engine.prepare(board, d))
+    for board in warm_up[0]:  # every roll: a double's play, or a phase's, may take a path the others do not
+        for d in ROLLS:
+            engine.play(engine.prepare(board, d))
     answers, reset = [], getattr(engine, "reset", None)
     wall = reset_seconds = 0.0
     clock = time.perf_counter
@@ -276,7 +285,7 @@ def machine() -> dict:
     }
 
 
-def bench(boards, dice, warm_up, plies: list[int], deep_positions: int) -> list[dict]:
+def bench(boards, dice, warm_up, plies: list[int], deep_positions: int, network: Path | None = None) -> list[dict]:
     moves = [afterstates(b[None], np.array([d])).after for b, d in zip(boards, dice)]
     legal = [{a.tobytes() for a in after} for after in moves]
     forced = np.array([len(after) == 1 for after in moves])
@@ -284,7 +293,7 @@ def bench(boards, dice, warm_up, plies: list[int], deep_positions: int) -> list[
     for p in plies:
         n = deep_positions if p >= 2 else len(boards)
         args = (boards[:n], dice[:n], legal[:n], warm_up)
-        ours, sage = time_engine(BgaiEngine(p), *args), time_engine(SageEngine(p), *args)
+        ours, sage = time_engine(BgaiEngine(p, network), *args), time_engine(SageEngine(p), *args)
         row = {"plies": p, "positions": n, "forced": int(forced[:n].sum()), "bgai": ours, "bgsage": sage,
                "ratio_bgai_bgsage": ours["ms_per_move"] / sage["ms_per_move"]}
         row["same_play_bgsage"], row["same_play_bgsage_unforced"] = same_play(ours["_chosen"], sage["_chosen"],
@@ -335,6 +344,8 @@ def main(argv=None) -> None:
     parser.add_argument("--positions-2ply", type=int, help="the first M of them at 2-ply (default: all)")
     parser.add_argument("--plies", type=int, nargs="+", default=list(range(MAX_PLIES + 1)),
                         choices=range(MAX_PLIES + 1), help="bgai's plies (bgsage's level is one more)")
+    parser.add_argument("--network", type=Path,
+                        help="bgai's network file at every ply (default: the one load_bot ships for each ply)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
@@ -343,14 +354,17 @@ def main(argv=None) -> None:
         parser.error(f"--positions-2ply must be between 1 and --positions ({args.positions}), got {deep}")
     torch.set_num_threads(1)
     figures = {**provenance(), "system": machine(), "positions": args.positions, "positions_2ply": deep,
-               "seed": args.seed}
+               "seed": args.seed, "network": str(args.network) if args.network else "shipped"}
+    if args.network and not args.network.is_file():
+        parser.error(f"--network: no such file: {args.network}")
     start = time.perf_counter()
     boards, dice, *warm_up = gnubg_positions(args.positions, args.seed)
     print(f"{args.positions} positions from gnubg-nn 0-ply self-play in {time.perf_counter() - start:.1f} s",
           flush=True)
-    rows = bench(boards, dice, warm_up, sorted(set(args.plies)), deep)
+    rows = bench(boards, dice, warm_up, sorted(set(args.plies)), deep, args.network)
     print_table(rows)
     figures["warm_up_positions"] = len(warm_up[0])
+    figures["warm_up_rolls"] = len(ROLLS)
     figures["rows"] = rows
     figures["system"]["load_average_at_end"] = os.getloadavg()[0]
     if args.json:
