@@ -82,6 +82,33 @@ def test_the_incremental_first_layer_gives_the_dense_product_s_values(hidden, bo
     np.testing.assert_allclose(h, np.maximum(x @ w + b, 0), atol=2e-6, rtol=1e-6)
 
 
+@pytest.mark.parametrize("features, hidden", [(512, 256), (64, 5), (7, 33)])
+def test_the_sparse_layer_gives_the_dense_product_s_values_two_rows_at_a_time(features, hidden):
+    """bgai.eval.kernels.sparse_layer sums two rows at a time over the entries nonzero in either: with an odd last
+    row, rows all zero, pairs of which one is zero and pairs alike or not, it gives the dense product's values,
+    and each row the value it has alone."""
+    from bgai.eval import kernels
+
+    rng = np.random.default_rng(8)
+    w = rng.normal(0, 0.2, (features, hidden)).astype(np.float32)
+    b = rng.normal(0, 0.2, hidden).astype(np.float32)
+    h = np.maximum(rng.normal(0, 1, (15, features)), 0) * (rng.random((15, features)) < 0.2)
+    h[3] = 0  # a zero row paired with a nonzero one
+    h[6:8] = 0  # a zero pair
+    h[9] = h[8] * (rng.random(features) < 0.7)  # neighbours alike, as a move's boards are
+    h = np.ascontiguousarray(h, dtype=np.float32)
+    dense = np.maximum(h.astype(np.float64) @ w + b, 0)
+    for rows in (slice(0, 15), slice(0, 14), slice(1, 2)):  # 15 rows (an odd last one), 14, one
+        out = np.full((len(h[rows]), hidden), np.nan, dtype=np.float32)
+        kernels.sparse_layer(h[rows], w, b, out)
+        np.testing.assert_allclose(out, dense[rows], atol=2e-5)
+    out, alone = np.empty((len(h), hidden), np.float32), np.empty((1, hidden), np.float32)
+    kernels.sparse_layer(h, w, b, out)
+    for i in range(len(h)):
+        kernels.sparse_layer(h[i:i + 1], w, b, alone)
+        np.testing.assert_allclose(out[i], alone[0], atol=1e-6)
+
+
 @pytest.mark.parametrize("hidden, phases", [((64,), ("all",)), ((24, 8), ("contact", "race"))])
 def test_a_version_0_net_s_first_layer_summed_from_the_cells_gives_the_torch_model_s_values(hidden, phases, boards):
     """Encoder version 0's first layer comes from the boards' cells (bgai.eval.kernels.board_first_layer), never
