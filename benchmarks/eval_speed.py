@@ -1,9 +1,10 @@
 """Network evaluations per second: bgai's shipped bot on batches of 1, 32 and 4,096 positions, beside GNU
 Backgammon's ``calibrate``, one thread each, in one run.
 
-    python benchmarks/eval_speed.py [--seconds 2] [--json benchmarks/results/eval_speed.json]
+    python benchmarks/eval_speed.py [--seconds 2] [--network FILE] [--json benchmarks/results/eval_speed.json]
 
-* **bgai**: ``Bot.probabilities(boards)`` of the shipped bot (``load_bot()``): the encoder, the network and the
+* **bgai**: ``Bot.probabilities(boards)`` of the shipped bot (``load_bot()``; ``--network``: another network's,
+  ``load_bot(FILE)``): the encoder, the network and the
   bookkeeping around it (finished games and bear-offs left to the rules and the database, impossible outcomes set
   to zero), numpy's BLAS on one thread. The boards are the afterstates of positions from the bot's own 0-ply games
   (bear-offs and finished games left out), each position's plays in the order the move generator lists them, as a
@@ -100,9 +101,12 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="timing per row")
     parser.add_argument("--gnubg-seconds", type=float, default=10.0, help="how long gnubg's calibrate runs")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--network", help="a network file to time instead of the shipped one (load_bot(FILE))")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
-    bot = load_bot()
+    if args.network and not os.path.isfile(args.network):
+        parser.error(f"--network: no such file: {args.network}")
+    bot = load_bot(args.network)
     bearoff.database()
     boards = game_afterstates(bot, 3 * 4096, args.seed)
     shuffled = boards[np.random.default_rng(args.seed).permutation(len(boards))]
@@ -118,7 +122,8 @@ def main(argv=None) -> None:
         row["vs_gnubg"] = row["evaluations_per_s"] / gnubg
     print("bgai / gnubg: " + ", ".join(f"batch {r['batch']} {r['order']} {r['vs_gnubg']:.2f}x" for r in rows))
     if args.json:
-        figures = {**provenance(), "network": bot.model.describe(), "gnubg_calibrate_per_s": gnubg, "results": rows}
+        figures = {**provenance(), "network": bot.model.describe(), "network_file": args.network or "shipped",
+                   "gnubg_calibrate_per_s": gnubg, "results": rows}
         write_json(args.json, figures, indent=2)
 
 
