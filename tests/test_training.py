@@ -742,6 +742,62 @@ def test_a_run_grows_its_model_stage_by_stage_and_resumes_grown(tmp_path, monkey
     assert all(launch["threads"] == 1 and launch["workers"] == 1 and launch["games"] > 0 for launch in launches)
 
 
+def test_a_stage_keeps_a_moving_average_of_its_weights_across_a_resume(tmp_path, monkeypatch):
+    """``average_half_life``: each round folds the model's weights into an average (half of it kept every half-life
+    of games); it survives a checkpoint and resume, is saved as the stage's ``-avg`` network at its end, and the
+    model learns as it would without it."""
+    text = growth_config("4", [("avg", "", 128)]).replace("bench_every = 1000000\n",
+                                                         "bench_every = 1000000\naverage_half_life = 32\n")
+    (tmp_path / "avg.toml").write_text(text)
+    config = load_config(tmp_path / "avg.toml")
+    assert config.stages[0].average_half_life == 32
+    # Run through, recording the weights after each round's learning
+    after_rounds = []
+    real_fit = Learner.fit
+
+    def record(self, *args, **kwargs):
+        loss = real_fit(self, *args, **kwargs)
+        after_rounds.append({k: v.detach().clone() for k, v in self.model.state_dict().items()})
+        return loss
+
+    monkeypatch.setattr(Learner, "fit", record)
+    run(config, tmp_path / "whole", progress=False)
+    assert len(after_rounds) == 4  # 128 games in rounds of 32
+    # The average: the first round's weights, then each round keeps half (32 games is one half-life)
+    expected = after_rounds[0]
+    for weights in after_rounds[1:]:
+        expected = {k: 0.5 * expected[k] + 0.5 * weights[k] for k in expected}
+    averaged = load_checkpoint(tmp_path / "whole" / "generations" / "avg-avg.pt")["model"]
+    last = load_checkpoint(tmp_path / "whole" / "generations" / "avg.pt")["model"]
+    for key, value in expected.items():
+        torch.testing.assert_close(averaged[key], value)
+        assert torch.equal(last[key], after_rounds[-1][key])
+    assert any(not torch.equal(averaged[k], last[k]) for k in last)
+    assert load_bot(tmp_path / "whole" / "generations" / "avg-avg.pt").model.hidden == (4,)
+    # Killed after its second round (a checkpoint written there) and resumed, the run ends with the same average
+    calls = []
+
+    def die_after_two(self, *args, **kwargs):
+        loss = real_fit(self, *args, **kwargs)
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return loss
+
+    real_save_if_due = Run.save_if_due
+    monkeypatch.setattr(Run, "save_if_due", lambda self, optimizer: self.save(optimizer))  # every round
+    monkeypatch.setattr(Learner, "fit", die_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        run(config, tmp_path / "resumed", progress=False)
+    assert load_checkpoint(tmp_path / "resumed" / "checkpoint.pt")["average"] is not None
+    monkeypatch.setattr(Learner, "fit", real_fit)
+    monkeypatch.setattr(Run, "save_if_due", real_save_if_due)
+    run(config, tmp_path / "resumed", resume=True, progress=False)
+    resumed = load_checkpoint(tmp_path / "resumed" / "generations" / "avg-avg.pt")["model"]
+    for key, value in averaged.items():
+        torch.testing.assert_close(resumed[key], value)
+
+
 def test_the_warm_up_raises_the_learning_rate_from_zero_then_the_schedule_runs():
     stage = TDStage(games=1000, lr=1e-3, lr_end=1e-4, warmup=100)
     assert td.learning_rate(stage, 0) == pytest.approx(1e-5)

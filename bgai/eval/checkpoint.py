@@ -42,7 +42,7 @@ REQUIRED = ("format", "encoder_version", "n_inputs", "hidden", "model")
 OPTIONAL = {"phases": (list, tuple), "sha256": (str,), "optimizer": (dict, type(None)), "config": (dict,),
             "stage": (int,), "step": (int,), "games": (int,), "seconds": (int, float), "numpy_rng": (dict,),
             "torch_rng": (torch.Tensor,), "history": (list,), "play_weights": (dict, type(None)),
-            "validation": (dict, type(None)), "fit": (dict, type(None))}
+            "average": (dict, type(None)), "validation": (dict, type(None)), "fit": (dict, type(None))}
 
 
 def model_payload(model: EquityModel) -> dict:
@@ -124,9 +124,9 @@ def load_checkpoint(path: str | Path, weights_only_ok: bool = True) -> dict:
     hidden, phases, version = check_architecture(path, payload["hidden"], payload.get("phases", ["all"]), version)
     shapes = weight_shapes(hidden, phases, version)
     nets = [ModelSnapshot(hidden, phases, version, _arrays(path, "model", _model_state(payload), shapes))]
-    if payload.get("play_weights") is not None:
-        nets.append(ModelSnapshot(hidden, phases, version, _arrays(path, "play_weights", payload["play_weights"],
-                                                                   shapes)))
+    for entry in ("play_weights", "average"):  # a TD stage's weights of its next round, and its moving average
+        if payload.get(entry) is not None:
+            nets.append(ModelSnapshot(hidden, phases, version, _arrays(path, entry, payload[entry], shapes)))
     for net in nets:
         check_finite(net.weights, path)
     if "sha256" in payload:

@@ -85,6 +85,9 @@ class TDStage(Settings):
                              "same function, new units and layers silent; comma separated); empty: as it is")
     warmup: Int = _field(0, "games over which the learning rate rises linearly from 0 to lr at the stage's start "
                             "(after a growth, so that the new units' first steps are small)")
+    average_half_life: Int = _field(0, "half-life in games of a moving average of the weights kept beside the model "
+                                       "(the model plays and learns as without it), saved as the stage's network "
+                                       "generations/STAGE-avg.pt at its end; 0: none")
 
     def check(self) -> None:
         """``BgaiError`` naming every setting out of its range."""
@@ -92,6 +95,8 @@ class TDStage(Settings):
             + _share_problems(self, "lam", "epsilon") + _rate_problems(self)
         if not 0 <= self.warmup <= self.games:
             problems.append(f"warmup must be 0..games ({self.games}), got {self.warmup}")
+        if self.average_half_life < 0:
+            problems.append(f"average_half_life must be at least 0 (0: no average), got {self.average_half_life}")
         if self.hidden:
             try:
                 _sizes(self.hidden, "hidden")

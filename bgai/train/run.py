@@ -71,6 +71,7 @@ def _run(config: RunConfig, run_dir: Path, resume: bool, progress: bool, pool: P
             METHODS[stage.method](state, stage)
             # Not saved: a finished run resumed with a longer last stage goes on with that stage.
             state.stage, state.step, state.optimizer_state, state.play_weights = state.stage + 1, 0, None, None
+            state.average = None
         final = benchmark(state.model, config.final_bench_games, seed=777, pool=state.pool)
         summary = {"run_dir": str(run_dir), "games": state.games, "hours": state.seconds / 3600,
                    "stages": [s.name for s in config.stages], "final": final}

@@ -67,6 +67,7 @@ class Run:
         self.stage, self.step, self.games, self.seconds, self.history = 0, 0, 0, 0.0, []
         self.optimizer_state = None
         self.play_weights = None  # a TD stage on workers: the weights its next round is played with
+        self.average: dict[str, torch.Tensor] | None = None  # a TD stage's moving average of the weights
         if resume:
             state = load_checkpoint(self.path)
             saved = model_from_checkpoint(state)
@@ -85,6 +86,7 @@ class Run:
             if state.get("play_weights") is not None:
                 self.play_weights = ModelSnapshot(saved.hidden, saved.phases, saved.encoder_version,
                                                   {k: v.numpy() for k, v in state["play_weights"].items()})
+            self.average = state.get("average")  # (absent from checkpoints written before it was kept)
         elif self.path.exists():
             raise BgaiError(f"{self.path} exists: pass --resume to continue that run, or choose another --run-dir")
         elif config.init:
@@ -157,6 +159,7 @@ class Run:
             "history": self.history,
             "play_weights": None if self.play_weights is None else
             {key: torch.from_numpy(value) for key, value in self.play_weights.weights.items()},
+            "average": self.average,
         })
         self.last_save = time.monotonic()
 

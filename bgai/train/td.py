@@ -3,12 +3,17 @@ its λ-return), ``lam = 0`` being TD(0) with sampled backups, each position's ta
 position its game reached. A stage with ``hidden`` first grows the model (``EquityModel.grown``: wider and deeper,
 computing the same function) and ``warmup`` raises the learning rate from 0 over its first games, so that the new
 units' first steps are small; growth by self-play is a sequence of such stages (training/configs/deep.toml).
+``average_half_life`` keeps a moving average of the weights beside the model (Polyak's averaging; the model plays
+and learns as without it), saved as the stage's ``STAGE-avg`` network at its end.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import copy
 import time
+
+import torch
 
 from bgai.eval.checkpoint import model_payload, save_checkpoint
 from bgai.eval.network import ModelSnapshot
@@ -51,6 +56,8 @@ def train(state: Run, stage: TDStage) -> None:
             experience = rounds.next(n)
             play_seconds = time.perf_counter() - started
             loss = learner.fit(experience.boards, experience.targets, state.rng)
+            if stage.average_half_life:
+                update_average(state, 0.5 ** (n / stage.average_half_life))
             elapsed = time.perf_counter() - started
             state.seconds += elapsed
             state.step += n
@@ -77,9 +84,31 @@ def train(state: Run, stage: TDStage) -> None:
         # The stage's network stays playable (load_bot), as a lookahead generation's: a growth run's milestones.
         save_checkpoint(state.run_dir / "generations" / f"{stage.name}.pt",
                         {**model_payload(state.model), "games": state.games, "seconds": state.seconds})
+        if state.average is not None:
+            save_checkpoint(state.run_dir / "generations" / f"{stage.name}-avg.pt",
+                            {**model_payload(averaged_model(state)), "games": state.games, "seconds": state.seconds})
     finally:
         rounds.close()
         bar.close()
+
+
+def update_average(state: Run, keep: float) -> None:
+    """Fold the model's weights into the run's moving average of them (``state.average``, begun from the weights
+    themselves): each average weight keeps ``keep`` of itself and takes the rest from the model's."""
+    weights = state.model.state_dict()
+    if state.average is None:
+        state.average = {key: value.detach().to("cpu", torch.float32, copy=True) for key, value in weights.items()}
+        return
+    for key, value in weights.items():
+        state.average[key].mul_(keep).add_(value.detach().to("cpu", torch.float32), alpha=1 - keep)
+
+
+def averaged_model(state: Run):
+    """A copy of the model with the run's moving average of its weights."""
+    model = copy.deepcopy(state.model)
+    assert state.average is not None
+    model.load_state_dict(state.average)
+    return model
 
 
 def learning_rate(stage: TDStage, step: int) -> float:
