@@ -84,7 +84,7 @@ def train(state: Run, stage: TDStage) -> None:
         # The stage's network stays playable (load_bot), as a lookahead generation's: a growth run's milestones.
         save_checkpoint(state.run_dir / "generations" / f"{stage.name}.pt",
                         {**model_payload(state.model), "games": state.games, "seconds": state.seconds})
-        if state.average is not None:
+        if stage.average_half_life and state.average is not None:
             save_checkpoint(state.run_dir / "generations" / f"{stage.name}-avg.pt",
                             {**model_payload(averaged_model(state)), "games": state.games, "seconds": state.seconds})
     finally:
