@@ -80,6 +80,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bgai.coach.oracles import gnubg_positions  # noqa: E402
+from bgai.core.dice import ROLLS  # noqa: E402
 from bgai.core.files import provenance, write_json  # noqa: E402
 from bgai.core.movegen import afterstates, switch  # noqa: E402
 from bgai.core.progress import ticking  # noqa: E402
@@ -203,16 +204,12 @@ class GnubgEngine:
         return from_gnubg(self.gnubg.board_from_position_key(answer[1]))
 
 
-#: The 21 distinct rolls, each played on every warm-up board.
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
-
-
 def time_engine(engine, boards, dice, legal: list[set], warm_up) -> dict:
     """Milliseconds per move over the whole list (each play timed, an engine's ``reset`` before it not), after an
     untimed warm-up, and the afterstates chosen."""
     jobs = [engine.prepare(b, d) for b, d in zip(boards, dice)]
     for board in warm_up[0]:  # every roll: a double's play, or a phase's, may take a path the others do not
-        for d in ROLLS:
+        for d in ROLLS.astype(np.int64):  # (bgai.core.dice's 21 distinct rolls)
             engine.play(engine.prepare(board, d))
     answers, reset = [], getattr(engine, "reset", None)
     wall = reset_seconds = 0.0
