@@ -242,6 +242,30 @@ def test_a_staged_run_trains_contact_and_race_nets_and_its_targets_come_from_the
     assert bot.choose_move(Position.start(), (3, 1)) in Position.start().legal_moves((3, 1))
 
 
+def test_a_stage_schedule_lowers_the_rate_once_over_its_generations_and_keeps_every_other(tmp_path, monkeypatch):
+    # Given a lookahead stage of three generations whose rate falls over the stage, keeping every second network
+    rates = []
+    fit = Learner.fit
+
+    def recording(self, boards, targets, rng, lr=None, **settings):
+        rates.append(lr)
+        return fit(self, boards, targets, rng, lr=lr, **settings)
+    monkeypatch.setattr(Learner, "fit", recording)
+    config = load_config(None, {**TINY, "bench_games": 0, "final_bench_games": 0})
+    config.stages = [LookaheadStage(name="search", generations=3, games=4, positions=30, part=30, epochs=1,
+                                    buffer=1, lr=3e-4, lr_end=0.0, lr_schedule="stage", keep_every=2)]
+    run(config, tmp_path / "run", progress=False)
+
+    # Then each generation trains on its third of one falling line, and generations 1 and 2 (the last) are kept
+    assert np.allclose(rates, [(3e-4, 2e-4), (2e-4, 1e-4), (1e-4, 0.0)])
+    assert sorted(p.name for p in (tmp_path / "run" / "generations").glob("*.pt")) == ["search-001.pt",
+                                                                                         "search-002.pt"]
+    # And the per-generation schedule, the default, starts each generation anew; a schedule it does not know is refused
+    assert LookaheadStage(generations=3, lr=3e-4, lr_end=1e-5).generation_rates(2) == (3e-4, 1e-5)
+    with pytest.raises(BgaiError, match="lr_schedule must be one of generation, stage"):
+        LookaheadStage(lr_schedule="epoch").check()
+
+
 def test_a_run_without_benchmark_games_writes_no_figure_for_them(tmp_path, capsys):
     # Given a lookahead run with bench_games = 0 and final_bench_games = 0
     config = load_config(None, {**TINY, "bench_games": 0, "final_bench_games": 0})

@@ -163,8 +163,46 @@ PLAYING_KEYS = ("config", "games", "seconds", "history")
 
 def export_for_play(source: str | Path, target: str | Path) -> dict:
     """Write the playing part of a training checkpoint (no optimizer or random states) to ``target``."""
-    payload = load_checkpoint(source)
-    slim = {key: payload[key] for key in PLAYING_KEYS if key in payload}
-    slim.update(model_payload(model_from_checkpoint(payload)))  # format 1 weights are written as format 2
+    return export_network([source], target)
+
+
+def export_network(sources, target: str | Path, average: bool = False) -> dict:
+    """Write one network made from the checkpoints ``sources`` to ``target`` as a playing checkpoint (no optimizer
+    or random states; ``bgai export --network``) and return what was written.
+
+    One source: its network, with its config, games, seconds and benchmark history. ``average``: each source's
+    moving average of its weights instead (a TD stage with ``average_half_life`` keeps one in its run's
+    checkpoint). Several: the mean of their weights, which must be networks of one shape (layers, nets, encoder);
+    the games and seconds are the most of theirs, and no history (their benchmarks are not the mean's)."""
+    sources = [Path(source) for source in sources]
+    if not sources:
+        raise ValueError("export_network needs at least one checkpoint")
+    payloads = [load_checkpoint(source) for source in sources]
+    shape = _shape(payloads[0])
+    for source, payload in zip(sources[1:], payloads[1:]):
+        if _shape(payload) != shape:
+            raise CheckpointError(f"{source} is a network of another shape than {sources[0]} ({_shape(payload)} "
+                                  f"against {shape}): only networks of one shape average")
+    states = []
+    for source, payload in zip(sources, payloads):
+        if average and payload.get("average") is None:
+            raise CheckpointError(f"{source} keeps no moving average of its weights (only a TD stage with "
+                                  f"average_half_life does, in its run's checkpoint.pt)")
+        states.append(payload["average"] if average else _model_state(payload))
+    mean = {key: (sum(state[key].double() for state in states) / len(states)).float() for key in states[0]}
+    first = payloads[0]
+    slim = {key: first[key] for key in PLAYING_KEYS if key in first and (len(payloads) == 1 or key == "config")}
+    if average or len(payloads) > 1:
+        slim.pop("history", None)
+        for key in ("games", "seconds"):
+            if all(key in payload for payload in payloads):
+                slim[key] = max(payload[key] for payload in payloads)
+    model = model_from_checkpoint({**first, "format": FORMAT, "model": mean})
+    slim.update(model_payload(model))  # format 1 weights are written as format 2
     save_checkpoint(target, slim)
     return slim
+
+
+def _shape(payload: dict) -> tuple:
+    """What networks must share to be averaged: layers, nets and encoder."""
+    return tuple(payload["hidden"]), tuple(payload.get("phases", ("all",))), payload["encoder_version"]

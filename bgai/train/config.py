@@ -27,6 +27,7 @@ from bgai.eval.weights import check_growth, phase_nets
 #: ``LookaheadStage.rollout_pick``: where the lookahead moved the value farthest from the network's own 0-ply value,
 #: or where the network's own 0-ply money cube decisions are closest.
 ROLLOUT_PICKS = ("moved", "cube")
+LR_SCHEDULES = ("generation", "stage")
 #: ``RolloutStage.picks``: the positions a stage learns, by how their shard picked them (``bgai.train.labels``).
 LABEL_PICKS = ("all", "uniform", "disagreement")
 #: ``RolloutStage.anchor_plays``: which plays of the labelled positions' rolls become anchors
@@ -149,13 +150,20 @@ class LookaheadStage(Settings):
     epsilon: Float = _field(0.02, "chance that a self-play move is random while sampling positions")
     buffer: Int = _field(3, "generations of data the model trains on (this one and the ones before)")
     epochs: Int = _field(2, "passes over the buffer per generation")
-    lr: Float = _field(3e-4, "Adam learning rate at the start of each generation's training")
-    lr_end: Float = _field(3e-5, "learning rate reached linearly at the end of each generation's training "
-                                 "(negative: constant lr)")
+    lr: Float = _field(3e-4, "Adam learning rate at the start of each generation's training (with lr_schedule "
+                             "'stage': of the stage's first generation)")
+    lr_end: Float = _field(3e-5, "learning rate reached linearly at the end of each generation's training (with "
+                                 "lr_schedule 'stage': of the stage's last generation; negative: constant lr)")
+    lr_schedule: Str = _field("generation", "'generation': each generation's training falls from lr to lr_end; "
+                                            "'stage': the rate falls once, linearly over the stage's generations, "
+                                            "each generation training on its own stretch of that line (as one "
+                                            "online run over the stage, PureTD's 1-ply stage)")
     batch_size: Int = _field(256, "minibatch size")
     validation: Float = _field(0.05, "share of each generation's positions held out to measure the model's error")
     part: Int = _field(20_000, "positions per part of the target computation (the unit of resuming)")
     bench_every: Int = _field(1, "generations between benchmarks against pubeval and the heuristic player")
+    keep_every: Int = _field(1, "generations between the networks kept in the run's generations/ folder (the "
+                                "stage's last is always kept)")
     deeper: Float = _field(0.0, "share of each part's positions, those whose lookahead value moved farthest from the "
                                 "model's own 0-ply value, evaluated one ply deeper")
     rollouts: Float = _field(0.0, "share of each part's positions, those rollout_pick names, whose targets are "
@@ -189,7 +197,7 @@ class LookaheadStage(Settings):
     def check(self) -> None:
         """``BgaiError`` naming every setting out of its range (and a pruner that is not a file)."""
         problems = _count_problems(self, "generations", "games", "positions", "buffer", "epochs", "batch_size",
-                                   "part", "bench_every")
+                                   "part", "bench_every", "keep_every")
         problems += _share_problems(self, "epsilon", "lam") + _rate_problems(self)
         if self.plies not in ((0, 1, 2) if self.ensemble else (1, 2)):
             problems.append(f"plies must be 1 or 2 (or 0 with an ensemble), got {self.plies}")
@@ -205,11 +213,19 @@ class LookaheadStage(Settings):
             problems.append(f"rollouts must be a share 0..1, rollout_trials at least 1 and rollout_truncate 0 or "
                             f"more, got {self.rollouts}, {self.rollout_trials} and {self.rollout_truncate}")
         problems += _choice_problems(self, "rollout_pick", ROLLOUT_PICKS) + _choice_problems(self, "loss", LOSSES)
+        problems += _choice_problems(self, "lr_schedule", LR_SCHEDULES)
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
         if self.pruner and not Path(self.pruner).is_file():
             problems.append(f"pruner {self.pruner!r} is not a file (a pruning net's .npz, training/pruner.py)")
         _refuse(self.name, problems)
+
+    def generation_rates(self, generation: int) -> tuple[float, float]:
+        """The learning rates at the start and end of ``generation``'s training (``Learner.fit``'s ``lr``)."""
+        if self.lr_schedule == "generation" or self.lr_end < 0:
+            return self.lr, self.lr_end
+        at = [self.lr + (self.lr_end - self.lr) * g / self.generations for g in (generation, generation + 1)]
+        return at[0], at[1]
 
     def ensemble_paths(self) -> list[str]:
         """The ``ensemble`` setting's checkpoints."""

@@ -6,10 +6,11 @@ database answers those); (2) a frozen copy of the model evaluates each at ``plie
 the mean over the 21 rolls of the position after the play it would choose, bear-offs at the leaves from the bear-off
 database, finished games exact); (3) the model is trained on those targets and on the previous ``buffer - 1``
 generations' (minibatch Adam, the learning rate falling linearly from ``lr`` to ``lr_end`` within each
-generation), a held-out share measuring its error. So generation k + 1 learns what generation k's lookahead saw;
-this is how the strongest engines trained their nets, with their own earlier nets. A stage may name a ``teacher``,
-an earlier bgai network (say the TD-trained one), that plays the games and computes the targets in (1) and (2)
-instead: a new model's first lessons, from a network bgai trained itself.
+generation, or once over the stage with ``lr_schedule = "stage"``), a held-out share measuring its error. So
+generation k + 1 learns what generation k's lookahead saw; this is how the strongest engines trained their nets,
+with their own earlier nets. A stage may name a ``teacher``, an earlier bgai network (say the TD-trained one),
+that plays the games and computes the targets in (1) and (2) instead: a new model's first lessons, from a
+network bgai trained itself.
 
 With ``lam`` above 0 the targets follow the games too (``trace_returns``): the positions are sampled with the order
 each game passed through them, and each is trained towards its lookahead value plus the λ-discounted lookahead
@@ -326,7 +327,8 @@ def train(state: Run, stage: LookaheadStage) -> None:
         started = time.perf_counter()
         learner = Learner(state.model, stage.lr, stage.batch_size, stage.epochs, loss=stage.loss,
                           device=state.device, precision=state.config.learner_precision)
-        loss = learner.fit(boards, targets, state.rng, lr=(stage.lr, stage.lr_end), progress=state.progress)
+        loss = learner.fit(boards, targets, state.rng, lr=stage.generation_rates(generation),
+                           progress=state.progress)
         state.seconds += time.perf_counter() - started
         after = evaluation_error(state.model, val_boards, val_targets)
         state.step += 1
@@ -343,8 +345,10 @@ def train(state: Run, stage: LookaheadStage) -> None:
                           f"({pubeval['games']:,} duplicate games)" if pubeval["games"] else "")
                 print(f"{stage.name} generation {generation}: validation equity error {before['equity_mae']:.4f} "
                       f"-> {after['equity_mae']:.4f}{versus}", flush=True)
-        # Each generation's network stays playable (load_bot), to compare generations head to head.
-        save_checkpoint(state.run_dir / "generations" / f"{stage.name}-{generation:03d}.pt",
-                        {**model_payload(state.model), "games": state.games, "seconds": state.seconds,
-                         "validation": after})
+        # Each generation's network (or every keep_every-th, and the last) stays playable (load_bot), to compare
+        # generations head to head.
+        if state.step % stage.keep_every == 0 or state.step == stage.generations:
+            save_checkpoint(state.run_dir / "generations" / f"{stage.name}-{generation:03d}.pt",
+                            {**model_payload(state.model), "games": state.games, "seconds": state.seconds,
+                             "validation": after})
         state.save()

@@ -157,11 +157,21 @@ def add_train(commands, train_settings: bool = True) -> None:
 
 
 def _export(args: argparse.Namespace) -> None:
+    checkpoints = args.checkpoint or []
+    for path in checkpoints:
+        if not os.path.isfile(path):
+            raise BgaiError(f"no checkpoint file {path}")
+    if (args.onnx is None) == (args.network is None):
+        raise BgaiError("name one file to write: --onnx FILE (an ONNX file) or --network FILE (a bgai checkpoint)")
+    if args.network is not None:
+        _export_network(args, checkpoints)
+        return
+    if len(checkpoints) > 1 or args.average:
+        raise BgaiError("--onnx exports one network: average several (or take a run's moving average) with "
+                        "--network first, then export that file")
     from bgai.eval.export import export_onnx
 
-    if args.checkpoint is not None and not os.path.isfile(args.checkpoint):
-        raise BgaiError(f"no checkpoint file {args.checkpoint}")
-    report = export_onnx(args.onnx, args.checkpoint, check=args.check)
+    report = export_onnx(args.onnx, checkpoints[0] if checkpoints else None, check=args.check)
     if args.json:
         print(json.dumps(report))
         return
@@ -176,15 +186,44 @@ def _export(args: argparse.Namespace) -> None:
               f"{report['bgai_boards_per_s']:,.0f} and {report['bgai_move_boards_per_s']:,.0f}")
 
 
+def _export_network(args: argparse.Namespace, checkpoints: list[str]) -> None:
+    from bgai.eval.checkpoint import export_network
+
+    if not checkpoints:
+        raise BgaiError("--network needs the --checkpoint (or several, to average) it is made from")
+    written = export_network(checkpoints, args.network, average=args.average)
+    made = ("the moving average of its weights" if args.average else "its network") if len(checkpoints) == 1 else \
+        f"the mean of {len(checkpoints)} networks' " + ("moving averages" if args.average else "weights")
+    report = {"path": args.network, "checkpoints": checkpoints, "average": args.average,
+              "hidden": list(written["hidden"]), "phases": list(written["phases"]),
+              "encoder_version": written["encoder_version"], "games": written.get("games")}
+    if args.json:
+        print(json.dumps(report))
+        return
+    print(f"wrote {args.network}: {made} ({'-'.join(map(str, written['hidden']))}, nets "
+          f"{','.join(written['phases'])}, encoder {written['encoder_version']})")
+
+
 def add_export(commands) -> None:
     """``bgai export``: its arguments."""
-    export = commands.add_parser("export", help="write the 0-ply network as one ONNX file, for other runtimes",
+    export = commands.add_parser("export", help="write a network as one ONNX file, for other runtimes, or as a "
+                                                "playing checkpoint (one, a mean of several, a moving average)",
                                  description="Write the network bgai plays 0-ply with as one ONNX file "
                                              "(bgai.eval.export; inputs: bgai.onnx_feeds(boards)), after "
                                              "onnxruntime has evaluated it on positions of games within 1e-5 of "
-                                             "bgai (needs the env extra).")
-    export.add_argument("--onnx", required=True, metavar="FILE", help="the ONNX file to write")
-    export.add_argument("--checkpoint", help="network to export (default: the one load_bot() plays 0-ply with)")
+                                             "bgai (needs the env extra); or, with --network, a checkpoint's "
+                                             "network as a playing checkpoint for bgai itself "
+                                             "(bgai.eval.checkpoint.export_network): the mean of the weights of "
+                                             "several, or the moving average a run keeps beside its weights.")
+    export.add_argument("--onnx", metavar="FILE", help="the ONNX file to write")
+    export.add_argument("--network", metavar="FILE",
+                        help="the bgai checkpoint to write instead: the network alone, no training state")
+    export.add_argument("--checkpoint", action="append",
+                        help="network to export (default: the one load_bot() plays 0-ply with); with --network, "
+                             "repeat it to write the mean of several networks' weights (one shape)")
+    export.add_argument("--average", action="store_true",
+                        help="with --network: the run checkpoint's moving average of its weights (a TD stage with "
+                             "average_half_life) instead of its weights")
     export.add_argument("--check", type=int, default=1000, metavar="N",
                         help="positions onnxruntime is checked on before the file is written (default 1000; 0: "
                              "no check)")
