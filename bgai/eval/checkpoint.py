@@ -181,8 +181,9 @@ def export_network(sources, target: str | Path, average: bool = False) -> dict:
     shape = _shape(payloads[0])
     for source, payload in zip(sources[1:], payloads[1:]):
         if _shape(payload) != shape:
-            raise CheckpointError(f"{source} is a network of another shape than {sources[0]} ({_shape(payload)} "
-                                  f"against {shape}): only networks of one shape average")
+            raise CheckpointError(f"{source} is a network of another shape than {sources[0]} "
+                                  f"({_described(_shape(payload))} against {_described(shape)}): only networks of "
+                                  f"one shape average")
     states = []
     for source, payload in zip(sources, payloads):
         if average and payload.get("average") is None:
@@ -206,3 +207,8 @@ def export_network(sources, target: str | Path, average: bool = False) -> dict:
 def _shape(payload: dict) -> tuple:
     """What networks must share to be averaged: layers, nets and encoder."""
     return tuple(payload["hidden"]), tuple(payload.get("phases", ("all",))), payload["encoder_version"]
+
+
+def _described(shape: tuple) -> str:
+    hidden, phases, encoder = shape
+    return f"{'-'.join(map(str, hidden))}, nets {','.join(phases)}, encoder {encoder}"
