@@ -8,7 +8,7 @@ gnubg's). Then the speed table by network size: the TD trainer's games per secon
 size plays the same games and only the network's cost differs), its learner in float32 and in bfloat16 (the run
 setting ``learner_precision``), one after the other.
 
-    python benchmarks/selfplay_bench.py [--games 4096] [--gnubg-games 400] [--sizes 80 256,256 ...]
+    python benchmarks/selfplay_bench.py [--games 8192] [--gnubg-games 400] [--sizes 80 256,256 ...]
                                         [--learner-precisions fp32 bf16] [--json FILE]
 
 Prints games per second of each and the ratios, and a JSON line; ``--json`` also writes them, with the command, date,
@@ -97,7 +97,7 @@ def by_size(games: int, checkpoint: str, sizes: list[str], workers: int | None,
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=4096, help="bgai training games, each way")
+    parser.add_argument("--games", type=int, default=8192, help="bgai training games, each way")
     parser.add_argument("--gnubg-games", type=int, default=400, help="gnubg self-play games")
     parser.add_argument("--config", default=None, help="TD run config of the run from scratch (default: the "
                                                         "default TD stage, 512 games at once)")
