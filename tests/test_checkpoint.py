@@ -1,6 +1,7 @@
 """Network files are checked before they are trusted: corrupted or crafted checkpoints (``.pt``) and play files
 (``.npz``) are refused with ``CheckpointError``, fast and without allocating the network they declare; whatever
-loads is the network that was saved."""
+loads is the network that was saved; ``bgai export --network`` writes one network, the mean of several, or a run's
+moving average, and refuses what it cannot do in one line."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import torch
 from bgai.core.errors import BgaiError
 from bgai.core.phase import BEAROFF, CONTACT, CRASHED, RACE, reference_classify
 from bgai.eval import encoding
-from bgai.eval.bot import load_bot
+from bgai.eval.bot import SHIPPED_NPZ, load_bot
 from bgai.eval.checkpoint import (
     CheckpointError,
     load_checkpoint,
@@ -28,6 +29,7 @@ from bgai.eval.checkpoint import (
 )
 from bgai.eval.network import EquityModel
 from bgai.eval.weights import MAX_HIDDEN, PROBE_BOARDS, ModelSnapshot, content_hash
+from bgai.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -383,3 +385,64 @@ def test_the_shipped_network_still_loads_and_plays():
     assert probs.shape == (len(PROBE_BOARDS), 5) and np.isfinite(probs).all()
     td = load_bot(ROOT / "checkpoints" / "td-v1" / "checkpoint.pt")
     assert td.model.encoder_version == 1 and td.model.n_inputs == encoding.n_features(1)
+
+
+def _saved_network(path, hidden, seed, **entries):
+    """A checkpoint of a small network of seeded random weights, with extra ``entries``."""
+    torch.manual_seed(seed)
+    model = EquityModel.create(hidden, ("all",), 0)
+    save_checkpoint(path, {**model_payload(model), "games": 100 * seed, **entries})
+    return model.state_dict()
+
+
+def test_bgai_export_network_writes_one_network_a_mean_of_several_or_a_runs_moving_average(tmp_path, capsys):
+    a = _saved_network(tmp_path / "a.pt", (8, 4), 1, history=[{"games": 100}], optimizer={"state": {}}, step=3)
+    b = _saved_network(tmp_path / "b.pt", (8, 4), 2)
+    moving = {key: value * 0.5 for key, value in b.items()}
+    _saved_network(tmp_path / "run.pt", (8, 4), 3, average=moving)
+    # One network: its weights, games and history, no training state
+    assert main(["export", "--network", str(tmp_path / "one.pt"), "--checkpoint", str(tmp_path / "a.pt")]) == 0
+    one = load_checkpoint(tmp_path / "one.pt")
+    assert all(torch.equal(one["model"][k], a[k]) for k in a) and one["history"] == [{"games": 100}]
+    assert one["games"] == 100 and "optimizer" not in one and "step" not in one
+    assert "wrote" in capsys.readouterr().out
+    # Several: the mean of their weights, the most games, no history (their benchmarks are not the mean's)
+    assert main(["export", "--network", str(tmp_path / "mean.pt"), "--checkpoint", str(tmp_path / "a.pt"),
+                 "--checkpoint", str(tmp_path / "b.pt"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["hidden"] == [8, 4] and report["games"] == 200 and report["average"] is False
+    mean = load_checkpoint(tmp_path / "mean.pt")
+    for key in a:
+        torch.testing.assert_close(mean["model"][key], (a[key] + b[key]) / 2)
+    assert "history" not in mean and load_bot(tmp_path / "mean.pt").model.hidden == (8, 4)
+    # A run's moving average of its weights
+    assert main(["export", "--network", str(tmp_path / "avg.pt"), "--checkpoint", str(tmp_path / "run.pt"),
+                 "--average"]) == 0
+    averaged = load_checkpoint(tmp_path / "avg.pt")["model"]
+    assert all(torch.equal(averaged[k], moving[k]) for k in moving)
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--network", "out.pt"], "--network needs the --checkpoint"),
+    (["--network", "out.pt", "--checkpoint", "a.pt", "--average"], "keeps no moving average of its weights"),
+    (["--network", "out.pt", "--checkpoint", "a.pt", "--checkpoint", "wide.pt"], "of another shape"),
+    (["--network", "out.pt", "--onnx", "x.onnx", "--checkpoint", "a.pt"], "name one file to write"),
+    (["--checkpoint", "a.pt"], "name one file to write"),
+    (["--onnx", "x.onnx", "--checkpoint", "a.pt", "--checkpoint", "a.pt"], "--onnx exports one network"),
+    (["--onnx", "x.onnx", "--checkpoint", "a.pt", "--average"], "--onnx exports one network"),
+    (["--network", "a.pt", "--checkpoint", "a.pt", "--average"], "is one of the checkpoints the network is made"),
+    (["--network", ".", "--checkpoint", "a.pt"], "is a folder"),
+    (["--network", "out.pt", "--checkpoint", "net.npz"], "is not a readable bgai checkpoint"),
+])
+def test_bgai_export_network_bad_input_is_one_line(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    _saved_network(tmp_path / "a.pt", (8, 4), 1)
+    _saved_network(tmp_path / "wide.pt", (16, 4), 2)
+    (tmp_path / "net.npz").write_bytes(SHIPPED_NPZ.read_bytes())
+    before = (tmp_path / "a.pt").read_bytes()
+    assert main(["export", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bgai export: error: ") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "out.pt").exists() and not (tmp_path / "x.onnx").exists()
+    assert (tmp_path / "a.pt").read_bytes() == before

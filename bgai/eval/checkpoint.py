@@ -172,11 +172,19 @@ def export_network(sources, target: str | Path, average: bool = False) -> dict:
 
     One source: its network, with its config, games, seconds and benchmark history. ``average``: each source's
     moving average of its weights instead (a TD stage with ``average_half_life`` keeps one in its run's
-    checkpoint). Several: the mean of their weights, which must be networks of one shape (layers, nets, encoder);
-    the games and seconds are the most of theirs, and no history (their benchmarks are not the mean's)."""
+    checkpoint while the stage runs), without the history (the benchmarks were the model's). Several: the mean of
+    their weights, which must be networks of one shape (layers, nets, encoder); the first's config, the most games
+    and seconds of theirs, and no history (their benchmarks are not the mean's). ``target`` may not be one of the
+    sources (a run's checkpoint would lose its training state)."""
     sources = [Path(source) for source in sources]
     if not sources:
         raise ValueError("export_network needs at least one checkpoint")
+    target = Path(target)
+    if target.is_dir():
+        raise CheckpointError(f"{target} is a folder; give the checkpoint file's name")
+    if any(target.resolve() == source.resolve() for source in sources):
+        raise CheckpointError(f"{target} is one of the checkpoints the network is made from; write it to another "
+                              f"file (a run's checkpoint would lose its training state)")
     payloads = [load_checkpoint(source) for source in sources]
     shape = _shape(payloads[0])
     for source, payload in zip(sources[1:], payloads[1:]):
@@ -187,8 +195,9 @@ def export_network(sources, target: str | Path, average: bool = False) -> dict:
     states = []
     for source, payload in zip(sources, payloads):
         if average and payload.get("average") is None:
-            raise CheckpointError(f"{source} keeps no moving average of its weights (only a TD stage with "
-                                  f"average_half_life does, in its run's checkpoint.pt)")
+            raise CheckpointError(f"{source} keeps no moving average of its weights (a TD stage with "
+                                  f"average_half_life keeps one in its run's checkpoint.pt while the stage runs; "
+                                  f"at the stage's end it is generations/STAGE-avg.pt)")
         states.append(payload["average"] if average else _model_state(payload))
     mean = {key: (sum(state[key].double() for state in states) / len(states)).float() for key in states[0]}
     first = payloads[0]
@@ -200,7 +209,10 @@ def export_network(sources, target: str | Path, average: bool = False) -> dict:
                 slim[key] = max(payload[key] for payload in payloads)
     model = model_from_checkpoint({**first, "format": FORMAT, "model": mean})
     slim.update(model_payload(model))  # format 1 weights are written as format 2
-    save_checkpoint(target, slim)
+    try:
+        save_checkpoint(target, slim)
+    except OSError as error:
+        raise CheckpointError(f"cannot write {target}: {error.strerror or error}") from None
     return slim
 
 

@@ -156,8 +156,10 @@ class LookaheadStage(Settings):
                                  "lr_schedule 'stage': of the stage's last generation; negative: constant lr)")
     lr_schedule: Str = _field("generation", "'generation': each generation's training falls from lr to lr_end; "
                                             "'stage': the rate falls once, linearly over the stage's generations, "
-                                            "each generation training on its own stretch of that line (as one "
-                                            "online run over the stage, PureTD's 1-ply stage)")
+                                            "each generation training on its own stretch of that line (the rate "
+                                            "of one online run over the stage, as PureTD's 1-ply stage; Adam "
+                                            "still starts anew each generation). The line is drawn over "
+                                            "generations: changing it on a resume moves the rate")
     batch_size: Int = _field(256, "minibatch size")
     validation: Float = _field(0.05, "share of each generation's positions held out to measure the model's error")
     part: Int = _field(20_000, "positions per part of the target computation (the unit of resuming)")

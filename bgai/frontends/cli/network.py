@@ -219,13 +219,14 @@ def add_export(commands) -> None:
     export.add_argument("--network", metavar="FILE",
                         help="the bgai checkpoint to write instead: the network alone, no training state")
     export.add_argument("--checkpoint", action="append",
-                        help="network to export (default: the one load_bot() plays 0-ply with); with --network, "
-                             "repeat it to write the mean of several networks' weights (one shape)")
+                        help="network to export: with --onnx a checkpoint or network file (default: the one "
+                             "load_bot() plays 0-ply with); with --network a bgai checkpoint (.pt), required, "
+                             "repeated to write the mean of several networks' weights (one shape)")
     export.add_argument("--average", action="store_true",
                         help="with --network: the run checkpoint's moving average of its weights (a TD stage with "
                              "average_half_life) instead of its weights")
     export.add_argument("--check", type=int, default=1000, metavar="N",
-                        help="positions onnxruntime is checked on before the file is written (default 1000; 0: "
-                             "no check)")
+                        help="with --onnx: positions onnxruntime is checked on before the file is written (default "
+                             "1000; 0: no check)")
     export.add_argument("--json", action="store_true", help="print what was written and measured as JSON")
     export.set_defaults(run=_export)
