@@ -27,6 +27,7 @@ from bgai.eval.weights import check_growth, phase_nets
 #: ``LookaheadStage.rollout_pick``: where the lookahead moved the value farthest from the network's own 0-ply value,
 #: or where the network's own 0-ply money cube decisions are closest.
 ROLLOUT_PICKS = ("moved", "cube")
+#: ``LookaheadStage.lr_schedule``: the rate falls within each generation, or once over the stage's generations.
 LR_SCHEDULES = ("generation", "stage")
 #: ``RolloutStage.picks``: the positions a stage learns, by how their shard picked them (``bgai.train.labels``).
 LABEL_PICKS = ("all", "uniform", "disagreement")
