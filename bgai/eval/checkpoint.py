@@ -186,12 +186,11 @@ def export_network(sources, target: str | Path, average: bool = False) -> dict:
         raise CheckpointError(f"{target} is one of the checkpoints the network is made from; write it to another "
                               f"file (a run's checkpoint would lose its training state)")
     payloads = [load_checkpoint(source) for source in sources]
-    shape = _shape(payloads[0])
+    shape = network_shape(payloads[0])
     for source, payload in zip(sources[1:], payloads[1:]):
-        if _shape(payload) != shape:
+        if network_shape(payload) != shape:
             raise CheckpointError(f"{source} is a network of another shape than {sources[0]} "
-                                  f"({_described(_shape(payload))} against {_described(shape)}): only networks of "
-                                  f"one shape average")
+                                  f"({network_shape(payload)} against {shape}): only networks of one shape average")
     states = []
     for source, payload in zip(sources, payloads):
         if average and payload.get("average") is None:
@@ -216,11 +215,7 @@ def export_network(sources, target: str | Path, average: bool = False) -> dict:
     return slim
 
 
-def _shape(payload: dict) -> tuple:
-    """What networks must share to be averaged: layers, nets and encoder."""
-    return tuple(payload["hidden"]), tuple(payload.get("phases", ("all",))), payload["encoder_version"]
-
-
-def _described(shape: tuple) -> str:
-    hidden, phases, encoder = shape
-    return f"{'-'.join(map(str, hidden))}, nets {','.join(phases)}, encoder {encoder}"
+def network_shape(payload: dict) -> str:
+    """What networks must share to be averaged, in words: layers, nets and encoder ("512-256, nets all, encoder 0")."""
+    phases = payload.get("phases", ("all",))
+    return f"{'-'.join(map(str, payload['hidden']))}, nets {','.join(phases)}, encoder {payload['encoder_version']}"

@@ -187,7 +187,7 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _export_network(args: argparse.Namespace, checkpoints: list[str]) -> None:
-    from bgai.eval.checkpoint import export_network
+    from bgai.eval.checkpoint import export_network, network_shape
 
     if not checkpoints:
         raise BgaiError("--network needs the --checkpoint (or several, to average) it is made from")
@@ -200,8 +200,7 @@ def _export_network(args: argparse.Namespace, checkpoints: list[str]) -> None:
     if args.json:
         print(json.dumps(report))
         return
-    print(f"wrote {args.network}: {made} ({'-'.join(map(str, written['hidden']))}, nets "
-          f"{','.join(written['phases'])}, encoder {written['encoder_version']})")
+    print(f"wrote {args.network}: {made} ({network_shape(written)})")
 
 
 def add_export(commands) -> None:
