@@ -6,7 +6,7 @@
 #
 # Self-play plays on every core (worker processes), the learner on the GPU where torch sees one (--device auto);
 # a checkpoint is written every minute (CHECKPOINT_MINUTES), and the run is stopped (SIGINT) after LIMIT (as
-# timeout(1) reads it: 7m, 420s), so that at most a minute of its games is lost. What it writes goes to OUT: the checkpoint (copy it over RUN_DIR/checkpoint.pt here to go on
+# timeout(1) reads it: 7m, 420s), so that at most a minute of its games is lost; a run still going KILL_AFTER (default 30s) after that is killed. What it writes goes to OUT: the checkpoint (copy it over RUN_DIR/checkpoint.pt here to go on
 # from it), each finished stage's network (generations/) and the training curves (tensorboard/). Tried on the CPU
 # here on a tiny run (tests/test_training.py). The machine there has Python 3.12 with numpy, numba, torch, tensorboard and tqdm: bgai runs from this
 # tree on PYTHONPATH, nothing installed.
@@ -19,7 +19,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python=${PYTHON:-python3}
 resume=$([ -f "$run_dir/checkpoint.pt" ] && echo --resume)
 mkdir -p "$out"
-timeout -k 30s -s INT "$limit" "$python" -m bgai.frontends.cli train --config "$config" --run-dir "$run_dir" $resume \
+timeout -k "${KILL_AFTER:-30s}" -s INT "$limit" "$python" -m bgai.frontends.cli train --config "$config" --run-dir "$run_dir" $resume \
     --device auto --checkpoint-minutes "${CHECKPOINT_MINUTES:-1}" --quiet > "$out/train.log" 2>&1
 status=$?
 # 124: stopped at the time limit (the last checkpoint stands); 0: the run's stages are all done.
