@@ -4,12 +4,13 @@
 #
 #     bash training/device_run.sh LIMIT RUN_DIR OUT       # e.g. 7m checkpoints/deep "$OUT" on the lent machine
 #
-# Self-play plays on every core (worker processes), the learner on the GPU where torch sees one (--device auto);
-# a checkpoint is written every minute (CHECKPOINT_MINUTES), and the run is stopped (SIGINT) after LIMIT (as
-# timeout(1) reads it: 7m, 420s), so that at most a minute of its games is lost; a run still going KILL_AFTER (default 30s) after that is killed. What it writes goes to OUT: the checkpoint (copy it over RUN_DIR/checkpoint.pt here to go on
-# from it), each finished stage's network (generations/) and the training curves (tensorboard/). Tried on the CPU
-# here on a tiny run (tests/test_training.py). The machine there has Python 3.12 with numpy, numba, torch, tensorboard and tqdm: bgai runs from this
-# tree on PYTHONPATH, nothing installed.
+# Self-play plays on every core (worker processes), the learner on the GPU where torch sees one (--device auto); a
+# checkpoint is written every minute (CHECKPOINT_MINUTES), and the run is stopped (SIGINT) after LIMIT (as timeout(1)
+# reads it: 7m, 420s), so that at most a minute of its games is lost; a run still going KILL_AFTER (default 30s) after
+# that is killed. What it writes goes to OUT: the checkpoint (copy it over RUN_DIR/checkpoint.pt here to go on from
+# it), each finished stage's network (generations/) and the training curves (tensorboard/). Tried on the CPU here on a
+# tiny run (tests/test_training.py). The machine there has Python 3.12 with numpy, numba, torch, tensorboard and tqdm:
+# bgai runs from this tree on PYTHONPATH, nothing installed.
 set -u
 limit=${1:?time limit}
 run_dir=${2:?run folder}
@@ -19,7 +20,8 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python=${PYTHON:-python3}
 resume=$([ -f "$run_dir/checkpoint.pt" ] && echo --resume)
 mkdir -p "$out"
-timeout -k "${KILL_AFTER:-30s}" -s INT "$limit" "$python" -m bgai.frontends.cli train --config "$config" --run-dir "$run_dir" $resume \
+timeout -k "${KILL_AFTER:-30s}" -s INT "$limit" \
+    "$python" -m bgai.frontends.cli train --config "$config" --run-dir "$run_dir" $resume \
     --device auto --checkpoint-minutes "${CHECKPOINT_MINUTES:-1}" --quiet > "$out/train.log" 2>&1
 status=$?
 # 124: stopped at the time limit (the last checkpoint stands); 0: the run's stages are all done.
