@@ -4,8 +4,10 @@ resuming, and every kind of checkpoint loading as a bot."""
 import copy
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -1424,6 +1426,39 @@ def test_a_device_that_is_not_there_is_refused_by_name(tmp_path):
     with pytest.raises(BgaiError, match=f"device '{missing}': torch sees {torch.cuda.device_count()} CUDA device"):
         Run(load_config(None, {**TINY, "device": missing}), tmp_path / "run", resume=False, progress=False)
     assert load_config(None, TINY).device == "auto"
+
+
+def test_a_td_run_stopped_by_sigterm_writes_its_checkpoint_where_it_stood_and_resumes_from_it(tmp_path):
+    """``kill`` (SIGTERM) of ``bgai train`` with no checkpoint due for an hour: the round under way is played out,
+    the checkpoint written at its end, the exit status a signal's (128 + 15), and the command to go on printed; that
+    command goes on from the checkpoint's game."""
+    config = tmp_path / "long.toml"
+    config.write_text(growth_config("8", [("long", "", 10**7)]))
+    run_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "bgai.frontends.cli", "train", "--config", str(config), "--run-dir",
+               str(run_dir), "--quiet"]
+    root = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(run_dir.glob("tensorboard/events.*")) and time.monotonic() < deadline:
+            time.sleep(0.2)  # (the run writes its curves from its start; games are played a few seconds later)
+        time.sleep(3)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGTERM, err
+    saved = load_checkpoint(run_dir / "checkpoint.pt")
+    assert saved["games"] > 0 and saved["games"] % 32 == 0 and saved["step"] == saved["games"]  # whole rounds
+    assert "stopped by SIGTERM" in err and f"at {saved['games']:,} games" in err
+    go_on = err.rpartition("go on with: ")[2].split()
+    assert go_on[-1] == "--resume" and go_on[go_on.index("--run-dir") + 1] == str(run_dir)
+    # The command printed, its stage cut to two rounds more, ends there: it went on from the checkpoint's game.
+    finish = subprocess.run([*command, "--resume", "--games", str(saved["games"] + 64)], cwd=root,
+                            capture_output=True, text=True, timeout=300)
+    assert finish.returncode == 0, finish.stderr
+    assert load_checkpoint(run_dir / "checkpoint.pt")["games"] == saved["games"] + 64
 
 
 def test_the_device_script_resumes_a_run_stops_it_at_its_limit_and_brings_its_checkpoint_back(tmp_path):

@@ -6,11 +6,12 @@
 #
 # Self-play plays on every core (worker processes), the learner on the GPU where torch sees one (--device auto); a
 # checkpoint is written every minute (CHECKPOINT_MINUTES), and the run is stopped (SIGINT) after LIMIT (as timeout(1)
-# reads it: 7m, 420s), so that at most a minute of its games is lost; a run still going KILL_AFTER (default 30s) after
-# that is killed. What it writes goes to OUT: the checkpoint (copy it over RUN_DIR/checkpoint.pt here to go on from
-# it), each finished stage's network (generations/) and the training curves (tensorboard/). Tried on the CPU here on a
-# tiny run (tests/test_training.py). The machine there has Python 3.12 with numpy, numba, torch, tensorboard and tqdm:
-# bgai runs from this tree on PYTHONPATH, nothing installed.
+# reads it: 7m, 420s): it plays out its round and writes its checkpoint there; a run still going KILL_AFTER (default
+# 30s) after that is killed, losing at most the minute since its last checkpoint. What it writes goes to OUT: the
+# checkpoint (copy it over RUN_DIR/checkpoint.pt here to go on from it), each finished stage's network
+# (generations/) and the training curves (tensorboard/). Tried on the CPU here on a tiny run
+# (tests/test_training.py). The machine there has Python 3.12 with numpy, numba, torch, tensorboard and tqdm: bgai
+# runs from this tree on PYTHONPATH, nothing installed.
 set -u
 limit=${1:?time limit}
 run_dir=${2:?run folder}

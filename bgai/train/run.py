@@ -30,11 +30,20 @@ playable, as ``RUN_DIR/generations/STAGE-NNN.pt``) and, for a lookahead stage, i
 data files under ``RUN_DIR/data/`` (positions, then targets in parts, each written once, atomically). ``run(...,
 resume=True)`` continues where it stopped; a killed run loses at most a checkpoint interval of TD games or one
 part of target computation. Curves go to ``RUN_DIR/tensorboard`` under ``<stage name>/...``.
+
+Stopping. While ``run`` works (in the main thread), SIGTERM, and SIGINT (Ctrl-C) unless the shell that started it
+ignores SIGINT (``nohup``, a background job of a script), stop it with nothing lost: a TD stage plays out its round,
+writes its checkpoint and raises ``Stopped``; a second signal, or a signal during any other method, stops it at once
+(``KeyboardInterrupt``), with a lookahead stage's parts and generations on disk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +51,9 @@ from bgai.core.files import locked_folder, write_json
 from bgai.core.workers import Pool
 from bgai.train import lookahead, rollouts, td
 from bgai.train.config import RunConfig
-from bgai.train.state import Run, benchmark
+from bgai.train.state import Run, Stopped, benchmark
+
+__all__ = ["METHODS", "Stopped", "run"]
 
 #: How each training method trains its stages: ``METHODS[stage.method](state, stage)`` (the methods' settings:
 #: ``bgai.train.config.STAGES``).
@@ -61,26 +72,53 @@ def run(config: RunConfig, run_dir: str | Path, resume: bool = False, progress: 
 
 def _run(config: RunConfig, run_dir: Path, resume: bool, progress: bool, pool: Pool | None) -> dict:
     state = Run(config, run_dir, resume, progress, pool)
+    with _stops_on_signals(state):
+        try:
+            while state.stage < len(config.stages):
+                if state.stop_signal is not None:  # asked as the stage before ended (its checkpoint written)
+                    raise Stopped(state.stop_signal, state)
+                stage = config.stages[state.stage]
+                grown = config.hidden_at(state.stage)
+                if state.model.hidden != grown:  # the stage grows the model as it starts; its optimizer starts anew
+                    state.model = state.model.grown(grown, seed=config.seed + state.stage)
+                    state.writer.add_text("growth", f"stage {stage.name}: {state.model.describe()}", state.games)
+                METHODS[stage.method](state, stage)
+                # Not saved: a finished run resumed with a longer last stage goes on with that stage.
+                state.stage, state.step, state.optimizer_state, state.play_weights = state.stage + 1, 0, None, None
+                state.average = None
+            final = benchmark(state.model, config.final_bench_games, seed=777, pool=state.pool)
+            summary = {"run_dir": str(run_dir), "games": state.games, "hours": state.seconds / 3600,
+                       "stages": [s.name for s in config.stages], "final": final}
+            state.writer.add_hparams(
+                {k: v for k, v in config.as_dict().items() if isinstance(v, (int, float, str))},
+                {f"hparam/ppg_vs_{name}": figures["ppg"] for name, figures in final.items() if figures["games"]},
+                run_name=".",
+            )
+            write_json(run_dir / "summary.json", summary, indent=2)
+            return summary
+        finally:
+            state.close()
+
+
+@contextlib.contextmanager
+def _stops_on_signals(state: Run) -> Iterator[None]:
+    """While the run works, SIGTERM, and SIGINT unless it is ignored, stop it (see the module's doc)."""
+    if threading.current_thread() is not threading.main_thread():  # (only the main thread may handle signals)
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        if state.stops_at_checkpoint and state.stop_signal is None:
+            state.stop_signal = signum
+            print(f"\nbgai train: {signal.Signals(signum).name}: stopping at the end of this round, with a "
+                  "checkpoint (a second signal stops at once)", file=sys.stderr, flush=True)
+            return
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    asked = [signal.SIGTERM] + ([signal.SIGINT] if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN else [])
+    before = {signum: signal.signal(signum, stop) for signum in asked}
     try:
-        while state.stage < len(config.stages):
-            stage = config.stages[state.stage]
-            grown = config.hidden_at(state.stage)
-            if state.model.hidden != grown:  # the stage grows the model as it starts; its optimizer starts anew
-                state.model = state.model.grown(grown, seed=config.seed + state.stage)
-                state.writer.add_text("growth", f"stage {stage.name}: {state.model.describe()}", state.games)
-            METHODS[stage.method](state, stage)
-            # Not saved: a finished run resumed with a longer last stage goes on with that stage.
-            state.stage, state.step, state.optimizer_state, state.play_weights = state.stage + 1, 0, None, None
-            state.average = None
-        final = benchmark(state.model, config.final_bench_games, seed=777, pool=state.pool)
-        summary = {"run_dir": str(run_dir), "games": state.games, "hours": state.seconds / 3600,
-                   "stages": [s.name for s in config.stages], "final": final}
-        state.writer.add_hparams(
-            {k: v for k, v in config.as_dict().items() if isinstance(v, (int, float, str))},
-            {f"hparam/ppg_vs_{name}": figures["ppg"] for name, figures in final.items() if figures["games"]},
-            run_name=".",
-        )
-        write_json(run_dir / "summary.json", summary, indent=2)
-        return summary
+        yield
     finally:
-        state.close()
+        for signum, handler in before.items():
+            signal.signal(signum, handler)

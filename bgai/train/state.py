@@ -8,6 +8,7 @@ finished epochs (rollouts).
 from __future__ import annotations
 
 import json
+import signal
 import time
 from pathlib import Path
 
@@ -27,6 +28,17 @@ from bgai.train.learner import resolve_device
 #: The run settings a launch may change without changing the run (``--resume`` with other ones), logged by each
 #: launch to TensorBoard's ``launch`` text.
 LAUNCH_SETTINGS = ("workers", "threads", "ray", "device", "learner_precision")
+
+
+class Stopped(Exception):
+    """The run was asked to stop (a signal: ``bgai.train.run``) and did, with its checkpoint written where it stood:
+    ``--resume`` goes on from there with nothing lost."""
+
+    def __init__(self, signum: int, state: Run) -> None:
+        self.signum, self.games, self.path = signum, state.games, state.path
+        stage = state.config.stages[state.stage].name if state.stage < len(state.config.stages) else "the end"
+        super().__init__(f"stopped by {signal.Signals(signum).name} at {state.games:,} games (stage {stage}), "
+                         f"its checkpoint written: {state.path}")
 
 
 def benchmark(model: EquityModel, sequences: int, seed: int = 12345, pool: Pool | None = None) -> dict:
@@ -68,6 +80,10 @@ class Run:
         self.optimizer_state = None
         self.play_weights = None  # a TD stage on workers: the weights its next round is played with
         self.average: dict[str, torch.Tensor] | None = None  # a TD stage's moving average of the weights
+        # A stop asked for (the signal's number, ``bgai.train.run``), and whether the method under way stops at its
+        # next checkpoint (``save_if_due``: a TD stage, after its round) rather than at once, losing what it was doing.
+        self.stop_signal: int | None = None
+        self.stops_at_checkpoint = False
         if resume:
             state = load_checkpoint(self.path)
             saved = model_from_checkpoint(state)
@@ -164,6 +180,11 @@ class Run:
         self.last_save = time.monotonic()
 
     def save_if_due(self, optimizer: torch.optim.Optimizer) -> None:
+        """Write the checkpoint if ``checkpoint_minutes`` have passed since the last one; or, if a stop was asked
+        for, write it and stop (``Stopped``)."""
+        if self.stop_signal is not None:
+            self.save(optimizer)
+            raise Stopped(self.stop_signal, self)
         if time.monotonic() - self.last_save > 60 * self.config.checkpoint_minutes:
             self.save(optimizer)
 

@@ -47,6 +47,7 @@ def train(state: Run, stage: TDStage) -> None:
     last = state.history[-1]["pubeval"] if state.history else None
     bar = tqdm(total=stage.games, initial=state.step, unit="game", disable=not state.progress,
                desc=f"{state.config.run_name}/{stage.name}")
+    state.stops_at_checkpoint = True  # a stop asked for waits for the round's end and its checkpoint
     try:
         while state.step < stage.games:
             started = time.perf_counter()
@@ -88,6 +89,7 @@ def train(state: Run, stage: TDStage) -> None:
             save_checkpoint(state.run_dir / "generations" / f"{stage.name}-avg.pt",
                             {**model_payload(averaged_model(state)), "games": state.games, "seconds": state.seconds})
     finally:
+        state.stops_at_checkpoint = False
         rounds.close()
         bar.close()
 

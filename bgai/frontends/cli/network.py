@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import sys
 from typing import TYPE_CHECKING
 
 from bgai.core.errors import BgaiError
@@ -101,14 +103,24 @@ def add_label(commands, label_settings: bool = True) -> None:
     label.set_defaults(run=_label)
 
 
+def _resume_command(args: argparse.Namespace) -> str:
+    """The command that goes on with a stopped ``bgai train``: its own, with ``--resume``."""
+    words = shlex.split(getattr(args, "command_line", "") or "bgai train")
+    return shlex.join(words if "--resume" in words else [*words, "--resume"])
+
+
 def _train(args: argparse.Namespace) -> None:
     from bgai.train.config import load_config
-    from bgai.train.run import run
+    from bgai.train.run import Stopped, run
 
     overrides = {name: getattr(args, name) for name in _train_settings()}
     config = load_config(args.config, overrides, _qualified(args.set))
     run_dir = args.run_dir or f"runs/{config.run_name}"
-    summary = run(config, run_dir, resume=args.resume, progress=not args.quiet)
+    try:
+        summary = run(config, run_dir, resume=args.resume, progress=not args.quiet)
+    except Stopped as stop:
+        print(f"bgai train: {stop}; go on with: {_resume_command(args)}", file=sys.stderr)
+        raise SystemExit(128 + stop.signum) from None  # as a shell reports a program a signal stopped
     final = summary["final"]
     if args.json:
         print(json.dumps(summary))
