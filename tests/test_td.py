@@ -8,13 +8,14 @@ from bgai.core.errors import BgaiError
 from bgai.core.game import roll_dice
 from bgai.core.movegen import afterstates
 from bgai.eval import encoding
-from bgai.eval.bot import Bot, load_bot
+from bgai.eval.bot import FAST_PRUNER, Bot, load_bot, load_pruner
 from bgai.eval.checkpoint import CheckpointError, load_checkpoint, model_payload, save_checkpoint
 from bgai.eval.network import EquityModel, EquityNet, equity, flip
+from bgai.eval.weights import ModelSnapshot
 from bgai.formats.position import START_BOARD
 from bgai.train.config import RunConfig, load_config
 from bgai.train.run import run
-from bgai.train.selfplay import SelfPlayWorker
+from bgai.train.selfplay import SelfPlayTask, SelfPlayWorker, play_task
 
 
 def tiny_config(**kw) -> RunConfig:
@@ -110,6 +111,42 @@ def test_trajectories_are_the_positions_of_the_games_played_in_order():
     # And the random moves are marked: about epsilon of them, none without exploration
     assert 0.05 < paths.explored.mean() < 0.4
     assert not SelfPlayWorker(model(), 0.0, 3).trajectories(50, 6, np.random.default_rng(1)).explored.any()
+
+
+def test_pruned_self_play_judges_the_pruning_nets_best_plays_only():
+    pruner, _ = load_pruner(FAST_PRUNER)
+    net = model((16,))
+    # Given room for every play of any roll, the pruning net changes nothing: the same games and targets
+    full = SelfPlayWorker(net, lam=0.0, seed=3).play(0, 4, np.random.default_rng(0))
+    wide = SelfPlayWorker(net, lam=0.0, seed=3, pruner=pruner, prune=1000).play(0, 4, np.random.default_rng(0))
+    assert np.array_equal(full.boards, wide.boards) and np.allclose(full.targets, wide.targets, atol=1e-6)
+    # Given one play a move, each move is the pruning net's own best play of its roll (equal by its values)
+    paths = SelfPlayWorker(net, lam=0.0, seed=3, pruner=pruner, prune=1).trajectories(0, 4, np.random.default_rng(0))
+    first = np.flatnonzero(np.r_[True, paths.game[1:] != paths.game[:-1]])
+    turn = np.arange(len(paths.game)) - np.repeat(first, np.diff(np.r_[first, len(paths.game)]))
+    step = np.flatnonzero(turn > 0)
+    moves = afterstates(paths.boards[step - 1], roll_dice(3, paths.game[step], turn[step] - 1), validate=False)
+    rough = equity(flip(Bot(pruner).probabilities(moves.after).astype(np.float64)))
+    best = np.full(len(step), -np.inf)
+    np.maximum.at(best, moves.owner, rough)
+    chosen = (moves.after == paths.boards[step][moves.owner]).all(axis=1)
+    assert np.allclose(rough[chosen], best[moves.owner[chosen]], atol=1e-6)
+    # And those are other games than the model's own choices make, with targets that are probabilities
+    assert not np.array_equal(np.unique(paths.boards, axis=0), np.unique(np.r_[full.boards, START_BOARD[None]],
+                                                                           axis=0))
+    # And a worker's task plays the same games as the worker does
+    task = SelfPlayTask(40, 3, lam=0.0, seed=3, pruner=pruner, prune=2)
+    alone = SelfPlayWorker(net, lam=0.0, seed=3, pruner=pruner, prune=2).play(40, 3, np.random.default_rng([3, 40]))
+    assert np.array_equal(play_task(ModelSnapshot.of(net), task).boards, alone.boards)
+
+
+def test_a_td_stage_plays_with_its_pruning_net_and_refuses_a_missing_one(tmp_path):
+    config = tiny_config(games=32, pruner=str(FAST_PRUNER), prune=2)
+    assert train(config, tmp_path / "pruned")["games"] == 32
+    with pytest.raises(BgaiError, match="pruner .* is not a file"):
+        tiny_config(pruner=str(tmp_path / "missing.npz"))
+    with pytest.raises(BgaiError, match="prune must be at least 0"):
+        tiny_config(prune=-1)
 
 
 def test_training_writes_a_checkpoint_and_resume_continues_exactly(tmp_path):

@@ -90,11 +90,22 @@ class TDStage(Settings):
     average_half_life: Int = _field(0, "half-life in games of a moving average of the weights kept beside the model "
                                        "(the model plays and learns as without it), saved as the stage's network "
                                        "generations/STAGE-avg.pt at its end; 0: none")
+    pruner: Str = _field("", "pruning net (an .npz of training/pruner.py) that ranks plays so that the network "
+                             "judges only the best few (Bot.replies): in a TD stage each self-play move's (prune of "
+                             "them; fewer evaluations a game, now and then missing the model's own best play), in a "
+                             "lookahead stage the replies of its targets' lookahead (as in play, about half the time "
+                             "of a 2-ply target); empty: every play goes through the network")
+    prune: Int = _field(0, "a TD stage's plays of each move the model judges among the pruning net's best (0: as "
+                           "many as the pruning net's file says)")
 
     def check(self) -> None:
-        """``BgaiError`` naming every setting out of its range."""
+        """``BgaiError`` naming every setting out of its range (and a pruner that is not a file)."""
         problems = _count_problems(self, "games", "parallel_games", "batch_size", "epochs", "bench_every") \
             + _share_problems(self, "lam", "epsilon") + _rate_problems(self)
+        if self.pruner and not Path(self.pruner).is_file():
+            problems.append(f"pruner {self.pruner!r} is not a file (a pruning net's .npz, training/pruner.py)")
+        if self.prune < 0:
+            problems.append(f"prune must be at least 0 (0: the pruning net's own), got {self.prune}")
         if not 0 <= self.warmup <= self.games:
             problems.append(f"warmup must be 0..games ({self.games}), got {self.warmup}")
         if self.average_half_life < 0:

@@ -37,7 +37,7 @@ from bgai.core.movegen import afterstates, group_starts
 from bgai.core.phase import BEAROFF, OVER, classify
 from bgai.core.workers import Pool
 from bgai.eval import kernels
-from bgai.eval.bot import Bot, exact_probabilities
+from bgai.eval.bot import PRUNE_KEEP, Bot, exact_probabilities
 from bgai.eval.weights import ModelSnapshot, flip, one_blas_thread
 from bgai.formats.position import START_BOARD
 
@@ -77,17 +77,24 @@ class SelfPlayWorker:
     ``ModelSnapshot`` as it is (the numpy pass, ``bgai.eval.weights``: a worker process's task, and each round of a TD
     stage in the learner's process, ``load_snapshot``)."""
 
-    def __init__(self, model: EquityModel | ModelSnapshot, lam: float, seed: int, epsilon: float = 0.0):
+    def __init__(self, model: EquityModel | ModelSnapshot, lam: float, seed: int, epsilon: float = 0.0,
+                 pruner: ModelSnapshot | None = None, prune: int = PRUNE_KEEP):
         self.model = model if isinstance(model, ModelSnapshot) else copy.deepcopy(model).eval()
-        self.bot = Bot(self.model, name="self-play")
+        self.pruner, self.prune = pruner, prune
+        self.bot = self._bot()
         self.lam = lam
         self.seed = seed
         self.epsilon = epsilon
 
+    def _bot(self) -> Bot:
+        """The player: the model at 0-ply, each move chosen among the pruning net's best ``prune`` plays if there is
+        one (``Bot.replies``)."""
+        return Bot(self.model, name="self-play", pruner=self.pruner, prune=self.prune)
+
     def load_snapshot(self, snapshot: ModelSnapshot) -> None:
         """Play on with ``snapshot`` (the numpy pass, as a worker process's task does)."""
         self.model = snapshot
-        self.bot = Bot(snapshot, name="self-play")
+        self.bot = self._bot()
 
     def play(self, first_game: int, n_games: int, rng: np.random.Generator) -> Experience:
         """Play games ``first_game .. first_game + n_games - 1`` to the end and return their experience."""
@@ -115,17 +122,25 @@ class SelfPlayWorker:
         while len(live):
             dice = roll_dice(self.seed, ids[live], np.full(len(live), turn))
             moves = afterstates(boards[live], dice, validate=False)
-            values = self.bot.probabilities(moves.after)
-            pick = kernels.best_plays(values, moves.owner, len(live))
+            values = None
+            if self.pruner is None:
+                values = self.bot.probabilities(moves.after)
+                pick = kernels.best_plays(values, moves.owner, len(live))
+            else:  # the model judges the pruning net's best few plays of each move
+                pick, value = self.bot.replies(moves.after, moves.owner, len(live))
             explore = np.zeros(len(live), dtype=bool)
             if self.epsilon > 0:
                 explore = rng.random(len(live)) < self.epsilon
                 if explore.any():
                     starts, counts = group_starts(moves.owner, len(live))
                     pick[explore] = starts[explore] + (rng.random(explore.sum()) * counts[explore]).astype(np.int64)
+            if values is not None:
+                value = values[pick]
+            elif explore.any():  # (a random play the model may not have judged)
+                value[explore] = self.bot.probabilities(moves.after[pick[explore]])
             chosen = moves.after[pick]
             over = game_over(chosen)
-            record.append((live, boards[live], chosen, values[pick], over, explore))
+            record.append((live, boards[live], chosen, value, over, explore))
             boards[live] = chosen
             live = live[~over]
             turn += 1
@@ -170,13 +185,15 @@ class SelfPlayTask:
     lam: float
     seed: int
     epsilon: float = 0.0
+    pruner: ModelSnapshot | None = None  # (SelfPlayWorker's)
+    prune: int = PRUNE_KEEP
 
 
 def play_task(snapshot: ModelSnapshot, task: SelfPlayTask) -> Experience:
     """The experience of ``task``'s games, played with ``snapshot``'s weights: a function of its arguments only
     (the dice are counter-based, the exploration draws seeded by the run's seed and the first game's id), so a
     task played again after its worker died gives the same experience."""
-    worker = SelfPlayWorker(snapshot, task.lam, task.seed, task.epsilon)
+    worker = SelfPlayWorker(snapshot, task.lam, task.seed, task.epsilon, task.pruner, task.prune)
     with one_blas_thread():  # one worker a core
         return worker.play(task.first_game, task.games, np.random.default_rng([task.seed, task.first_game]))
 

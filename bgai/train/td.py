@@ -4,7 +4,10 @@ position its game reached. A stage with ``hidden`` first grows the model (``Equi
 computing the same function) and ``warmup`` raises the learning rate from 0 over its first games, so that the new
 units' first steps are small; growth by self-play is a sequence of such stages (training/configs/deep.toml).
 ``average_half_life`` keeps a moving average of the weights beside the model (Polyak's averaging; the model plays
-and learns as without it), saved as the stage's ``STAGE-avg`` network at its end.
+and learns as without it), saved as the stage's ``STAGE-avg`` network at its end. With a ``pruner`` (a small net
+trained on the model's own values, ``training/pruner.py``) the model judges only the pruning net's best ``prune``
+plays of each move (``Bot.replies``), as its lookahead's replies do: fewer evaluations a game, for a choice that now
+and then misses the model's own best play.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ from __future__ import annotations
 import concurrent.futures
 import copy
 import time
+from typing import Any
 
 import torch
 
+from bgai.eval.bot import load_pruner
 from bgai.eval.checkpoint import model_payload, save_checkpoint
 from bgai.eval.network import ModelSnapshot
 from bgai.train.config import TDStage
@@ -126,11 +131,17 @@ class _TDRounds:
 
     def __init__(self, state: Run, stage: TDStage) -> None:
         self.state, self.stage = state, stage
+        # the pruning net of the stage's moves (TDStage.pruner) and the plays it leaves the model
+        self.pruning: dict[str, Any] = {}
+        if stage.pruner:
+            net, keep = load_pruner(stage.pruner)
+            self.pruning = {"pruner": net, "prune": stage.prune or keep}
         self.worker: SelfPlayWorker | None = None
         self.ahead: tuple[int, concurrent.futures.Future] | None = None  # the round the workers are playing
         self.executor: concurrent.futures.ThreadPoolExecutor | None = None
         if state.pool is None:
-            self.worker = SelfPlayWorker(ModelSnapshot.of(state.model), stage.lam, state.config.seed, stage.epsilon)
+            self.worker = SelfPlayWorker(ModelSnapshot.of(state.model), stage.lam, state.config.seed, stage.epsilon,
+                                         **self.pruning)
         else:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -143,7 +154,7 @@ class _TDRounds:
         stage, pool, executor = self.stage, self.state.pool, self.executor
         assert pool is not None and executor is not None  # (rounds on workers only)
         tasks = split_games(first_game, n, pool.workers, lam=stage.lam, seed=self.state.config.seed,
-                            epsilon=stage.epsilon)
+                            epsilon=stage.epsilon, **self.pruning)
         self.ahead = (n, executor.submit(lambda: merge_experience(pool.map(play_task, tasks, weights))))
 
     def next(self, n: int) -> Experience:
