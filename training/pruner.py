@@ -1,7 +1,7 @@
 """Train the pruning net: a small network that ranks the replies of a lookahead so that the big one judges few.
 
     python training/pruner.py [--checkpoint NET] [--games 3000] [--hidden 128] [--encoder 0] [--keep 5]
-        [--out bgai/data/bgai-pruner.npz] [--json FILE]
+        [--threads 1] [--out bgai/data/bgai-pruner.npz] [--json FILE]
 
 In an n-ply lookahead the bot picks, for each of the 21 rolls, the reply the network would play at 0-ply
 (``Bot.replies``): some twenty plays a roll go through the 512-256 network so that one is kept. A pruning net
@@ -80,6 +80,8 @@ def main(argv=None) -> None:
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads of its training (more than one crawls on a machine busy with other work)")
     parser.add_argument("--out", default=str(ROOT / "bgai" / "data" / "bgai-pruner.npz"))
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args(argv)
@@ -88,6 +90,7 @@ def main(argv=None) -> None:
 
     started = time.perf_counter()
     torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
     model = model_from_checkpoint(load_checkpoint(args.checkpoint))
     bot = Bot(ModelSnapshot.of(model))
