@@ -19,8 +19,8 @@ import argparse
 import json
 
 import numpy as np
-
 from selfplay_bench import bgai_training  # (this folder: benchmarks/)
+
 from bgai.core.files import provenance, write_json
 
 
