@@ -17,11 +17,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 
 import numpy as np
-from selfplay_bench import bgai_training  # (this folder: benchmarks/)
 
 from bgai.core.files import provenance, write_json
+
+
+def trainer_speed(games: int, checkpoint: str, workers: int | None, settings: dict) -> float:
+    """Games a second of the TD trainer (self-play and learning, TD(0), rounds of 512 games, benchmarks off) from
+    ``checkpoint``'s weights, with the stage ``settings`` given."""
+    from bgai.eval.checkpoint import load_checkpoint
+    from bgai.train.config import load_config
+    from bgai.train.run import run
+
+    saved = load_checkpoint(checkpoint)
+    overrides = {"games": games, "parallel_games": 512, "lam": 0.0, "init": checkpoint,
+                 "hidden": ",".join(map(str, saved["hidden"])), "encoder": saved["encoder_version"],
+                 "nets": ",".join(saved.get("phases", ["all"])), "bench_every": 10**9, "bench_games": 1,
+                 "final_bench_games": 1, "checkpoint_minutes": 10**6,
+                 **({} if workers is None else {"workers": workers}), **settings}
+    with tempfile.TemporaryDirectory() as run_dir:
+        summary = run(load_config(None, overrides), run_dir, progress=False)
+    return summary["games"] / (3600 * summary["hours"])
 
 
 def choices(checkpoint: str, pruner_path: str, keeps: list[int], games: int, seed: int) -> dict:
@@ -76,8 +94,7 @@ def main(argv=None) -> None:
     rates: dict[str, list[float]] = {arm: [] for arm in arms}
     for _ in range(args.repeats):
         for arm, settings in arms.items():
-            rates[arm].append(bgai_training(args.games, checkpoint=args.checkpoint, workers=args.workers,
-                                            settings={"lam": 0.0, **settings}))
+            rates[arm].append(trainer_speed(args.games, args.checkpoint, args.workers, settings))
             print(f"  {arm:<10} {rates[arm][-1]:,.1f} games/s", flush=True)
     result["games_per_s"] = {arm: max(r) for arm, r in rates.items()}
     result["runs"] = rates

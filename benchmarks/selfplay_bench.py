@@ -59,17 +59,17 @@ QUIET = {"bench_every": 10**9, "bench_games": 1, "final_bench_games": 1, "checkp
 
 def bgai_training(games: int, config_path: str | None = None, checkpoint: str | None = None,
                   workers: int | None = None, hidden: tuple[int, ...] | None = None,
-                  learner_precision: str = "fp32", settings: dict | None = None) -> float:
+                  learner_precision: str = "fp32") -> float:
     """Games per second of bgai's TD trainer (self-play plus learning), benchmarks switched off; from scratch, or
     starting from the weights of ``checkpoint`` (grown to ``hidden`` if given: ``EquityModel.grown``, the same
     network, so the same games); on the config's workers, or ``workers`` (1: in this process); the learner in
-    ``learner_precision``; any other run or stage ``settings`` as given."""
+    ``learner_precision``."""
     from bgai.eval.checkpoint import load_checkpoint
     from bgai.train.config import load_config
     from bgai.train.run import run
 
     overrides = {"games": games, "parallel_games": 512, "learner_precision": learner_precision, **QUIET,
-                 **({} if workers is None else {"workers": workers}), **(settings or {})}
+                 **({} if workers is None else {"workers": workers})}
     if checkpoint is not None:
         state = load_checkpoint(checkpoint)
         overrides.update(init=checkpoint, hidden=",".join(map(str, hidden or state["hidden"])),

@@ -297,6 +297,18 @@ def run_speed(r: dict) -> None:
         assert launch["from"] <= launch["to"] and launch["rounds"] >= 2
 
 
+def pruned_selfplay(r: dict) -> None:
+    # each K's cost to the model's choices, and the trainer's speed without the pruning net and with it at each K
+    assert r["pruner"] == "bgai/data/bgai-fast-pruner.npz" and r["choices"]["positions"] > 0
+    for keep in ("1", "3"):
+        figures = r["choices"]["by_keep"][keep]
+        assert 0 <= figures["missed"] <= 1 and figures["mp_lost_per_move"] >= 0
+        assert 0 < figures["plays_judged_share"] < 1
+    assert r["choices"]["by_keep"]["1"]["missed"] >= r["choices"]["by_keep"]["3"]["missed"]
+    assert list(r["games_per_s"]) == ["unpruned", "prune 1", "prune 3"] and positive(*r["games_per_s"].values())
+    assert r["speedup"]["unpruned"] == 1
+
+
 def env_bench(r: dict) -> None:
     assert positive(r["bgai_vector_env"]["games_per_s"])
 
@@ -310,6 +322,9 @@ SCRIPTS: dict[str, tuple[list[str], Callable[[dict], None]]] = {
     "learner_bench": (["--checkpoint", "checkpoints/deep/generations/td80.pt", "--sizes", "80,80", "--games", "8",
                        "--runs", "1", "--precisions", "fp32"], learner_bench),
     "run_speed": (["checkpoints/deep", "--skip", "0"], run_speed),
+    "pruned_selfplay": (["--checkpoint", "checkpoints/deep/generations/td80.pt", "--pruner",
+                         "bgai/data/bgai-fast-pruner.npz", "--keeps", "1", "3", "--games", "8", "--positions-games",
+                         "2", "--repeats", "1", "--workers", "1"], pruned_selfplay),
     "ply_speed": (["--positions", "2", "--positions-2ply", "1"], ply_speed),
     "fast_network_bench": (["--positions", "2", "--trials", "4"], fast_network_bench),
     "target_cost": (["--positions", "1", "--rollouts", "1", "--self-play", "1"], target_cost),

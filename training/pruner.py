@@ -19,7 +19,6 @@ figures in its info.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from bgai.core.files import provenance, write_json
 from bgai.core.movegen import afterstates, segment_argmax
 from bgai.core.phase import BEAROFF, OVER, classify
 from bgai.eval.bot import SHIPPED, Bot, MoveFilter
@@ -110,7 +110,7 @@ def main(argv=None) -> None:
     figures = recall(bot, snapshot, test_plays, test_group)
     error = float(np.abs(equity(bot.probabilities(test_plays, snapshot)) - equity(bot.probabilities(test_plays)))
                   .mean())
-    figures.update({"command": " ".join(["python training/pruner.py", *(sys.argv[1:] if argv is None else argv)]),
+    figures.update({**provenance(" ".join(["python training/pruner.py", *(sys.argv[1:] if argv is None else argv)])),
                     "checkpoint": str(args.checkpoint), "games": args.games, "hidden": list(hidden),
                     "encoder_version": encoder, "keep": args.keep,
                     "epochs": args.epochs, "seed": args.seed, "train_plays": len(plays),
@@ -121,7 +121,7 @@ def main(argv=None) -> None:
           + "; millipoints of the network's equity lost a reply: "
           + ", ".join(f"{k}: {m:.2f}" for k, m in figures["millipoints_lost"].items()))
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+        write_json(args.json, figures, indent=2)
 
 
 if __name__ == "__main__":
