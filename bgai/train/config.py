@@ -102,8 +102,7 @@ class TDStage(Settings):
         """``BgaiError`` naming every setting out of its range (and a pruner that is not a file)."""
         problems = _count_problems(self, "games", "parallel_games", "batch_size", "epochs", "bench_every") \
             + _share_problems(self, "lam", "epsilon") + _rate_problems(self)
-        if self.pruner and not Path(self.pruner).is_file():
-            problems.append(f"pruner {self.pruner!r} is not a file (a pruning net's .npz, training/pruner.py)")
+        problems += _pruner_problems(self)
         if self.prune < 0:
             problems.append(f"prune must be at least 0 (0: the pruning net's own), got {self.prune}")
         if not 0 <= self.warmup <= self.games:
@@ -131,6 +130,13 @@ def _share_problems(stage, *names: str) -> list[str]:
 
 def _rate_problems(stage) -> list[str]:
     return [] if stage.lr > 0 else [f"lr must be above 0, got {stage.lr}"]
+
+
+def _pruner_problems(stage) -> list[str]:
+    """The problem of a ``pruner`` setting that names no file."""
+    if stage.pruner and not Path(stage.pruner).is_file():
+        return [f"pruner {stage.pruner!r} is not a file (a pruning net's .npz, training/pruner.py)"]
+    return []
 
 
 def _choice_problems(stage, name: str, choices) -> list[str]:
@@ -230,8 +236,7 @@ class LookaheadStage(Settings):
         problems += _choice_problems(self, "lr_schedule", LR_SCHEDULES)
         if self.precision not in ("fp32", "bf16"):
             problems.append(f"precision must be 'fp32' or 'bf16', got {self.precision!r}")
-        if self.pruner and not Path(self.pruner).is_file():
-            problems.append(f"pruner {self.pruner!r} is not a file (a pruning net's .npz, training/pruner.py)")
+        problems += _pruner_problems(self)
         _refuse(self.name, problems)
 
     def generation_rates(self, generation: int) -> tuple[float, float]:
